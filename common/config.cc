@@ -1,0 +1,173 @@
+#include "config.h"
+
+#include <toml++/toml.h>
+
+#include <set>
+#include <sstream>
+
+namespace ocirlimit {
+namespace {
+
+constexpr std::string_view kNvidiaSection = "nvidia-container-runtime";
+
+// Keys of NVIDIA's own config.toml that may share a file with ours, so that
+// `--config /etc/nvidia-container-runtime/config.toml` works unchanged.
+bool IsNvidiaKey(std::string_view key) {
+  static const std::set<std::string_view> kTopLevel = {
+      "accept-nvidia-visible-devices-as-volume-mounts",
+      "accept-nvidia-visible-devices-envvar-when-unprivileged",
+      "disable-require",
+      "supported-driver-capabilities",
+      "swarm-resource",
+      "features",
+  };
+  return key.starts_with("nvidia-") || kTopLevel.count(key) > 0;
+}
+
+std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+Result<std::vector<std::string>> StringArray(const toml::node& node, const std::string& where) {
+  const toml::array* arr = node.as_array();
+  if (arr == nullptr) return MakeError(where + ": must be an array of strings");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const auto* s = (*arr)[i].as_string();
+    if (s == nullptr) {
+      return MakeError(where + "[" + std::to_string(i) + "]: must be a string");
+    }
+    out.push_back(s->get());
+  }
+  return out;
+}
+
+Result<std::string> String(const toml::node& node, const std::string& where) {
+  const auto* s = node.as_string();
+  if (s == nullptr) return MakeError(where + ": must be a string");
+  return s->get();
+}
+
+Result<std::vector<Rlimit>> Rlimits(const toml::node& node, const std::string& where) {
+  auto entries = StringArray(node, where);
+  if (!entries) return entries.error();
+  auto parsed = ParseRlimitList(*entries);
+  if (!parsed) return parsed.error().Wrap(where);
+  return parsed;
+}
+
+Status ParseRuntimeTable(const toml::node& node, const std::string& where, Config& cfg) {
+  const toml::table* t = node.as_table();
+  if (t == nullptr) return MakeError(where + ": must be a table");
+  for (const auto& [key, value] : *t) {
+    std::string at = where + "." + std::string(key.str());
+    if (key.str() != "runtimes") return MakeError("unknown key " + Quote(at));
+    auto list = StringArray(value, at);
+    if (!list) return list.error();
+    if (list->empty()) return MakeError(at + ": must name at least one runtime");
+    for (const auto& r : *list) {
+      if (r.empty()) return MakeError(at + ": empty runtime name");
+    }
+    cfg.runtimes = *list;
+  }
+  return Ok{};
+}
+
+Status ParseHookTable(const toml::node& node, const std::string& where, Config& cfg) {
+  const toml::table* t = node.as_table();
+  if (t == nullptr) return MakeError(where + ": must be a table");
+  for (const auto& [key, value] : *t) {
+    std::string at = where + "." + std::string(key.str());
+    if (key.str() != "chain") return MakeError("unknown key " + Quote(at));
+    auto chain = String(value, at);
+    if (!chain) return chain.error();
+    if (!chain->starts_with("/")) {
+      return MakeError(at + ": " + Quote(*chain) + " must be an absolute path");
+    }
+    cfg.chain = *chain;
+  }
+  return Ok{};
+}
+
+Status ParseTopLevel(const toml::table& root, Config& cfg) {
+  bool have_top_rlimits = false;
+  for (const auto& [key_node, value] : root) {
+    std::string key(key_node.str());
+    if (key == "rlimits") {
+      auto r = Rlimits(value, "rlimits");
+      if (!r) return r.error();
+      cfg.rlimits = *r;
+      have_top_rlimits = true;
+    } else if (key == "on-error") {
+      auto s = String(value, key);
+      if (!s) return s.error();
+      if (*s == "fail") {
+        cfg.on_error = OnError::kFail;
+      } else if (*s == "warn") {
+        cfg.on_error = OnError::kWarn;
+      } else {
+        return MakeError("on-error: " + Quote(*s) + " is not \"fail\" or \"warn\"");
+      }
+    } else if (key == "log-file") {
+      auto s = String(value, key);
+      if (!s) return s.error();
+      if (!s->starts_with("/")) return MakeError("log-file: " + Quote(*s) + " must be absolute");
+      cfg.log_file = *s;
+    } else if (key == "runtime") {
+      if (auto st = ParseRuntimeTable(value, key, cfg); !st) return st.error();
+    } else if (key == "hook") {
+      if (auto st = ParseHookTable(value, key, cfg); !st) return st.error();
+    } else if (!IsNvidiaKey(key)) {
+      return MakeError("unknown key " + Quote(key));
+    }
+  }
+  const toml::node* nvidia = root.get(kNvidiaSection);
+  if (nvidia == nullptr) return Ok{};
+  const toml::table* nt = nvidia->as_table();
+  if (nt == nullptr) return MakeError(std::string(kNvidiaSection) + ": must be a table");
+  const toml::node* nv_rlimits = nt->get("rlimits");
+  if (nv_rlimits == nullptr) return Ok{};
+  if (have_top_rlimits) {
+    return MakeError("rlimits is set both at the top level and in [" + std::string(kNvidiaSection) +
+                     "]; keep one");
+  }
+  auto r = Rlimits(*nv_rlimits, std::string(kNvidiaSection) + ".rlimits");
+  if (!r) return r.error();
+  cfg.rlimits = *r;
+  return Ok{};
+}
+
+}  // namespace
+
+Result<Config> ParseConfig(std::string_view toml_text, const std::string& source) {
+  Config cfg;
+  cfg.source = source;
+  std::string where = "config " + Quote(source);
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, source);
+  } catch (const toml::parse_error& err) {
+    std::ostringstream os;
+    os << where << ": line " << err.source().begin.line << ": " << err.description();
+    return MakeError(os.str());
+  }
+  if (auto st = ParseTopLevel(root, cfg); !st) return st.error().Wrap(where);
+  return cfg;
+}
+
+Result<Config> ApplyEnvOverrides(Config config, const EnvLookup& env) {
+  for (std::string_view name : {kNvidiaRlimitsEnv, kRlimitsEnv}) {
+    std::optional<std::string> value = env(name);
+    if (!value) continue;
+    auto parsed = ParseRlimitCsv(*value);
+    if (!parsed) return parsed.error().Wrap("environment " + std::string(name));
+    config.rlimits = OverrideRlimits(std::move(config.rlimits), *parsed);
+  }
+  return config;
+}
+
+ConfigPath ResolveConfigPath(const std::optional<std::string>& flag, const EnvLookup& env) {
+  if (flag) return {*flag, true};
+  if (auto e = env(kConfigEnv); e && !e->empty()) return {*e, true};
+  return {std::string(kDefaultConfigPath), false};
+}
+
+}  // namespace ocirlimit

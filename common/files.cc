@@ -1,0 +1,169 @@
+#include "files.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+
+namespace ocirlimit {
+namespace {
+
+constexpr size_t kMaxConfigBytes = 1 << 20;
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int release() { int f = fd_; fd_ = -1; return f; }
+
+ private:
+  int fd_;
+};
+
+std::string Quote(const std::string& s) { return "\"" + s + "\""; }
+
+std::string DirName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes) {
+  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (fd.get() < 0) return MakeError("open " + Quote(path), errno);
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return MakeError("stat " + Quote(path), errno);
+  if (!S_ISREG(st.st_mode)) return MakeError(Quote(path) + " is not a regular file");
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return MakeError("read " + Quote(path), errno);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) {
+      return MakeError(Quote(path) + " is larger than " + std::to_string(max_bytes) + " bytes");
+    }
+  }
+  return out;
+}
+
+Result<std::string> ReadFdBounded(int fd, size_t max_bytes, int timeout_ms) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    struct pollfd p {fd, POLLIN, 0};
+    int r = poll(&p, 1, left.count() > 0 ? static_cast<int>(left.count()) : 0);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return MakeError("poll", errno);
+    }
+    if (r == 0) {
+      return MakeError("no end of input after " + std::to_string(timeout_ms) + " ms");
+    }
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return MakeError("read", errno);
+    }
+    if (n == 0) return out;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) {
+      return MakeError("input is larger than " + std::to_string(max_bytes) + " bytes");
+    }
+  }
+}
+
+Status WriteAll(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return MakeError("write", errno);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Ok{};
+}
+
+Status AtomicWriteFile(const std::string& path, const std::string& content) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return MakeError("stat " + Quote(path), errno);
+  if (S_ISLNK(st.st_mode)) return MakeError(Quote(path) + " is a symlink; refusing to replace it");
+  if (!S_ISREG(st.st_mode)) return MakeError(Quote(path) + " is not a regular file");
+
+  std::string tmp = DirName(path) + "/.oci-rlimit.XXXXXX";
+  Fd fd(mkostemp(tmp.data(), O_CLOEXEC));
+  if (fd.get() < 0) return MakeError("create temp file in " + Quote(DirName(path)), errno);
+  auto fail = [&](const std::string& what) {
+    Error e = MakeError(what + " " + Quote(tmp), errno);
+    unlink(tmp.c_str());
+    return e;
+  };
+  if (fchmod(fd.get(), st.st_mode & 07777) != 0) return fail("chmod");
+  if (fchown(fd.get(), st.st_uid, st.st_gid) != 0) return fail("chown");
+  if (auto w = WriteAll(fd.get(), content); !w) {
+    errno = w.error().err;
+    return fail("write");
+  }
+  if (fsync(fd.get()) != 0) return fail("fsync");
+  if (close(fd.release()) != 0) return fail("close");
+  if (rename(tmp.c_str(), path.c_str()) != 0) return fail("rename to " + Quote(path) + " from");
+  // The rename is durable only once the directory entry is.
+  Fd dir(open(DirName(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() >= 0) fsync(dir.get());
+  return Ok{};
+}
+
+Status AppendLine(const std::string& path, const std::string& line) {
+  Fd fd(open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0640));
+  if (fd.get() < 0) return MakeError("open log " + Quote(path), errno);
+  std::string data = line + "\n";
+  ssize_t n = write(fd.get(), data.data(), data.size());
+  if (n < 0) return MakeError("write log " + Quote(path), errno);
+  if (static_cast<size_t>(n) != data.size()) return MakeError("short write to log " + Quote(path));
+  return Ok{};
+}
+
+EnvLookup ProcessEnv() {
+  return [](std::string_view name) -> std::optional<std::string> {
+    const char* v = std::getenv(std::string(name).c_str());
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  };
+}
+
+Result<Config> LoadConfig(const std::optional<std::string>& flag, const EnvLookup& env) {
+  ConfigPath where = ResolveConfigPath(flag, env);
+  Config cfg;
+  auto text = ReadFileBounded(where.path, kMaxConfigBytes);
+  if (text) {
+    auto parsed = ParseConfig(*text, where.path);
+    if (!parsed) return parsed.error();
+    cfg = std::move(*parsed);
+  } else if (where.must_exist || text.error().err != ENOENT) {
+    return text.error().Wrap("config");
+  }
+  return ApplyEnvOverrides(std::move(cfg), env);
+}
+
+}  // namespace ocirlimit

@@ -1,0 +1,109 @@
+#include "spec.h"
+
+#include <algorithm>
+
+namespace ocirlimit {
+namespace {
+
+Result<uint64_t> LimitField(const Json& entry, const char* key, const std::string& where) {
+  auto it = entry.find(key);
+  if (it == entry.end()) return MakeError(where + "." + key + ": missing");
+  if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<int64_t>() >= 0)) {
+    return MakeError(where + "." + key + ": " + it->dump() + " is not an unsigned integer");
+  }
+  return it->get<uint64_t>();
+}
+
+Result<Rlimit> EntryRlimit(const Json& entry, const std::string& where) {
+  if (!entry.is_object()) return MakeError(where + ": must be an object");
+  auto type = entry.find("type");
+  if (type == entry.end() || !type->is_string()) return MakeError(where + ".type: missing or not a string");
+  const RlimitInfo* info = FindRlimit(type->get<std::string>());
+  if (info == nullptr) return MakeError(where + ".type: unknown rlimit " + type->dump());
+  auto soft = LimitField(entry, "soft", where);
+  if (!soft) return soft.error();
+  auto hard = LimitField(entry, "hard", where);
+  if (!hard) return hard.error();
+  return Rlimit{info->resource, *soft, *hard};
+}
+
+Json ToEntry(const Rlimit& r) {
+  Json e = Json::object();
+  e["type"] = std::string(r.info().spec_type);
+  e["hard"] = r.hard;
+  e["soft"] = r.soft;
+  return e;
+}
+
+}  // namespace
+
+Result<Json> ParseJsonObject(std::string_view text, const std::string& what) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return MakeError(what + ": not valid JSON");
+  if (!j.is_object()) return MakeError(what + ": must be a JSON object");
+  return j;
+}
+
+Result<std::vector<Rlimit>> ProcessRlimits(const Json& process, const std::string& where) {
+  std::vector<Rlimit> out;
+  auto it = process.find("rlimits");
+  if (it == process.end() || it->is_null()) return out;
+  if (!it->is_array()) return MakeError(where + ".rlimits: must be an array");
+  for (size_t i = 0; i < it->size(); ++i) {
+    auto r = EntryRlimit((*it)[i], where + ".rlimits[" + std::to_string(i) + "]");
+    if (!r) return r.error();
+    out.push_back(*r);
+  }
+  return out;
+}
+
+Result<std::vector<Rlimit>> SpecRlimits(const Json& spec) {
+  auto p = spec.find("process");
+  if (p == spec.end() || p->is_null()) return std::vector<Rlimit>{};
+  if (!p->is_object()) return MakeError("process: must be an object");
+  return ProcessRlimits(*p, "process");
+}
+
+std::vector<Conflict> FindConflicts(const std::vector<Rlimit>& configured,
+                                    const std::vector<Rlimit>& spec) {
+  std::vector<Conflict> out;
+  for (const auto& c : configured) {
+    auto it = std::find_if(spec.begin(), spec.end(),
+                           [&](const Rlimit& s) { return s.resource == c.resource; });
+    if (it != spec.end()) out.push_back({c, *it});
+  }
+  return out;
+}
+
+Status MergeProcessRlimits(Json& process, const std::vector<Rlimit>& limits,
+                           const std::string& where) {
+  if (!process.is_object()) return MakeError(where + ": must be an object");
+  // Validate every existing entry first, so a bad spec is never half-edited.
+  auto existing = ProcessRlimits(process, where);
+  if (!existing) return existing.error();
+  if (limits.empty()) return Ok{};
+  Json& list = process["rlimits"];
+  if (list.is_null()) list = Json::array();
+  for (const auto& r : limits) {
+    auto it = std::find_if(existing->begin(), existing->end(),
+                           [&](const Rlimit& e) { return e.resource == r.resource; });
+    if (it != existing->end()) {
+      Json& entry = list[static_cast<size_t>(it - existing->begin())];
+      entry["soft"] = r.soft;
+      entry["hard"] = r.hard;
+    } else {
+      list.push_back(ToEntry(r));
+    }
+  }
+  return Ok{};
+}
+
+Status MergeSpecRlimits(Json& spec, const std::vector<Rlimit>& limits) {
+  if (!spec.is_object()) return MakeError("spec: must be a JSON object");
+  if (limits.empty()) return SpecRlimits(spec).ok() ? Status(Ok{}) : Status(SpecRlimits(spec).error());
+  Json& process = spec["process"];
+  if (process.is_null()) process = Json::object();
+  return MergeProcessRlimits(process, limits, "process");
+}
+
+}  // namespace ocirlimit

@@ -1,0 +1,64 @@
+#include "state.h"
+
+#include <nlohmann/json.hpp>
+
+namespace ocirlimit {
+namespace {
+
+std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+Result<std::string> OptionalString(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::string();
+  if (!it->is_string()) return MakeError(std::string("state.") + key + ": must be a string");
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+Result<State> ParseState(std::string_view text) {
+  if (text.size() > kMaxStateBytes) {
+    return MakeError("state: larger than " + std::to_string(kMaxStateBytes) + " bytes");
+  }
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return MakeError("state: not valid JSON");
+  if (!j.is_object()) return MakeError("state: must be a JSON object");
+
+  State s;
+  for (auto [field, out] : {std::pair{"ociVersion", &s.oci_version}, std::pair{"id", &s.id},
+                            std::pair{"status", &s.status}, std::pair{"bundle", &s.bundle}}) {
+    auto v = OptionalString(j, field);
+    if (!v) return v.error();
+    *out = *v;
+  }
+  if (s.id.empty()) return MakeError("state.id: missing or empty");
+  if (s.status.empty()) return MakeError("state.status: missing or empty");
+
+  auto pid = j.find("pid");
+  if (pid == j.end()) return MakeError("state.pid: missing");
+  if (!pid->is_number_integer()) return MakeError("state.pid: " + pid->dump() + " is not an integer");
+  int64_t p = pid->get<int64_t>();
+  if (p <= 0 || p > INT32_MAX) return MakeError("state.pid: " + std::to_string(p) + " is not a valid pid");
+  s.pid = static_cast<pid_t>(p);
+
+  if (auto a = j.find("annotations"); a != j.end() && !a->is_null()) {
+    if (!a->is_object()) return MakeError("state.annotations: must be an object");
+    for (const auto& [k, v] : a->items()) {
+      if (!v.is_string()) return MakeError("state.annotations." + k + ": must be a string");
+      s.annotations[k] = v.get<std::string>();
+    }
+  }
+  return s;
+}
+
+Status CheckStateTiming(const State& state) {
+  if (state.status == "creating" || state.status == "created") return Ok{};
+  if (state.status == "running" || state.status == "stopped") {
+    return MakeError("state.status: " + Quote(state.status) +
+                     " is too late: rlimits must be set before user code starts; run "
+                     "oci-rlimit-hook as a createRuntime or prestart hook");
+  }
+  return MakeError("state.status: " + Quote(state.status) + " is not a known OCI status");
+}
+
+}  // namespace ocirlimit

@@ -1,0 +1,136 @@
+// oci-rlimit-hook: an OCI createRuntime/prestart hook that sets the
+// configured rlimits on the container's init process before user code runs;
+// with the stage `precreate` (podman), it edits the proposed spec instead.
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "common/apply.h"
+#include "common/files.h"
+#include "common/hook_logic.h"
+#include "common/state.h"
+#include "common/version.h"
+
+namespace ocirlimit {
+namespace {
+
+constexpr const char* kName = "oci-rlimit-hook";
+// Well under the shortest runtime hook timeout we know of (podman's 60 s).
+constexpr int kStdinTimeoutMs = 10000;
+constexpr size_t kMaxSpecBytes = 64 << 20;
+
+constexpr const char* kUsage =
+    "usage: oci-rlimit-hook [--config PATH] [createRuntime|prestart|precreate]\n"
+    "\n"
+    "As a createRuntime or prestart hook: reads the OCI state on stdin and sets the\n"
+    "configured rlimits on the container's init process with prlimit(2).\n"
+    "As a podman precreate hook: reads the proposed spec on stdin and writes it to\n"
+    "stdout with the configured rlimits merged into process.rlimits.\n"
+    "\n"
+    "Config: --config PATH, else $OCI_RLIMIT_CONFIG, else /etc/oci-rlimit/config.toml.\n"
+    "$OCI_RLIMIT_RLIMITS and $NVIDIA_CONTAINER_RUNTIME_RLIMITS (\"memlock=unlimited,...\")\n"
+    "override file entries of the same type.\n"
+    "\n"
+    "Exit status: 0 applied, nothing configured, or on-error = \"warn\"; 1 failure;\n"
+    "2 usage error.\n";
+
+void Say(const std::string& msg) { std::cerr << kName << ": " << msg << "\n"; }
+
+std::string Now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+int Failed(const Config& cfg, const std::string& msg) {
+  Say(msg);
+  return cfg.on_error == OnError::kWarn ? 0 : 1;
+}
+
+// Conflicts with the bundle's own process.rlimits only change what runc ends
+// up doing, so a bundle we cannot read is worth a warning, not a failure.
+std::vector<std::string> SpecWarnings(const Config& cfg, const State& state) {
+  std::string path = (state.bundle.empty() ? std::string(".") : state.bundle) + "/config.json";
+  auto text = ReadFileBounded(path, kMaxSpecBytes);
+  if (!text) return {"cannot check the bundle for conflicts: " + text.error().Text()};
+  auto spec = ParseJsonObject(*text, path);
+  if (!spec) return {"cannot check the bundle for conflicts: " + spec.error().Text()};
+  auto rlimits = SpecRlimits(*spec);
+  if (!rlimits) return {"cannot check the bundle for conflicts: " + rlimits.error().Text()};
+  return ConflictWarnings(FindConflicts(cfg.rlimits, *rlimits));
+}
+
+int RunApply(const Config& cfg) {
+  auto input = ReadFdBounded(STDIN_FILENO, kMaxStateBytes, kStdinTimeoutMs);
+  if (cfg.rlimits.empty()) return 0;
+  if (!input) return Failed(cfg, "read state from stdin: " + input.error().Text());
+  auto state = ParseState(*input);
+  if (!state) return Failed(cfg, state.error().Text());
+  if (auto timing = CheckStateTiming(*state); !timing) return Failed(cfg, timing.error().Text());
+
+  std::vector<std::string> warnings = SpecWarnings(cfg, *state);
+  for (const auto& w : warnings) Say("warning: " + w);
+
+  ApplyOutcome outcome = ApplyRlimits(LinuxProcessOps(), state->pid, cfg.rlimits);
+  std::string error;
+  if (!outcome.ok()) error = "container \"" + state->id + "\": " + outcome.error->Text();
+  if (!cfg.log_file.empty()) {
+    auto logged = AppendLine(cfg.log_file, FormatLogLine(Now(), state->id, state->pid,
+                                                         outcome.applied, warnings, error));
+    if (!logged) Say("warning: " + logged.error().Text());
+  }
+  if (!error.empty()) return Failed(cfg, error);
+  return 0;
+}
+
+int RunPrecreate(const Config& cfg) {
+  auto input = ReadFdBounded(STDIN_FILENO, kMaxSpecBytes, kStdinTimeoutMs);
+  if (!input) return Failed(cfg, "read spec from stdin: " + input.error().Text());
+  auto spec = ParseJsonObject(*input, "precreate spec");
+  Status merged = spec ? MergeSpecRlimits(*spec, cfg.rlimits) : Status(spec.error());
+  if (!merged) {
+    int rc = Failed(cfg, merged.error().Text());
+    // With on-error = "warn", podman still needs a spec back: the one it sent.
+    if (rc == 0) WriteAll(STDOUT_FILENO, *input);
+    return rc;
+  }
+  auto written = WriteAll(STDOUT_FILENO, spec->dump());
+  if (!written) return Failed(cfg, "write spec to stdout: " + written.error().Text());
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  auto args = ParseHookArgs(std::vector<std::string>(argv + 1, argv + argc));
+  if (!args) {
+    Say(args.error().Text());
+    return 2;
+  }
+  if (args->mode == HookMode::kHelp) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (args->mode == HookMode::kVersion) {
+    std::cout << kName << " " << kVersion << "\n";
+    return 0;
+  }
+  auto cfg = LoadConfig(args->config, ProcessEnv());
+  // A config we cannot read gives no on-error policy to follow: fail closed.
+  if (!cfg) {
+    Say(cfg.error().Text());
+    return 1;
+  }
+  if (args->mode == HookMode::kPrecreate) return RunPrecreate(*cfg);
+  return RunApply(*cfg);
+}
+
+}  // namespace
+}  // namespace ocirlimit
+
+int main(int argc, char** argv) { return ocirlimit::Main(argc, argv); }
