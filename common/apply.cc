@@ -35,11 +35,13 @@ ApplyOutcome ApplyRlimits(ProcessOps& ops, pid_t pid, const std::vector<Rlimit>&
     return out;
   };
   const std::string target = "pid " + std::to_string(pid);
-  if (pid <= 1) return fail(MakeError(target + ": refusing to touch pid 0 or 1"), ApplyFailure::kInvalidTarget);
+  if (pid <= 1)
+    return fail(MakeError(target + ": refusing to touch pid 0 or 1"), ApplyFailure::kInvalidTarget);
 
   auto pidfd = ops.OpenPidfd(pid);
   if (!pidfd) {
-    if (pidfd.error().err == ESRCH) return fail(MakeError(target + ": no such process"), ApplyFailure::kTargetGone);
+    if (pidfd.error().err == ESRCH)
+      return fail(MakeError(target + ": no such process"), ApplyFailure::kTargetGone);
     return fail(pidfd.error().Wrap(target), Classify(pidfd.error().err));
   }
   PidfdGuard guard(ops, *pidfd);
@@ -57,12 +59,12 @@ ApplyOutcome ApplyRlimits(ProcessOps& ops, pid_t pid, const std::vector<Rlimit>&
       if (err == EPERM) {
         auto current = ops.GetLimit(pid, limit.resource);
         if (current && want.hard > current->hard && !ops.HasSysResource()) {
-          return fail(MakeError(what + ": raising the hard limit from " +
-                                FormatLimitValue(current->hard) + " to " +
-                                FormatLimitValue(want.hard) +
-                                " needs CAP_SYS_RESOURCE; a rootless runtime cannot raise hard "
-                                "limits"),
-                      ApplyFailure::kPermission);
+          return fail(
+              MakeError(what + ": raising the hard limit from " + FormatLimitValue(current->hard) +
+                        " to " + FormatLimitValue(want.hard) +
+                        " needs CAP_SYS_RESOURCE; a rootless runtime cannot raise hard "
+                        "limits"),
+              ApplyFailure::kPermission);
         }
       }
       return fail(before.error().Wrap(what + " to " + Pair(want)), Classify(err));

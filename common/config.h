@@ -27,8 +27,8 @@ struct Config {
   std::string log_file;  // empty: no log
   // [runtime] runtimes: low-level runtimes tried in order by oci-rlimit-runtime.
   std::vector<std::string> runtimes = {"runc", "crun"};
-  std::string chain;  // [hook] chain: a hook exec'd after ours
-  std::string source; // the file it came from, or empty
+  std::string chain;   // [hook] chain: a hook exec'd after ours
+  std::string source;  // the file it came from, or empty
 };
 
 // Parses a config file's text. `source` names the file in errors.

@@ -9,9 +9,7 @@ std::string Error::Text() const {
   return msg + ": " + std::strerror(err);
 }
 
-Error Error::Wrap(const std::string& context) const {
-  return Error{context + ": " + msg, err};
-}
+Error Error::Wrap(const std::string& context) const { return Error{context + ": " + msg, err}; }
 
 Error MakeError(std::string msg, int err) { return Error{std::move(msg), err}; }
 

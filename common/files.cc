@@ -23,7 +23,11 @@ class Fd {
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
-  int release() { int f = fd_; fd_ = -1; return f; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
 
  private:
   int fd_;
@@ -70,7 +74,9 @@ Result<std::string> ReadFdBounded(int fd, size_t max_bytes, int timeout_ms) {
   char buf[65536];
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    struct pollfd p {fd, POLLIN, 0};
+    struct pollfd p {
+      fd, POLLIN, 0
+    };
     int r = poll(&p, 1, left.count() > 0 ? static_cast<int>(left.count()) : 0);
     if (r < 0) {
       if (errno == EINTR) continue;
@@ -135,7 +141,8 @@ Status AtomicWriteFile(const std::string& path, const std::string& content) {
 }
 
 Status AppendLine(const std::string& path, const std::string& line) {
-  Fd fd(open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0640));
+  Fd fd(
+      open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0640));
   if (fd.get() < 0) return MakeError("open log " + Quote(path), errno);
   std::string data = line + "\n";
   ssize_t n = write(fd.get(), data.data(), data.size());

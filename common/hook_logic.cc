@@ -71,8 +71,7 @@ std::string FormatLogLine(const std::string& rfc3339_time, const std::string& id
                           const std::vector<std::string>& warnings, const std::string& error) {
   // Values that a container can influence (id) are JSON-quoted so a line is
   // always one line.
-  std::string line = rfc3339_time + " id=" + Quoted(id) +
-                     " pid=" + std::to_string(pid);
+  std::string line = rfc3339_time + " id=" + Quoted(id) + " pid=" + std::to_string(pid);
   line += changes.empty() ? " unchanged" : " " + FormatChanges(changes);
   for (const auto& w : warnings) line += " warning=" + Quoted(w);
   if (!error.empty()) line += " error=" + Quoted(error);

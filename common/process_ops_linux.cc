@@ -35,7 +35,9 @@ class Linux final : public ProcessOps {
   }
 
   Result<LimitPair> SetLimit(pid_t pid, int resource, LimitPair value) override {
-    struct rlimit next {value.soft, value.hard};
+    struct rlimit next {
+      value.soft, value.hard
+    };
     struct rlimit old {};
     if (prlimit(pid, static_cast<__rlimit_resource>(resource), &next, &old) != 0) {
       return MakeError("prlimit", errno);

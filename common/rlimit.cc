@@ -36,11 +36,20 @@ Result<uint64_t> ParseValue(std::string_view entry, const RlimitInfo& info, std:
   uint64_t multiplier = 1;
   std::string_view digits = text;
   switch (std::tolower(static_cast<unsigned char>(text.back()))) {
-    case 'k': multiplier = 1ULL << 10; break;
-    case 'm': multiplier = 1ULL << 20; break;
-    case 'g': multiplier = 1ULL << 30; break;
-    case 't': multiplier = 1ULL << 40; break;
-    default: break;
+    case 'k':
+      multiplier = 1ULL << 10;
+      break;
+    case 'm':
+      multiplier = 1ULL << 20;
+      break;
+    case 'g':
+      multiplier = 1ULL << 30;
+      break;
+    case 't':
+      multiplier = 1ULL << 40;
+      break;
+    default:
+      break;
   }
   if (multiplier != 1) {
     if (!info.bytes) {
@@ -49,8 +58,8 @@ Result<uint64_t> ParseValue(std::string_view entry, const RlimitInfo& info, std:
     }
     digits.remove_suffix(1);
   }
-  if (digits.empty() || !std::all_of(digits.begin(), digits.end(),
-                                     [](char c) { return c >= '0' && c <= '9'; })) {
+  if (digits.empty() ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return fail("value " + Quote(text) +
                 " is not a decimal integer, \"unlimited\", \"infinity\" or \"-1\"");
   }
@@ -165,7 +174,8 @@ Result<std::vector<Rlimit>> ParseRlimitCsv(std::string_view csv) {
   return ParseRlimitList(entries);
 }
 
-std::vector<Rlimit> OverrideRlimits(std::vector<Rlimit> base, const std::vector<Rlimit>& overrides) {
+std::vector<Rlimit> OverrideRlimits(std::vector<Rlimit> base,
+                                    const std::vector<Rlimit>& overrides) {
   for (const auto& o : overrides) {
     auto it = std::find_if(base.begin(), base.end(),
                            [&](const Rlimit& b) { return b.resource == o.resource; });

@@ -19,10 +19,10 @@ namespace ocirlimit {
 inline constexpr uint64_t kRlimInfinity = UINT64_MAX;
 
 struct RlimitInfo {
-  std::string_view name;      // "memlock"
-  std::string_view spec_type; // "RLIMIT_MEMLOCK", as in the OCI spec
-  int resource;               // RLIMIT_MEMLOCK
-  bool bytes;                 // accepts K/M/G/T suffixes
+  std::string_view name;       // "memlock"
+  std::string_view spec_type;  // "RLIMIT_MEMLOCK", as in the OCI spec
+  int resource;                // RLIMIT_MEMLOCK
+  bool bytes;                  // accepts K/M/G/T suffixes
 };
 
 // All 16, in the kernel's resource order.

@@ -17,7 +17,8 @@ Result<uint64_t> LimitField(const Json& entry, const char* key, const std::strin
 Result<Rlimit> EntryRlimit(const Json& entry, const std::string& where) {
   if (!entry.is_object()) return MakeError(where + ": must be an object");
   auto type = entry.find("type");
-  if (type == entry.end() || !type->is_string()) return MakeError(where + ".type: missing or not a string");
+  if (type == entry.end() || !type->is_string())
+    return MakeError(where + ".type: missing or not a string");
   const RlimitInfo* info = FindRlimit(type->get<std::string>());
   if (info == nullptr) return MakeError(where + ".type: unknown rlimit " + type->dump());
   auto soft = LimitField(entry, "soft", where);
@@ -100,7 +101,8 @@ Status MergeProcessRlimits(Json& process, const std::vector<Rlimit>& limits,
 
 Status MergeSpecRlimits(Json& spec, const std::vector<Rlimit>& limits) {
   if (!spec.is_object()) return MakeError("spec: must be a JSON object");
-  if (limits.empty()) return SpecRlimits(spec).ok() ? Status(Ok{}) : Status(SpecRlimits(spec).error());
+  if (limits.empty())
+    return SpecRlimits(spec).ok() ? Status(Ok{}) : Status(SpecRlimits(spec).error());
   Json& process = spec["process"];
   if (process.is_null()) process = Json::object();
   return MergeProcessRlimits(process, limits, "process");

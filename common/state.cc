@@ -36,9 +36,11 @@ Result<State> ParseState(std::string_view text) {
 
   auto pid = j.find("pid");
   if (pid == j.end()) return MakeError("state.pid: missing");
-  if (!pid->is_number_integer()) return MakeError("state.pid: " + pid->dump() + " is not an integer");
+  if (!pid->is_number_integer())
+    return MakeError("state.pid: " + pid->dump() + " is not an integer");
   int64_t p = pid->get<int64_t>();
-  if (p <= 0 || p > INT32_MAX) return MakeError("state.pid: " + std::to_string(p) + " is not a valid pid");
+  if (p <= 0 || p > INT32_MAX)
+    return MakeError("state.pid: " + std::to_string(p) + " is not a valid pid");
   s.pid = static_cast<pid_t>(p);
 
   if (auto a = j.find("annotations"); a != j.end() && !a->is_null()) {
