@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages that building and testing oci-rlimit need.
+# Only missing packages are installed, so a warm machine pays nothing.
+set -euo pipefail
+
+build=(build-essential cmake ninja-build pkg-config git
+       nlohmann-json3-dev libtomlplusplus-dev libcap-dev googletest libgtest-dev libgmock-dev)
+runtimes=(runc crun podman docker.io containerd busybox-static util-linux libcap2-bin
+          iproute2 hyperfine jq clang-format clang-tidy)
+
+case "${1:-all}" in
+  build) want=("${build[@]}") ;;
+  demo) want=("${build[@]}" runc busybox-static util-linux jq) ;;
+  all) want=("${build[@]}" "${runtimes[@]}") ;;
+  *) echo "usage: $0 [build|demo|all]" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install-deps: missing packages ${missing[*]}; run as root" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# clang-tidy over common/'s library sources, with the build's compile commands.
+set -euo pipefail
+build=${1:?usage: check-tidy.sh BUILD_DIR}
+cd "$(dirname "$0")/../.."
+mapfile -t files < <(git ls-files 'common/*.cc' | grep -v '_test\.cc$')
+clang-tidy -p "$build" --quiet "${files[@]}"
+echo "clang-tidy: ${#files[@]} files clean"
