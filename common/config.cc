@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "text.h"
+
 namespace ocirlimit {
 namespace {
 
@@ -23,8 +25,6 @@ bool IsNvidiaKey(std::string_view key) {
   };
   return key.starts_with("nvidia-") || kTopLevel.count(key) > 0;
 }
-
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 Result<std::vector<std::string>> StringArray(const toml::node& node, const std::string& where) {
   const toml::array* arr = node.as_array();

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "text.h"
+
 namespace ocirlimit {
 namespace {
 
@@ -32,8 +34,6 @@ class Fd {
  private:
   int fd_;
 };
-
-std::string Quote(const std::string& s) { return "\"" + s + "\""; }
 
 std::string DirName(const std::string& path) {
   size_t slash = path.rfind('/');

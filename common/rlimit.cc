@@ -6,23 +6,10 @@
 #include <cctype>
 #include <charconv>
 
+#include "text.h"
+
 namespace ocirlimit {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 Result<uint64_t> ParseValue(std::string_view entry, const RlimitInfo& info, std::string_view text,
                             std::string_view which) {

@@ -2,10 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "text.h"
+
 namespace ocirlimit {
 namespace {
-
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 Result<std::string> OptionalString(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
@@ -53,12 +53,12 @@ Result<State> ParseState(std::string_view text) {
   return s;
 }
 
-Status CheckStateTiming(const State& state) {
+Status CheckStateTiming(const State& state, std::string_view program) {
   if (state.status == "creating" || state.status == "created") return Ok{};
   if (state.status == "running" || state.status == "stopped") {
     return MakeError("state.status: " + Quote(state.status) +
-                     " is too late: rlimits must be set before user code starts; run "
-                     "oci-rlimit-hook as a createRuntime or prestart hook");
+                     " is too late: rlimits must be set before user code starts; run " +
+                     std::string(program) + " as a createRuntime or prestart hook");
   }
   return MakeError("state.status: " + Quote(state.status) + " is not a known OCI status");
 }

@@ -28,6 +28,7 @@ struct State {
 Result<State> ParseState(std::string_view json);
 
 // Refuses states in which the container's process already runs user code.
-Status CheckStateTiming(const State& state);
+// `program` is named in the advice, e.g. "oci-prlimit-helper".
+Status CheckStateTiming(const State& state, std::string_view program = "oci-rlimit-hook");
 
 }  // namespace ocirlimit

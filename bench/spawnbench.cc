@@ -1,0 +1,132 @@
+// spawnbench: times whole processes, interleaving the cases round by round so
+// that machine noise lands on every case alike, and reports each case as a
+// ratio to the first (the baseline measured in the same run).
+//
+// usage: spawnbench [--runs N] [--warmup N] [--json] CASES_FILE
+// CASES_FILE: one case per line, `NAME<TAB>STDIN_FILE or -<TAB>ARGV...` where
+// ARGV is split on spaces. The first case is the baseline.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+struct Case {
+  std::string name;
+  std::string stdin_file;
+  std::vector<std::string> argv;
+  std::vector<double> micros;
+  long max_rss_kib = 0;
+};
+
+// One run: posix_spawn, wait4. Returns microseconds, or -1 on failure.
+double RunOnce(Case& c) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, c.stdin_file.empty() ? "/dev/null" : c.stdin_file.c_str(),
+                                   O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  std::vector<char*> argv;
+  for (auto& a : c.argv) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    std::cerr << "spawnbench: " << c.name << ": spawn " << argv[0] << ": " << strerror(rc) << "\n";
+    return -1;
+  }
+  int status = 0;
+  struct rusage ru {};
+  wait4(pid, &status, 0, &ru);
+  auto end = std::chrono::steady_clock::now();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::cerr << "spawnbench: " << c.name << ": exited with status " << status << "\n";
+    return -1;
+  }
+  c.max_rss_kib = std::max(c.max_rss_kib, ru.ru_maxrss);
+  return std::chrono::duration<double, std::micro>(end - start).count();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int runs = 100, warmup = 10;
+  bool json = false;
+  std::string file;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--runs" && i + 1 < argc) {
+      runs = std::stoi(argv[++i]);
+    } else if (a == "--warmup" && i + 1 < argc) {
+      warmup = std::stoi(argv[++i]);
+    } else if (a == "--json") {
+      json = true;
+    } else {
+      file = a;
+    }
+  }
+  std::ifstream in(file);
+  if (file.empty() || !in) {
+    std::cerr << "usage: spawnbench [--runs N] [--warmup N] [--json] CASES_FILE\n";
+    return 2;
+  }
+  std::vector<Case> cases;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    Case c;
+    std::getline(ls, c.name, '\t');
+    std::getline(ls, c.stdin_file, '\t');
+    if (c.stdin_file == "-") c.stdin_file.clear();
+    for (std::string w; ls >> w;) c.argv.push_back(w);
+    if (c.argv.empty()) {
+      std::cerr << "spawnbench: case \"" << c.name << "\" has no command\n";
+      return 2;
+    }
+    cases.push_back(std::move(c));
+  }
+  for (int r = 0; r < warmup + runs; ++r) {
+    for (auto& c : cases) {
+      double us = RunOnce(c);
+      if (us < 0) return 1;
+      if (r >= warmup) c.micros.push_back(us);
+    }
+  }
+  const double base = Median(cases[0].micros);
+  for (const auto& c : cases) {
+    double med = Median(c.micros);
+    auto [lo, hi] = std::minmax_element(c.micros.begin(), c.micros.end());
+    if (json) {
+      std::printf(
+          "{\"name\":\"%s\",\"runs\":%d,\"median_us\":%.1f,\"min_us\":%.1f,\"max_us\":%.1f,"
+          "\"ratio\":%.3f,\"max_rss_kib\":%ld}\n",
+          c.name.c_str(), runs, med, *lo, *hi, med / base, c.max_rss_kib);
+    } else {
+      std::printf("| %s | %.2f ms | %.2f–%.2f ms | %.2fx | %ld KiB |\n", c.name.c_str(),
+                  med / 1000, *lo / 1000, *hi / 1000, med / base, c.max_rss_kib);
+    }
+  }
+  return 0;
+}
