@@ -25,6 +25,13 @@ ApplyFailure Classify(int err) {
   return ApplyFailure::kOther;
 }
 
+// Only ESRCH means the process exited; anything else (EPERM from a pidfd
+// we may not signal) must not be reported as a vanished container.
+Error NotAlive(const Error& e, const std::string& target, const std::string& when) {
+  if (e.err == ESRCH) return MakeError(target + ": process exited " + when);
+  return e.Wrap(target + ": cannot check that the process is alive");
+}
+
 }  // namespace
 
 ApplyOutcome ApplyRlimits(ProcessOps& ops, pid_t pid, const std::vector<Rlimit>& limits) {
@@ -35,13 +42,15 @@ ApplyOutcome ApplyRlimits(ProcessOps& ops, pid_t pid, const std::vector<Rlimit>&
     return out;
   };
   const std::string target = "pid " + std::to_string(pid);
-  if (pid <= 1)
+  if (pid <= 1) {
     return fail(MakeError(target + ": refusing to touch pid 0 or 1"), ApplyFailure::kInvalidTarget);
+  }
 
   auto pidfd = ops.OpenPidfd(pid);
   if (!pidfd) {
-    if (pidfd.error().err == ESRCH)
+    if (pidfd.error().err == ESRCH) {
       return fail(MakeError(target + ": no such process"), ApplyFailure::kTargetGone);
+    }
     return fail(pidfd.error().Wrap(target), Classify(pidfd.error().err));
   }
   PidfdGuard guard(ops, *pidfd);
@@ -49,8 +58,8 @@ ApplyOutcome ApplyRlimits(ProcessOps& ops, pid_t pid, const std::vector<Rlimit>&
   for (const auto& limit : limits) {
     const std::string what = target + ": " + std::string(limit.info().name);
     if (auto alive = ops.CheckAlive(*pidfd); !alive) {
-      return fail(MakeError(target + ": process exited before its limits were set"),
-                  ApplyFailure::kTargetGone);
+      return fail(NotAlive(alive.error(), target, "before its limits were set"),
+                  Classify(alive.error().err));
     }
     LimitPair want{limit.soft, limit.hard};
     auto before = ops.SetLimit(pid, limit.resource, want);
@@ -74,8 +83,8 @@ ApplyOutcome ApplyRlimits(ProcessOps& ops, pid_t pid, const std::vector<Rlimit>&
   // While the pidfd still reports the process alive, `pid` was never reused,
   // so every prlimit above reached the process we pinned.
   if (auto alive = ops.CheckAlive(*pidfd); !alive) {
-    return fail(MakeError(target + ": process exited while its limits were being set"),
-                ApplyFailure::kTargetGone);
+    return fail(NotAlive(alive.error(), target, "while its limits were being set"),
+                Classify(alive.error().err));
   }
   return out;
 }

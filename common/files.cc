@@ -160,7 +160,10 @@ EnvLookup ProcessEnv() {
 }
 
 Result<Config> LoadConfig(const std::optional<std::string>& flag, const EnvLookup& env) {
-  ConfigPath where = ResolveConfigPath(flag, env);
+  return LoadConfigFrom(ResolveConfigPath(flag, env), env);
+}
+
+Result<Config> LoadConfigFrom(const ConfigPath& where, const EnvLookup& env) {
   Config cfg;
   auto text = ReadFileBounded(where.path, kMaxConfigBytes);
   if (text) {

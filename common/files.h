@@ -37,4 +37,7 @@ EnvLookup ProcessEnv();
 // file"; a missing named file is an error.
 Result<Config> LoadConfig(const std::optional<std::string>& flag, const EnvLookup& env);
 
+// LoadConfig's read, parse and overrides for an already resolved path.
+Result<Config> LoadConfigFrom(const ConfigPath& where, const EnvLookup& env);
+
 }  // namespace ocirlimit

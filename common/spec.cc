@@ -17,8 +17,9 @@ Result<uint64_t> LimitField(const Json& entry, const char* key, const std::strin
 Result<Rlimit> EntryRlimit(const Json& entry, const std::string& where) {
   if (!entry.is_object()) return MakeError(where + ": must be an object");
   auto type = entry.find("type");
-  if (type == entry.end() || !type->is_string())
+  if (type == entry.end() || !type->is_string()) {
     return MakeError(where + ".type: missing or not a string");
+  }
   const RlimitInfo* info = FindRlimit(type->get<std::string>());
   if (info == nullptr) return MakeError(where + ".type: unknown rlimit " + type->dump());
   auto soft = LimitField(entry, "soft", where);
@@ -69,9 +70,10 @@ std::vector<Conflict> FindConflicts(const std::vector<Rlimit>& configured,
                                     const std::vector<Rlimit>& spec) {
   std::vector<Conflict> out;
   for (const auto& c : configured) {
-    auto it = std::find_if(spec.begin(), spec.end(),
+    // Runtimes apply spec entries in order, so of duplicates the last sticks.
+    auto it = std::find_if(spec.rbegin(), spec.rend(),
                            [&](const Rlimit& s) { return s.resource == c.resource; });
-    if (it != spec.end()) out.push_back({c, *it});
+    if (it != spec.rend()) out.push_back({c, *it});
   }
   return out;
 }
@@ -86,23 +88,27 @@ Status MergeProcessRlimits(Json& process, const std::vector<Rlimit>& limits,
   Json& list = process["rlimits"];
   if (list.is_null()) list = Json::array();
   for (const auto& r : limits) {
-    auto it = std::find_if(existing->begin(), existing->end(),
-                           [&](const Rlimit& e) { return e.resource == r.resource; });
-    if (it != existing->end()) {
-      Json& entry = list[static_cast<size_t>(it - existing->begin())];
-      entry["soft"] = r.soft;
-      entry["hard"] = r.hard;
-    } else {
-      list.push_back(ToEntry(r));
+    bool replaced = false;
+    // Every duplicate, not just the first: runtimes apply them all in order.
+    for (size_t i = 0; i < existing->size(); ++i) {
+      if ((*existing)[i].resource != r.resource) continue;
+      list[i]["soft"] = r.soft;
+      list[i]["hard"] = r.hard;
+      replaced = true;
     }
+    if (!replaced) list.push_back(ToEntry(r));
   }
   return Ok{};
 }
 
 Status MergeSpecRlimits(Json& spec, const std::vector<Rlimit>& limits) {
   if (!spec.is_object()) return MakeError("spec: must be a JSON object");
-  if (limits.empty())
-    return SpecRlimits(spec).ok() ? Status(Ok{}) : Status(SpecRlimits(spec).error());
+  if (limits.empty()) {
+    // Nothing to add, but a bad spec is still reported, and no process key appears.
+    auto existing = SpecRlimits(spec);
+    if (!existing) return existing.error();
+    return Ok{};
+  }
   Json& process = spec["process"];
   if (process.is_null()) process = Json::object();
   return MergeProcessRlimits(process, limits, "process");

@@ -2,10 +2,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "text.h"
-
 namespace ocirlimit {
 namespace {
+
+// Status and annotation keys come from the container's creator: JSON
+// quoting keeps a newline in them from splitting the one-line error.
+std::string JsonQuote(const std::string& s) {
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 Result<std::string> OptionalString(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
@@ -36,17 +40,24 @@ Result<State> ParseState(std::string_view text) {
 
   auto pid = j.find("pid");
   if (pid == j.end()) return MakeError("state.pid: missing");
-  if (!pid->is_number_integer())
+  if (!pid->is_number_integer()) {
     return MakeError("state.pid: " + pid->dump() + " is not an integer");
-  int64_t p = pid->get<int64_t>();
-  if (p <= 0 || p > INT32_MAX)
-    return MakeError("state.pid: " + std::to_string(p) + " is not a valid pid");
-  s.pid = static_cast<pid_t>(p);
+  }
+  // Through int64_t, unsigned values past INT64_MAX would wrap to negatives.
+  const bool valid = pid->is_number_unsigned()
+                         ? pid->get<uint64_t>() >= 1 && pid->get<uint64_t>() <= INT32_MAX
+                         : pid->get<int64_t>() >= 1 && pid->get<int64_t>() <= INT32_MAX;
+  if (!valid) {
+    return MakeError("state.pid: " + pid->dump() + " is not a valid pid");
+  }
+  s.pid = static_cast<pid_t>(pid->get<int64_t>());
 
   if (auto a = j.find("annotations"); a != j.end() && !a->is_null()) {
     if (!a->is_object()) return MakeError("state.annotations: must be an object");
     for (const auto& [k, v] : a->items()) {
-      if (!v.is_string()) return MakeError("state.annotations." + k + ": must be a string");
+      if (!v.is_string()) {
+        return MakeError("state.annotations[" + JsonQuote(k) + "]: must be a string");
+      }
       s.annotations[k] = v.get<std::string>();
     }
   }
@@ -56,11 +67,11 @@ Result<State> ParseState(std::string_view text) {
 Status CheckStateTiming(const State& state, std::string_view program) {
   if (state.status == "creating" || state.status == "created") return Ok{};
   if (state.status == "running" || state.status == "stopped") {
-    return MakeError("state.status: " + Quote(state.status) +
+    return MakeError("state.status: " + JsonQuote(state.status) +
                      " is too late: rlimits must be set before user code starts; run " +
                      std::string(program) + " as a createRuntime or prestart hook");
   }
-  return MakeError("state.status: " + Quote(state.status) + " is not a known OCI status");
+  return MakeError("state.status: " + JsonQuote(state.status) + " is not a known OCI status");
 }
 
 }  // namespace ocirlimit
