@@ -1,0 +1,171 @@
+// Real container daemons for the integration tests: dockerd, containerd and
+// (daemon-less) podman, each with all of its state under a TempDir, started by
+// the test itself and stopped with SIGTERM on destruction. Facts behind the
+// flags: ../shared/notes/runtimes-here.md.
+//
+// Construction never throws or asserts: check ok() (and error()) in SetUp, so
+// a suite can start one daemon in SetUpTestSuite and fail each test cleanly.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace ocirlimit::itest {
+
+// How a daemon (and so the runtimes and hooks it starts) is run.
+struct DaemonOptions {
+  std::vector<std::string> env;        // extra NAME=VALUE entries
+  std::vector<std::string> path_dirs;  // put ahead of $PATH, in order
+  std::vector<std::string> prefix;  // runs the daemon under this, e.g. {"prlimit", "--memlock=..."}
+};
+
+// A background process with stdout and stderr in a log file. Stop() sends
+// SIGTERM and waits for it (SIGKILL only if it is still there after a minute).
+class BackgroundProcess {
+ public:
+  BackgroundProcess() = default;
+  ~BackgroundProcess() { Stop(); }
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+
+  // Returns an error text, or nullopt once the process runs.
+  std::optional<std::string> Start(const std::vector<std::string>& argv, const DaemonOptions& opts,
+                                   const std::string& log_path);
+  // True while the process has not exited.
+  bool Running();
+  void Stop();
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// Host paths that dockerd, containerd, runc and podman create outside the
+// state dirs we give them. Records what exists at construction; on
+// destruction removes what appeared since (files we know, directories only
+// when empty, shim sockets only when nobody listens on them).
+class HostLeftovers {
+ public:
+  HostLeftovers();
+  ~HostLeftovers();
+  HostLeftovers(const HostLeftovers&) = delete;
+  HostLeftovers& operator=(const HostLeftovers&) = delete;
+
+ private:
+  std::vector<std::string> absent_;        // watched paths that did not exist
+  std::vector<std::string> shim_sockets_;  // /run/containerd/s entries that did
+};
+
+// The busybox image name every daemon fixture imports.
+inline constexpr const char* kBusyboxImage = "bb:latest";
+
+// dockerd with --data-root, --exec-root, --pidfile and the socket under its
+// own TempDir, and no iptables, masquerading, ip_forward or bridge.
+class Dockerd {
+ public:
+  struct Options : DaemonOptions {
+    std::string daemon_json;  // contents of --config-file; empty: none
+  };
+  explicit Dockerd(const Options& opts);
+  Dockerd() : Dockerd(Options{}) {}
+  ~Dockerd();
+  Dockerd(const Dockerd&) = delete;
+  Dockerd& operator=(const Dockerd&) = delete;
+
+  bool ok() const { return error_.empty(); }
+  // Why the daemon is not usable, with the end of its log.
+  const std::string& error() const { return error_; }
+
+  // `docker -H unix://SOCK args...` (the docker.io client next to dockerd).
+  CmdResult Docker(const std::vector<std::string>& args, const RunOptions& opts = {});
+  // `docker run --rm --network none [flags...] bb:latest cmd...`.
+  CmdResult Run(const std::vector<std::string>& flags, const std::vector<std::string>& cmd);
+  std::string Log() const;
+  const TempDir& dir() const { return dir_; }
+
+ private:
+  HostLeftovers leftovers_;  // first in, last out: cleans after the daemon stops
+  TempDir dir_;
+  BackgroundProcess proc_;
+  std::string client_;
+  std::string error_;
+};
+
+// containerd with a version=2 config whose root, state and sockets live under
+// its own TempDir, without the CRI plugin. ctr's fifos and the runc shim's
+// runc root go under that TempDir too.
+class Containerd {
+ public:
+  explicit Containerd(const DaemonOptions& opts);
+  Containerd() : Containerd(DaemonOptions{}) {}
+  ~Containerd();
+  Containerd(const Containerd&) = delete;
+  Containerd& operator=(const Containerd&) = delete;
+
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+
+  // `ctr -a SOCK args...`.
+  CmdResult Ctr(const std::vector<std::string>& args, const RunOptions& opts = {});
+  // `ctr run [--rm unless -d] --fifo-dir F --runc-root R --rootfs ROOTFS [flags...] ID cmd...`.
+  // `cmd` needs absolute paths (no image config to give a PATH).
+  CmdResult Run(const std::string& id, const std::vector<std::string>& flags,
+                const std::vector<std::string>& cmd);
+  // `ctr task exec --fifo-dir F --exec-id EXEC_ID ID cmd...`.
+  CmdResult Exec(const std::string& id, const std::string& exec_id,
+                 const std::vector<std::string>& cmd);
+  // Kills and deletes a task and its container; for cleanup, never fails a test.
+  void Remove(const std::string& id);
+  std::string Log() const;
+  const std::string& rootfs() const { return rootfs_; }
+  const TempDir& dir() const { return dir_; }
+
+ private:
+  HostLeftovers leftovers_;
+  TempDir dir_;
+  BackgroundProcess proc_;
+  std::string rootfs_;
+  std::string error_;
+};
+
+// Rootful podman with every piece of state in its own TempDir and the busybox
+// image imported as localhost/bb:latest. Podman gives the OCI runtime only
+// the environment listed in containers.conf conmon_env_vars, so `conmon_env`
+// lands there (through $CONTAINERS_CONF).
+class Podman {
+ public:
+  struct Options {
+    std::vector<std::string> conmon_env;  // NAME=VALUE entries for conmon and the runtime
+  };
+  explicit Podman(const Options& opts);
+  Podman() : Podman(Options{}) {}
+  ~Podman();
+  Podman(const Podman&) = delete;
+  Podman& operator=(const Podman&) = delete;
+
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+
+  // `podman <state flags> args...`.
+  CmdResult Cmd(const std::vector<std::string>& args, const RunOptions& opts = {});
+  // `podman <state flags> global... run --rm --network none --ulimit nofile=20000:20000
+  //  --ulimit nproc=32768:32768 flags... localhost/bb:latest cmd...`.
+  CmdResult Run(const std::vector<std::string>& global, const std::vector<std::string>& flags,
+                const std::vector<std::string>& cmd);
+  const TempDir& dir() const { return dir_; }
+
+ private:
+  HostLeftovers leftovers_;
+  TempDir dir_;
+  std::vector<std::string> base_;
+  std::vector<std::string> env_;
+  std::string error_;
+};
+
+}  // namespace ocirlimit::itest

@@ -1,0 +1,116 @@
+// oci-rlimit-runtime as the runc shim's binary (`ctr run --runc-binary`, the
+// same knob as a Kubernetes RuntimeClass handler's BinaryName) under a real
+// containerd started by the suite.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "daemons.h"
+#include "harness.h"
+
+namespace ocirlimit::itest {
+namespace {
+
+constexpr const char* kMemlock = "Max locked memory";
+constexpr const char* kGoodConfig = "rlimits = [\"memlock=1M:4M\"]\n";
+constexpr Limit kHost{8 << 20, 8 << 20};
+constexpr Limit kConfigured{1 << 20, 4 << 20};
+
+const std::vector<std::string> kCatLimits = {"/bin/cat", "/proc/self/limits"};
+
+std::optional<Limit> MemlockOf(const CmdResult& r) {
+  EXPECT_EQ(r.status, 0) << r.err;
+  return LimitRow(r.out, kMemlock);
+}
+
+// One containerd for the suite; its environment (which the shim and so the
+// runtime inherit) names a config file that each test rewrites.
+class ContainerdTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (MissingPrerequisite({"containerd", "ctr", "runc", "containerd-shim-runc-v2"})) return;
+    suite_dir_ = std::make_unique<TempDir>();
+    WriteFile(ConfigPath(), kGoodConfig);
+    DaemonOptions opts;
+    opts.env = {"OCI_RLIMIT_CONFIG=" + ConfigPath()};
+    containerd_ = std::make_unique<Containerd>(opts);
+  }
+  static void TearDownTestSuite() {
+    containerd_.reset();
+    suite_dir_.reset();
+  }
+
+  void SetUp() override {
+    OCI_RLIMIT_REQUIRE("containerd", "ctr", "runc", "containerd-shim-runc-v2");
+    ASSERT_TRUE(containerd_ && containerd_->ok())
+        << (containerd_ ? containerd_->error() : "no containerd");
+    WriteFile(ConfigPath(), kGoodConfig);
+  }
+
+  void TearDown() override {
+    for (const auto& id : started_) containerd_->Remove(id);
+  }
+
+  static std::string ConfigPath() { return *suite_dir_ / "config.toml"; }
+  static std::string Wrapper() { return OurBinary("oci-rlimit-runtime"); }
+  static void AssertWrapperBuilt() {
+    ASSERT_TRUE(Which(Wrapper())) << Wrapper() << " has not been built";
+  }
+
+  CmdResult RunOnce(const std::vector<std::string>& flags) {
+    return containerd_->Run(UniqueId("ctr"), flags, kCatLimits);
+  }
+
+  // `ctr run -d ... /bin/sleep 60`; removed at the end of the test.
+  std::string StartDetached(const std::vector<std::string>& flags) {
+    std::string id = UniqueId("ctr");
+    std::vector<std::string> all = {"-d"};
+    all.insert(all.end(), flags.begin(), flags.end());
+    started_.push_back(id);
+    CmdResult r = containerd_->Run(id, all, {"/bin/sleep", "60"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    return id;
+  }
+
+  static inline std::unique_ptr<TempDir> suite_dir_;
+  static inline std::unique_ptr<Containerd> containerd_;
+  std::vector<std::string> started_;
+};
+
+TEST_F(ContainerdTest, RunWithTheWrapperAsRuncBinarySeesTheConfiguredLimit) {
+  AssertWrapperBuilt();
+  ASSERT_EQ(MemlockOf(RunOnce({})), kHost) << "baseline: the shim's own runc";
+  EXPECT_EQ(MemlockOf(RunOnce({"--runc-binary", Wrapper()})), kConfigured);
+}
+
+// ctr's stored spec carries RLIMIT_NOFILE, so the exec process file has a
+// non-empty rlimits list, and runc uses that list instead of the
+// container's: without the wrapper's edit, the exec'd process would keep the
+// host's memlock.
+TEST_F(ContainerdTest, TaskExecSeesTheConfiguredLimit) {
+  AssertWrapperBuilt();
+  std::string baseline = StartDetached({});
+  ASSERT_EQ(MemlockOf(containerd_->Exec(baseline, "base", kCatLimits)), kHost)
+      << "baseline: the shim's own runc";
+
+  std::string id = StartDetached({"--runc-binary", Wrapper()});
+  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "init", {"/bin/cat", "/proc/1/limits"})), kConfigured)
+      << "the init process";
+  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "self", kCatLimits)), kConfigured)
+      << "the exec'd process";
+}
+
+TEST_F(ContainerdTest, BrokenConfigFailsTheRunWithOurMessage) {
+  AssertWrapperBuilt();
+  WriteFile(ConfigPath(), "rlimits = [\"memlok=1\"]\n");
+  CmdResult r = RunOnce({"--runc-binary", Wrapper()});
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.out.find(kMemlock), std::string::npos) << "the container must not have run";
+  std::string shown = r.err;
+  for (size_t at; (at = shown.find("\\\"")) != std::string::npos;) shown.replace(at, 2, "\"");
+  EXPECT_NE(shown.find("oci-rlimit-runtime: "), std::string::npos) << r.err;
+  EXPECT_NE(shown.find("unknown name \"memlok\""), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace ocirlimit::itest

@@ -1,0 +1,130 @@
+// oci-rlimit-runtime under a real dockerd (daemon.json "runtimes"), started by
+// the suite: what `docker run` and `docker exec` processes read from
+// /proc/self/limits.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "daemons.h"
+#include "harness.h"
+
+namespace ocirlimit::itest {
+namespace {
+
+constexpr const char* kMemlock = "Max locked memory";
+constexpr const char* kGoodConfig = "rlimits = [\"memlock=1M:4M\"]\n";
+constexpr Limit kHost{8 << 20, 8 << 20};
+constexpr Limit kConfigured{1 << 20, 4 << 20};
+// A same-type `--ulimit` that runc can set here (not above the host's hard limit).
+constexpr const char* kUlimit = "memlock=2097152:8388608";
+constexpr Limit kUlimitSeen{2 << 20, 8 << 20};
+
+const std::vector<std::string> kCatLimits = {"cat", "/proc/self/limits"};
+
+std::optional<Limit> MemlockOf(const CmdResult& r) {
+  EXPECT_EQ(r.status, 0) << r.err;
+  return LimitRow(r.out, kMemlock);
+}
+
+// One dockerd for the suite. Its environment names a config file that each
+// test rewrites: the wrapper reads it afresh on every runtime call.
+class DockerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (MissingPrerequisite({"dockerd", "runc"})) return;
+    suite_dir_ = std::make_unique<TempDir>();
+    WriteFile(ConfigPath(), kGoodConfig);
+    Dockerd::Options opts;
+    opts.daemon_json = Json{{"runtimes", {{"oci-rlimit", {{"path", Wrapper()}}}}}}.dump(2);
+    opts.env = {"OCI_RLIMIT_CONFIG=" + ConfigPath()};
+    dockerd_ = std::make_unique<Dockerd>(opts);
+  }
+  static void TearDownTestSuite() {
+    dockerd_.reset();
+    suite_dir_.reset();
+  }
+
+  void SetUp() override {
+    OCI_RLIMIT_REQUIRE("dockerd", "runc");
+    ASSERT_TRUE(dockerd_ && dockerd_->ok()) << (dockerd_ ? dockerd_->error() : "no dockerd");
+    WriteFile(ConfigPath(), kGoodConfig);
+  }
+
+  static std::string ConfigPath() { return *suite_dir_ / "config.toml"; }
+  static std::string Wrapper() { return OurBinary("oci-rlimit-runtime"); }
+  static void AssertWrapperBuilt() {
+    ASSERT_TRUE(Which(Wrapper())) << Wrapper() << " has not been built";
+  }
+
+  // `docker run -d ... sleep 60`; the name, removed at the end of the test.
+  std::string StartDetached(const std::vector<std::string>& flags) {
+    std::string name = UniqueId("docker");
+    std::vector<std::string> args = {"run", "-d", "--network", "none", "--name", name};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {kBusyboxImage, "sleep", "60"});
+    CmdResult r = dockerd_->Docker(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    started_.push_back(name);
+    return name;
+  }
+
+  std::optional<Limit> ExecMemlock(const std::string& name, const std::string& file) {
+    return MemlockOf(dockerd_->Docker({"exec", name, "cat", file}));
+  }
+
+  void TearDown() override {
+    for (const auto& name : started_) dockerd_->Docker({"rm", "-f", name});
+  }
+
+  static inline std::unique_ptr<TempDir> suite_dir_;
+  static inline std::unique_ptr<Dockerd> dockerd_;
+  std::vector<std::string> started_;
+};
+
+TEST_F(DockerTest, RunWithTheWrapperRuntimeSeesTheConfiguredLimit) {
+  AssertWrapperBuilt();
+  ASSERT_EQ(MemlockOf(dockerd_->Run({}, kCatLimits)), kHost) << "baseline: docker's own runc";
+  EXPECT_EQ(MemlockOf(dockerd_->Run({"--runtime", "oci-rlimit"}, kCatLimits)), kConfigured);
+}
+
+TEST_F(DockerTest, ExecIntoAWrapperContainerSeesTheConfiguredLimit) {
+  AssertWrapperBuilt();
+  std::string name = StartDetached({"--runtime", "oci-rlimit"});
+  EXPECT_EQ(ExecMemlock(name, "/proc/1/limits"), kConfigured) << "the init process";
+  EXPECT_EQ(ExecMemlock(name, "/proc/self/limits"), kConfigured) << "the exec'd process";
+}
+
+// With --ulimit, docker's stored spec (and so the exec process file) carries
+// its own memlock entry: the exec'd process gets it unless the wrapper edits
+// the --process file.
+TEST_F(DockerTest, ExecWithASameTypeUlimitSeesTheConfiguredLimit) {
+  AssertWrapperBuilt();
+  std::string baseline = StartDetached({"--ulimit", kUlimit});
+  ASSERT_EQ(ExecMemlock(baseline, "/proc/self/limits"), kUlimitSeen) << "baseline: docker's runc";
+  std::string name = StartDetached({"--runtime", "oci-rlimit", "--ulimit", kUlimit});
+  EXPECT_EQ(ExecMemlock(name, "/proc/1/limits"), kConfigured) << "the init process";
+  EXPECT_EQ(ExecMemlock(name, "/proc/self/limits"), kConfigured) << "the exec'd process";
+}
+
+TEST_F(DockerTest, ConfigOverridesASameTypeUlimit) {
+  AssertWrapperBuilt();
+  ASSERT_EQ(MemlockOf(dockerd_->Run({"--ulimit", kUlimit}, kCatLimits)), kUlimitSeen)
+      << "baseline: docker's own runc";
+  EXPECT_EQ(MemlockOf(dockerd_->Run({"--runtime", "oci-rlimit", "--ulimit", kUlimit}, kCatLimits)),
+            kConfigured);
+}
+
+TEST_F(DockerTest, BrokenConfigFailsTheRunWithOurMessage) {
+  AssertWrapperBuilt();
+  WriteFile(ConfigPath(), "rlimits = [\"memlok=1\"]\n");
+  CmdResult r = dockerd_->Run({"--runtime", "oci-rlimit"}, kCatLimits);
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.out.find(kMemlock), std::string::npos) << "the container must not have run";
+  std::string shown = r.err;
+  for (size_t at; (at = shown.find("\\\"")) != std::string::npos;) shown.replace(at, 2, "\"");
+  EXPECT_NE(shown.find("oci-rlimit-runtime: "), std::string::npos) << r.err;
+  EXPECT_NE(shown.find("unknown name \"memlok\""), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace ocirlimit::itest

@@ -1,0 +1,188 @@
+// Rootful podman (4.3.1 here), with all state in a temp dir: oci-rlimit-runtime
+// as `--runtime`, and oci-rlimit-hook from a hooks.d dir at the precreate
+// stage (spec edit) and the createRuntime stage (prlimit) under runc and crun.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "daemons.h"
+#include "harness.h"
+
+namespace ocirlimit::itest {
+namespace {
+
+constexpr const char* kMemlock = "Max locked memory";
+constexpr const char* kGoodConfig = "rlimits = [\"memlock=1M:4M\"]\n";
+constexpr Limit kHost{8 << 20, 8 << 20};
+constexpr Limit kConfigured{1 << 20, 4 << 20};
+constexpr const char* kUlimit = "memlock=2097152:8388608";
+constexpr Limit kUlimitSeen{2 << 20, 8 << 20};
+
+const std::vector<std::string> kCatLimits = {"cat", "/proc/self/limits"};
+
+std::optional<Limit> MemlockOf(const CmdResult& r) {
+  EXPECT_EQ(r.status, 0) << r.err;
+  return LimitRow(r.out, kMemlock);
+}
+
+// One podman state dir (and imported image) for the suite. Podman hands the
+// runtime only containers.conf's conmon_env_vars, so that is where
+// OCI_RLIMIT_CONFIG goes for the wrapper; the hooks get --config.
+class PodmanTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (MissingPrerequisite({"podman", "conmon", "runc"})) return;
+    suite_dir_ = std::make_unique<TempDir>();
+    WriteFile(ConfigPath(), kGoodConfig);
+    podman_ = std::make_unique<Podman>(Podman::Options{{"OCI_RLIMIT_CONFIG=" + ConfigPath()}});
+  }
+  static void TearDownTestSuite() {
+    podman_.reset();
+    suite_dir_.reset();
+  }
+
+  void SetUp() override {
+    OCI_RLIMIT_REQUIRE("podman", "conmon", "runc");
+    ASSERT_TRUE(podman_ && podman_->ok()) << (podman_ ? podman_->error() : "no podman");
+    WriteFile(ConfigPath(), kGoodConfig);
+  }
+
+  void TearDown() override {
+    for (const auto& name : started_) podman_->Cmd({"rm", "--force", "--time", "0", name});
+  }
+
+  static std::string ConfigPath() { return *suite_dir_ / "config.toml"; }
+  static std::string Wrapper() { return OurBinary("oci-rlimit-runtime"); }
+  static void AssertWrapperBuilt() {
+    ASSERT_TRUE(Which(Wrapper())) << Wrapper() << " has not been built";
+  }
+
+  // A hooks.d dir holding one oci-hooks 1.0.0 file for oci-rlimit-hook.
+  std::string HooksDir(const std::string& stage) {
+    std::string hooks = dir_ / ("hooks-" + stage);
+    std::filesystem::create_directories(hooks);
+    Json file = {{"version", "1.0.0"},
+                 {"hook",
+                  {{"path", OurBinary("oci-rlimit-hook")},
+                   {"args", {"oci-rlimit-hook", "--config", ConfigPath(), stage}}}},
+                 {"when", {{"always", true}}},
+                 {"stages", {stage}}};
+    WriteFile(hooks + "/oci-rlimit.json", file.dump(2));
+    return hooks;
+  }
+
+  // `podman run -d ... sleep 60`; removed at the end of the test.
+  std::string StartDetached(const std::vector<std::string>& global,
+                            const std::vector<std::string>& flags) {
+    std::string name = UniqueId("podman");
+    std::vector<std::string> args = global;
+    args.insert(args.end(), {"run", "-d", "--network", "none", "--ulimit", "nofile=20000:20000",
+                             "--ulimit", "nproc=32768:32768", "--name", name});
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {std::string("localhost/") + kBusyboxImage, "sleep", "60"});
+    started_.push_back(name);
+    CmdResult r = podman_->Cmd(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return name;
+  }
+
+  std::optional<Limit> ExecMemlock(const std::vector<std::string>& global, const std::string& name,
+                                   const std::string& file) {
+    std::vector<std::string> args = global;
+    args.insert(args.end(), {"exec", name, "cat", file});
+    return MemlockOf(podman_->Cmd(args));
+  }
+
+  static inline std::unique_ptr<TempDir> suite_dir_;
+  static inline std::unique_ptr<Podman> podman_;
+  TempDir dir_;
+  std::vector<std::string> started_;
+};
+
+const std::vector<std::string> kRunc = {"--runtime", "runc"};
+
+TEST_F(PodmanTest, WrapperRuntimeSetsTheConfiguredLimit) {
+  AssertWrapperBuilt();
+  ASSERT_EQ(MemlockOf(podman_->Run(kRunc, {}, kCatLimits)), kHost) << "baseline: plain runc";
+  EXPECT_EQ(MemlockOf(podman_->Run({"--runtime", Wrapper()}, {}, kCatLimits)), kConfigured);
+}
+
+TEST_F(PodmanTest, WrapperRuntimeOverridesASameTypeUlimit) {
+  AssertWrapperBuilt();
+  ASSERT_EQ(MemlockOf(podman_->Run(kRunc, {"--ulimit", kUlimit}, kCatLimits)), kUlimitSeen)
+      << "baseline: plain runc";
+  EXPECT_EQ(MemlockOf(podman_->Run({"--runtime", Wrapper()}, {"--ulimit", kUlimit}, kCatLimits)),
+            kConfigured);
+}
+
+// Podman's exec process carries the container's rlimits list (nofile and
+// nproc here), so runc uses that list and the exec'd process would keep the
+// host's memlock without the wrapper's edit of the --process file.
+TEST_F(PodmanTest, ExecUnderTheWrapperRuntimeSeesTheConfiguredLimit) {
+  AssertWrapperBuilt();
+  std::string baseline = StartDetached(kRunc, {});
+  ASSERT_EQ(ExecMemlock(kRunc, baseline, "/proc/self/limits"), kHost) << "baseline: plain runc";
+  const std::vector<std::string> wrapper = {"--runtime", Wrapper()};
+  std::string name = StartDetached(wrapper, {});
+  EXPECT_EQ(ExecMemlock(wrapper, name, "/proc/1/limits"), kConfigured) << "the init process";
+  EXPECT_EQ(ExecMemlock(wrapper, name, "/proc/self/limits"), kConfigured) << "the exec'd process";
+}
+
+// Podman 4.3.1 does run precreate hooks (found by running it): the hook gets
+// the proposed spec on stdin and podman uses the spec it writes back. Being a
+// spec edit, it also beats a same-type --ulimit, even under runc.
+TEST_F(PodmanTest, PrecreateHookEditsTheSpec) {
+  std::vector<std::string> global = kRunc;
+  global.insert(global.end(), {"--hooks-dir", HooksDir("precreate")});
+  ASSERT_EQ(MemlockOf(podman_->Run(kRunc, {}, kCatLimits)), kHost) << "baseline: no hook";
+  EXPECT_EQ(MemlockOf(podman_->Run(global, {}, kCatLimits)), kConfigured);
+  EXPECT_EQ(MemlockOf(podman_->Run(global, {"--ulimit", kUlimit}, kCatLimits)), kConfigured)
+      << "with a same-type --ulimit";
+}
+
+TEST_F(PodmanTest, PrecreateHookWithABrokenConfigFailsTheRun) {
+  WriteFile(ConfigPath(), "rlimits = [\"memlok=1\"]\n");
+  std::vector<std::string> global = kRunc;
+  global.insert(global.end(), {"--hooks-dir", HooksDir("precreate")});
+  CmdResult r = podman_->Run(global, {}, kCatLimits);
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.out.find(kMemlock), std::string::npos) << "the container must not have run";
+}
+
+class PodmanCreateRuntimeHookTest : public PodmanTest,
+                                    public ::testing::WithParamInterface<std::string> {
+ protected:
+  std::vector<std::string> Runtime() {
+    if (GetParam() == "crun") return {"--runtime", CrunCommand(dir_.path())};
+    return kRunc;
+  }
+};
+
+TEST_P(PodmanCreateRuntimeHookTest, SetsTheConfiguredLimit) {
+  OCI_RLIMIT_REQUIRE(GetParam(), "unshare");
+  std::vector<std::string> global = Runtime();
+  ASSERT_EQ(MemlockOf(podman_->Run(global, {}, kCatLimits)), kHost) << "baseline: no hook";
+  global.insert(global.end(), {"--hooks-dir", HooksDir("createRuntime")});
+  EXPECT_EQ(MemlockOf(podman_->Run(global, {}, kCatLimits)), kConfigured);
+}
+
+// The notes' runc/crun difference, through podman: runc re-applies the
+// spec's same-type entry after the hooks, crun applies it before them.
+TEST_P(PodmanCreateRuntimeHookTest, SameTypeUlimit) {
+  OCI_RLIMIT_REQUIRE(GetParam(), "unshare");
+  std::vector<std::string> global = Runtime();
+  global.insert(global.end(), {"--hooks-dir", HooksDir("createRuntime")});
+  auto seen = MemlockOf(podman_->Run(global, {"--ulimit", kUlimit}, kCatLimits));
+  if (GetParam() == "runc") {
+    EXPECT_EQ(seen, kUlimitSeen) << "runc: the spec's value wins";
+  } else {
+    EXPECT_EQ(seen, kConfigured) << "crun: the hook's value wins";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtimes, PodmanCreateRuntimeHookTest, ::testing::Values("runc", "crun"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace ocirlimit::itest
