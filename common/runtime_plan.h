@@ -1,0 +1,78 @@
+// The pure decisions of oci-rlimit-runtime: which low-level runtime to run,
+// what to write into a bundle's config.json or an exec --process file, and
+// the runc-style JSON line that reports a failure to containerd and docker.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "error.h"
+#include "rlimit.h"
+#include "spec.h"
+
+namespace ocirlimit {
+
+// Identity of a file, so that a symlink or hard link to ourselves is seen
+// as ourselves.
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool operator==(const FileId&) const = default;
+};
+
+// The identity of an executable regular file, or nullopt.
+using ProbeExecutable = std::function<std::optional<FileId>(const std::string& path)>;
+
+// The first of `runtimes` that exists and is not `self`: an absolute path as
+// is, a bare name searched in the absolute directories of `path_env`. A name
+// whose first match on PATH is ourselves keeps searching later directories,
+// so a `runc` symlink to the wrapper in front of the real runc still works.
+Result<std::string> ResolveRuntime(const std::vector<std::string>& runtimes,
+                                   std::string_view path_env, const FileId& self,
+                                   const ProbeExecutable& probe);
+
+// How a runtime picks the rlimits of an exec'd process. runc: the process
+// file's list when it is non-empty, else the container's spec list. crun:
+// the process file's list only.
+enum class RuntimeFlavor { kRunc, kCrun };
+
+// By basename ("runc", "crun"), or nullopt when the name says nothing.
+std::optional<RuntimeFlavor> FlavorFromName(std::string_view path);
+// By the first word of `RUNTIME --version`. Anything but crun is taken to
+// behave like runc, whose rule keeps the container's limits.
+RuntimeFlavor FlavorFromVersion(std::string_view version_output);
+
+// config.json with `limits` merged into process.rlimits, or nullopt when
+// nothing is configured (the file is then left alone). `path` names the file
+// in errors.
+Result<std::optional<std::string>> MergeBundleSpec(std::string_view text, const std::string& path,
+                                                   const std::vector<Rlimit>& limits);
+
+// An exec --process file, parsed and checked.
+Result<Json> ParseProcessFile(std::string_view text, const std::string& path);
+
+// A non-empty process.rlimits list.
+bool ProcessHasRlimits(const Json& process);
+
+// True when the runtime would give the exec'd process the container's spec
+// rlimits, and adding ours would make it forget them.
+bool NeedsContainerRlimits(const Json& process, RuntimeFlavor flavor);
+
+// Merges `limits` into an exec process. With `container_spec` (runc, empty
+// process list) the container's process.rlimits are copied in first, so the
+// exec'd process keeps every limit runc would have given it.
+Status MergeExecProcess(Json& process, const std::string& path, const Json* container_spec,
+                        const std::vector<Rlimit>& limits);
+
+// The "bundle" of `RUNTIME state ID` output.
+Result<std::string> BundleFromState(std::string_view state_json, const std::string& id);
+
+// {"level":"error","msg":MSG,"time":TIME}, as runc writes with --log-format json.
+std::string ErrorLogLine(std::string_view rfc3339_time, std::string_view msg);
+
+}  // namespace ocirlimit

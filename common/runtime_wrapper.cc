@@ -1,0 +1,146 @@
+#include "runtime_wrapper.h"
+
+#include "runtime_args.h"
+
+namespace ocirlimit {
+namespace {
+
+constexpr size_t kMaxSpecBytes = 64 << 20;
+constexpr size_t kMaxProcessBytes = 16 << 20;
+constexpr size_t kMaxStateBytes = 1 << 20;
+// What execvp(3) searches when PATH is unset.
+constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+std::string Quote(const std::string& s) { return "\"" + s + "\""; }
+
+class Wrapper {
+ public:
+  Wrapper(const std::vector<std::string>& argv, RuntimeOps& ops) : argv_(argv), ops_(ops) {
+    if (argv_.empty()) argv_.emplace_back(kRuntimeName);
+  }
+
+  int Run() {
+    const std::vector<std::string> args(argv_.begin() + 1, argv_.end());
+    auto global = ParseGlobalFlags(args);
+    if (!global) return Fail(global.error());
+    global_ = *global;
+    auto cfg = ops_.LoadConfig();
+    if (!cfg) return Fail(cfg.error());
+    cfg_ = std::move(*cfg);
+    auto runtime = FindRuntime();
+    if (!runtime) return Fail(runtime.error());
+    runtime_ = *runtime;
+
+    Status edited = Ok{};
+    if (global_.command == RuntimeCommand::kCreate || global_.command == RuntimeCommand::kRun ||
+        global_.command == RuntimeCommand::kExec) {
+      auto flags = ParseCommandFlags(args, global_.subcommand_at + 1, global_.subcommand);
+      if (!flags) return Fail(flags.error());
+      edited = global_.command == RuntimeCommand::kExec ? EditProcess(*flags) : EditBundle(*flags);
+    }
+    if (!edited) return Fail(edited.error().Wrap(global_.subcommand));
+
+    std::vector<std::string> out = argv_;
+    out[0] = runtime_;
+    return Fail(ops_.Exec(runtime_, out));
+  }
+
+ private:
+  // One line on stderr and, for containerd and docker, one in the --log file.
+  int Fail(const Error& error) {
+    const std::string msg = std::string(kRuntimeName) + ": " + error.Text();
+    ops_.Stderr(msg);
+    if (!global_.log.empty() && global_.log_format == "json") {
+      if (auto logged = ops_.AppendLine(global_.log, ErrorLogLine(ops_.Now(), msg)); !logged) {
+        ops_.Stderr(std::string(kRuntimeName) + ": warning: " + logged.error().Text());
+      }
+    }
+    return 1;
+  }
+
+  Result<std::string> FindRuntime() {
+    auto self = ops_.Self();
+    if (!self) return self.error().Wrap("identify our own executable");
+    const std::string path = ops_.Getenv("PATH").value_or(kDefaultPath);
+    return ResolveRuntime(cfg_.runtimes, path, *self,
+                          [this](const std::string& p) { return ops_.Probe(p); });
+  }
+
+  Status EditBundle(const CommandFlags& flags) {
+    if (cfg_.rlimits.empty()) return Ok{};
+    const std::string path = flags.bundle + "/config.json";
+    auto text = ops_.ReadFile(path, kMaxSpecBytes);
+    if (!text) return text.error();
+    auto merged = MergeBundleSpec(*text, path, cfg_.rlimits);
+    if (!merged) return merged.error();
+    if (!*merged) return Ok{};
+    return ops_.ReplaceFile(path, **merged);
+  }
+
+  Status EditProcess(const CommandFlags& flags) {
+    if (cfg_.rlimits.empty() || flags.process.empty()) return Ok{};
+    auto text = ops_.ReadFile(flags.process, kMaxProcessBytes);
+    if (!text) return text.error();
+    auto process = ParseProcessFile(*text, flags.process);
+    if (!process) return process.error();
+    Json spec;
+    const Json* container = nullptr;
+    // Only an empty list makes the runtime's flavor matter, so only then is
+    // it asked.
+    if (!ProcessHasRlimits(*process)) {
+      auto flavor = Flavor();
+      if (!flavor) return flavor.error();
+      if (NeedsContainerRlimits(*process, *flavor)) {
+        auto loaded = ContainerSpec(flags.id);
+        if (!loaded) return loaded.error();
+        spec = std::move(*loaded);
+        container = &spec;
+      }
+    }
+    if (auto merged = MergeExecProcess(*process, flags.process, container, cfg_.rlimits); !merged) {
+      return merged.error();
+    }
+    return ops_.ReplaceFile(flags.process, process->dump());
+  }
+
+  Result<RuntimeFlavor> Flavor() {
+    if (auto by_name = FlavorFromName(runtime_)) return *by_name;
+    auto version = ops_.Output({runtime_, "--version"});
+    if (!version) return version.error().Wrap("tell runc from crun");
+    return FlavorFromVersion(*version);
+  }
+
+  // The container's config.json, found through `RUNTIME state ID`.
+  Result<Json> ContainerSpec(const std::string& id) {
+    if (id.empty()) return MakeError("no container id");
+    std::vector<std::string> argv = {runtime_};
+    if (!global_.root.empty()) argv.insert(argv.end(), {"--root", global_.root});
+    argv.insert(argv.end(), {"state", id});
+    auto state = ops_.Output(argv);
+    if (!state) return state.error().Wrap("find the bundle of container " + Quote(id));
+    if (state->size() > kMaxStateBytes) return MakeError("state of " + Quote(id) + " is too large");
+    auto bundle = BundleFromState(*state, id);
+    if (!bundle) return bundle.error();
+    const std::string path = *bundle + "/config.json";
+    auto text = ops_.ReadFile(path, kMaxSpecBytes);
+    if (!text) return text.error();
+    auto spec = ParseJsonObject(*text, Quote(path));
+    if (!spec) return spec.error();
+    if (auto rlimits = SpecRlimits(*spec); !rlimits) return rlimits.error().Wrap(Quote(path));
+    return spec;
+  }
+
+  std::vector<std::string> argv_;
+  RuntimeOps& ops_;
+  GlobalFlags global_;
+  Config cfg_;
+  std::string runtime_;
+};
+
+}  // namespace
+
+int RunRuntimeWrapper(const std::vector<std::string>& argv, RuntimeOps& ops) {
+  return Wrapper(argv, ops).Run();
+}
+
+}  // namespace ocirlimit
