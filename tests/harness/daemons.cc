@@ -346,9 +346,10 @@ CmdResult Containerd::Run(const std::string& id, const std::vector<std::string>&
   bool detach = std::find(flags.begin(), flags.end(), "-d") != flags.end();
   std::vector<std::string> args = {"run"};
   if (!detach) args.push_back("--rm");
-  args = Concat(args,
-                {"--fifo-dir", dir_ / "fifo", "--runc-root", dir_ / "runc", "--rootfs", rootfs_});
+  // --rootfs is a switch: the rootfs directory takes the image's place.
+  args = Concat(args, {"--rootfs", "--fifo-dir", dir_ / "fifo", "--runc-root", dir_ / "runc"});
   args = Concat(args, flags);
+  args.push_back(rootfs_);
   args.push_back(id);
   return Ctr(Concat(args, cmd));
 }

@@ -113,7 +113,7 @@ class Containerd {
 
   // `ctr -a SOCK args...`.
   CmdResult Ctr(const std::vector<std::string>& args, const RunOptions& opts = {});
-  // `ctr run [--rm unless -d] --fifo-dir F --runc-root R --rootfs ROOTFS [flags...] ID cmd...`.
+  // `ctr run [--rm unless -d] --rootfs --fifo-dir F --runc-root R [flags...] ROOTFS ID cmd...`.
   // `cmd` needs absolute paths (no image config to give a PATH).
   CmdResult Run(const std::string& id, const std::vector<std::string>& flags,
                 const std::vector<std::string>& cmd);

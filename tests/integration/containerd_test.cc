@@ -98,6 +98,12 @@ TEST_F(ContainerdTest, TaskExecSeesTheConfiguredLimit) {
       << "the init process";
   EXPECT_EQ(MemlockOf(containerd_->Exec(id, "self", kCatLimits)), kConfigured)
       << "the exec'd process";
+
+  // The same container, with nothing configured at exec time: the exec'd
+  // process does not inherit the init process's limit by itself.
+  WriteFile(ConfigPath(), "rlimits = []\n");
+  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "unedited", kCatLimits)), kHost)
+      << "an exec the wrapper did not edit";
 }
 
 TEST_F(ContainerdTest, BrokenConfigFailsTheRunWithOurMessage) {

@@ -168,16 +168,37 @@ TEST_P(PodmanCreateRuntimeHookTest, SetsTheConfiguredLimit) {
 }
 
 // The notes' runc/crun difference, through podman: runc re-applies the
-// spec's same-type entry after the hooks, crun applies it before them.
+// spec's same-type entry after the hooks, crun applies it before them. The
+// config keeps the --ulimit's hard limit, so runc can re-apply it.
 TEST_P(PodmanCreateRuntimeHookTest, SameTypeUlimit) {
   OCI_RLIMIT_REQUIRE(GetParam(), "unshare");
+  WriteFile(ConfigPath(), "rlimits = [\"memlock=1M:8M\"]\n");
   std::vector<std::string> global = Runtime();
   global.insert(global.end(), {"--hooks-dir", HooksDir("createRuntime")});
   auto seen = MemlockOf(podman_->Run(global, {"--ulimit", kUlimit}, kCatLimits));
   if (GetParam() == "runc") {
     EXPECT_EQ(seen, kUlimitSeen) << "runc: the spec's value wins";
   } else {
-    EXPECT_EQ(seen, kConfigured) << "crun: the hook's value wins";
+    EXPECT_EQ(seen, (Limit{1 << 20, 8 << 20})) << "crun: the hook's value wins";
+  }
+}
+
+// When the hook lowers the hard limit below the --ulimit's, runc cannot
+// re-apply the spec's entry (no CAP_SYS_RESOURCE) and the container does not
+// start at all; crun keeps the hook's value. Runtime mode and the precreate
+// hook edit the spec instead, and have neither problem.
+TEST_P(PodmanCreateRuntimeHookTest, SameTypeUlimitWithAHigherHardLimit) {
+  OCI_RLIMIT_REQUIRE(GetParam(), "unshare");
+  std::vector<std::string> global = Runtime();
+  global.insert(global.end(), {"--hooks-dir", HooksDir("createRuntime")});
+  CmdResult r = podman_->Run(global, {"--ulimit", kUlimit}, kCatLimits);
+  if (GetParam() == "runc") {
+    EXPECT_NE(r.status, 0);
+    EXPECT_EQ(r.out.find(kMemlock), std::string::npos) << "the container must not have run";
+    EXPECT_NE(r.err.find("error setting rlimit type 8: operation not permitted"), std::string::npos)
+        << r.err;
+  } else {
+    EXPECT_EQ(MemlockOf(r), kConfigured) << "crun: the hook's value wins";
   }
 }
 
