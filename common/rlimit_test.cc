@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
+
 namespace ocirlimit {
 namespace {
 
@@ -114,6 +116,86 @@ TEST(AllRlimits, HasAllSixteenWithUniqueResources) {
   for (const auto& info : AllRlimits()) {
     EXPECT_EQ(FindRlimitByResource(info.resource), &info);
     EXPECT_EQ(FindRlimit(info.spec_type), &info);
+  }
+}
+
+struct NameCase {
+  const char* name;
+  int resource;  // -1: not an rlimit
+};
+
+class FindRlimitTest : public ::testing::TestWithParam<NameCase> {};
+
+TEST_P(FindRlimitTest, AcceptsCaseAndPrefixVariants) {
+  const NameCase& c = GetParam();
+  const RlimitInfo* info = FindRlimit(c.name);
+  if (c.resource < 0) {
+    EXPECT_EQ(info, nullptr) << c.name;
+  } else {
+    ASSERT_NE(info, nullptr) << c.name;
+    EXPECT_EQ(info->resource, c.resource) << c.name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Language, FindRlimitTest,
+    ::testing::Values(NameCase{"memlock", RLIMIT_MEMLOCK}, NameCase{"MemLock", RLIMIT_MEMLOCK},
+                      NameCase{"RLIMIT_MEMLOCK", RLIMIT_MEMLOCK},
+                      NameCase{"Rlimit_Nofile", RLIMIT_NOFILE}, NameCase{"as", RLIMIT_AS},
+                      NameCase{"RLIMIT_", -1}, NameCase{"", -1}, NameCase{"mem lock", -1},
+                      NameCase{"RLIMIT_RLIMIT_CORE", -1}, NameCase{"nofiles", -1}));
+
+// Every limit that is not a byte count refuses a size suffix; every byte
+// count takes one.
+class SuffixPerLimit : public ::testing::TestWithParam<RlimitInfo> {};
+
+TEST_P(SuffixPerLimit, OnlyByteLimitsTakeSuffixes) {
+  const RlimitInfo& info = GetParam();
+  auto r = ParseRlimit(std::string(info.name) + "=2K");
+  if (info.bytes) {
+    ASSERT_TRUE(r.ok()) << info.name << ": " << r.error().Text();
+    EXPECT_EQ(r->soft, 2048u);
+  } else {
+    ASSERT_FALSE(r.ok()) << info.name;
+    EXPECT_NE(r.error().Text().find("not measured in bytes"), std::string::npos)
+        << r.error().Text();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SuffixPerLimit, ::testing::ValuesIn(AllRlimits()),
+                         [](const ::testing::TestParamInfo<RlimitInfo>& info) {
+                           return std::string(info.param.name);
+                         });
+
+TEST(AllRlimits, ByteLimitsAreExactlyTheIssuesList) {
+  std::vector<std::string> bytes;
+  for (const auto& info : AllRlimits()) {
+    if (info.bytes) bytes.emplace_back(info.name);
+  }
+  std::sort(bytes.begin(), bytes.end());
+  EXPECT_EQ(bytes, (std::vector<std::string>{"as", "core", "data", "fsize", "memlock", "msgqueue",
+                                             "rss", "stack"}));
+}
+
+TEST(ParseRlimitCsv, ReportsTheBadItem) {
+  auto r = ParseRlimitCsv("memlock=1,nofile=x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().Text().find("rlimit \"nofile=x\""), std::string::npos) << r.error().Text();
+  r = ParseRlimitCsv("memlock=1, memlock=2");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().Text().find("given twice"), std::string::npos) << r.error().Text();
+}
+
+TEST(FormatRlimit, UsesTheShortNameAndUnlimited) {
+  EXPECT_EQ(FormatRlimit({RLIMIT_MEMLOCK, 8 << 20, kInf}), "memlock=8388608:unlimited");
+  EXPECT_EQ(FormatRlimit({RLIMIT_NOFILE, 0, 0}), "nofile=0:0");
+  EXPECT_EQ(FormatLimitValue(kInf - 1), "18446744073709551614");
+  // What FormatRlimit writes, ParseRlimit reads back.
+  for (const auto& info : AllRlimits()) {
+    Rlimit r{info.resource, 7, kInf};
+    auto back = ParseRlimit(FormatRlimit(r));
+    ASSERT_TRUE(back.ok()) << back.error().Text();
+    EXPECT_EQ(*back, r);
   }
 }
 
