@@ -92,6 +92,11 @@ TEST_F(DockerTest, ExecIntoAWrapperContainerSeesTheConfiguredLimit) {
   std::string name = StartDetached({"--runtime", "oci-rlimit"});
   EXPECT_EQ(ExecMemlock(name, "/proc/1/limits"), kConfigured) << "the init process";
   EXPECT_EQ(ExecMemlock(name, "/proc/self/limits"), kConfigured) << "the exec'd process";
+
+  // The same container, with nothing configured at exec time: the exec'd
+  // process does not inherit the init process's limit by itself.
+  WriteFile(ConfigPath(), "rlimits = []\n");
+  EXPECT_EQ(ExecMemlock(name, "/proc/self/limits"), kHost) << "an exec the wrapper did not edit";
 }
 
 // With --ulimit, docker's stored spec (and so the exec process file) carries

@@ -127,6 +127,12 @@ TEST_F(PodmanTest, ExecUnderTheWrapperRuntimeSeesTheConfiguredLimit) {
   std::string name = StartDetached(wrapper, {});
   EXPECT_EQ(ExecMemlock(wrapper, name, "/proc/1/limits"), kConfigured) << "the init process";
   EXPECT_EQ(ExecMemlock(wrapper, name, "/proc/self/limits"), kConfigured) << "the exec'd process";
+
+  // The same container, with nothing configured at exec time: the exec'd
+  // process does not inherit the init process's limit by itself.
+  WriteFile(ConfigPath(), "rlimits = []\n");
+  EXPECT_EQ(ExecMemlock(wrapper, name, "/proc/self/limits"), kHost)
+      << "an exec the wrapper did not edit";
 }
 
 // Podman 4.3.1 does run precreate hooks (found by running it): the hook gets
@@ -141,6 +147,20 @@ TEST_F(PodmanTest, PrecreateHookEditsTheSpec) {
       << "with a same-type --ulimit";
 }
 
+TEST_F(PodmanTest, WrapperRuntimeWithABrokenConfigFailsTheRunWithOurMessage) {
+  AssertWrapperBuilt();
+  WriteFile(ConfigPath(), "rlimits = [\"memlok=1\"]\n");
+  CmdResult r = podman_->Run({"--runtime", Wrapper()}, {}, kCatLimits);
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.out.find(kMemlock), std::string::npos) << "the container must not have run";
+  EXPECT_NE(r.err.find("oci-rlimit-runtime: config \"" + ConfigPath() +
+                       "\": rlimits: rlimit \"memlok=1\": unknown name \"memlok\""),
+            std::string::npos)
+      << r.err;
+}
+
+// Podman 4.3.1 does not show a failing precreate hook's stderr: only the
+// hook's argv and exit status reach the user.
 TEST_F(PodmanTest, PrecreateHookWithABrokenConfigFailsTheRun) {
   WriteFile(ConfigPath(), "rlimits = [\"memlok=1\"]\n");
   std::vector<std::string> global = kRunc;
@@ -148,6 +168,10 @@ TEST_F(PodmanTest, PrecreateHookWithABrokenConfigFailsTheRun) {
   CmdResult r = podman_->Run(global, {}, kCatLimits);
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.out.find(kMemlock), std::string::npos) << "the container must not have run";
+  EXPECT_NE(r.err.find("setting up OCI Hooks: executing [oci-rlimit-hook --config " + ConfigPath() +
+                       " precreate]: exit status 1"),
+            std::string::npos)
+      << r.err;
 }
 
 class PodmanCreateRuntimeHookTest : public PodmanTest,
