@@ -21,6 +21,10 @@ class Linux final : public ProcessOps {
 
   Status CheckAlive(int pidfd) override {
     if (syscall(SYS_pidfd_send_signal, pidfd, 0, nullptr, 0) == 0) return Ok{};
+    // The kernel checks signal permission only on a process it found, so
+    // EPERM means alive. oci-prlimit-helper holds no CAP_KILL and gets it
+    // for a target of another uid (a user-namespaced container).
+    if (errno == EPERM) return Ok{};
     return MakeError("pidfd_send_signal", errno);
   }
 

@@ -331,6 +331,35 @@ TEST_F(HelperProcessTest, Refusals) {
   }
 }
 
+// A target of another uid, as in a user-namespaced container. The helper
+// holds no CAP_KILL, yet must still confirm the target alive; prlimit itself
+// then needs CAP_SYS_RESOURCE, which only some machines give us.
+TEST_F(HelperProcessTest, TargetOfAnotherUid) {
+  OCI_RLIMIT_REQUIRE("setpriv", "mkfifo");
+  ASSERT_EQ(chmod(dir_.path().c_str(), 0755), 0);
+  const bool sys_resource =
+      (StatusFields(ReadFile("/proc/self/status"))["CapEff"] >> kSysResourceBit & 1) != 0;
+  // The target writes to the FIFO only once it runs as uid 65534.
+  CmdResult r = Sh("D=" + dir_.path() + "; mkfifo -m 0666 $D/ready; " +
+                   "setpriv --reuid 65534 --regid 65534 --clear-groups "
+                   "sh -c 'echo > $0; exec sleep 1000' $D/ready & T=$!; read x < $D/ready; " +
+                   Helper() + " --pid $T memlock=1M:4M; echo rc=$?; grep Uid: /proc/$T/status; " +
+                   "cat /proc/$T/limits; kill $T");
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_NE(r.out.find("Uid:\t65534\t65534\t65534"), std::string::npos) << r.out;
+  if (sys_resource) {
+    EXPECT_NE(r.out.find("rc=0"), std::string::npos) << r.out << r.err;
+    EXPECT_EQ(LimitRow(r.out, kMemlock), (Limit{1 << 20, 4 << 20})) << r.out;
+  } else {
+    EXPECT_NE(r.out.find("rc=4"), std::string::npos) << r.out << r.err;
+    EXPECT_NE(r.err.find("memlock to 1048576:4194304: prlimit: Operation not permitted"),
+              std::string::npos)
+        << "the liveness check must not be what fails:\n"
+        << r.err;
+    EXPECT_EQ(LimitRow(r.out, kMemlock), kHost) << r.out;
+  }
+}
+
 TEST_F(HelperProcessTest, GetPrintsTheTargetsLimits) {
   CmdResult r = Sh("sleep 1000 & T=$!; prlimit --pid $T --memlock=1048576:2097152; " + Helper() +
                    " --get --pid $T; " + Helper() + " --get --json --pid $T; kill $T");
