@@ -5,12 +5,14 @@
 namespace ocirlimit {
 namespace {
 
-// Stages that run before user code, with the container's init pid in the
-// state. createContainer and later run inside the container or too late.
+// JSON string syntax: escapes newlines and quotes, and replaces invalid
+// UTF-8 instead of throwing.
 std::string Quoted(const std::string& s) {
   return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// Stages that run before user code, with the container's init pid in the
+// state. createContainer and later run inside the container or too late.
 bool IsApplyStage(const std::string& s) { return s == "prestart" || s == "createRuntime"; }
 
 }  // namespace
