@@ -25,8 +25,8 @@ ApplyFailure Classify(int err) {
   return ApplyFailure::kOther;
 }
 
-// Only ESRCH means the process exited; anything else (EPERM from a pidfd
-// we may not signal) must not be reported as a vanished container.
+// Only ESRCH means the process exited; any other failure is ours (a bad
+// pidfd, say) and must not be reported as a vanished container.
 Error NotAlive(const Error& e, const std::string& target, const std::string& when) {
   if (e.err == ESRCH) return MakeError(target + ": process exited " + when);
   return e.Wrap(target + ": cannot check that the process is alive");
