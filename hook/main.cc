@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "chain_exec.h"
 #include "common/apply.h"
+#include "common/chain.h"
 #include "common/files.h"
 #include "common/hook_logic.h"
 #include "common/state.h"
@@ -35,8 +37,15 @@ constexpr const char* kUsage =
     "$OCI_RLIMIT_RLIMITS and $NVIDIA_CONTAINER_RUNTIME_RLIMITS (\"memlock=unlimited,...\")\n"
     "override file entries of the same type.\n"
     "\n"
+    "Chain mode: with [hook] chain = \"/path/to/hook\" (or when run under the name\n"
+    "nvidia-container-runtime-hook, which chains to /usr/bin/nvidia-container-runtime-hook),\n"
+    "after setting the limits it execs that hook with the same argv, environment and\n"
+    "state bytes. It still chains when no rlimits are configured or when on-error =\n"
+    "\"warn\" excused a failure; a missing target, a chain to itself or a failed exec\n"
+    "always fails. precreate never chains.\n"
+    "\n"
     "Exit status: 0 applied, nothing configured, or on-error = \"warn\"; 1 failure;\n"
-    "2 usage error.\n";
+    "2 usage error. In chain mode, the chained hook's own status.\n";
 
 void Say(const std::string& msg) { std::cerr << kName << ": " << msg << "\n"; }
 
@@ -67,8 +76,7 @@ std::vector<std::string> SpecWarnings(const Config& cfg, const State& state) {
   return ConflictWarnings(FindConflicts(cfg.rlimits, *rlimits));
 }
 
-int RunApply(const Config& cfg) {
-  auto input = ReadFdBounded(STDIN_FILENO, kMaxStateBytes, kStdinTimeoutMs);
+int RunApply(const Config& cfg, const Result<std::string>& input) {
   if (cfg.rlimits.empty()) return 0;
   if (!input) return Failed(cfg, "read state from stdin: " + input.error().Text());
   auto state = ParseState(*input);
@@ -88,6 +96,34 @@ int RunApply(const Config& cfg) {
   }
   if (!error.empty()) return Failed(cfg, error);
   return 0;
+}
+
+// The chain target is checked before we touch the container, so a broken
+// chain changes nothing. Chain failures are fatal whatever on-error says: the
+// chained hook (NVIDIA's) is what gives the container its GPUs, and a
+// container started without them fails later and more obscurely.
+int RunApplyAndChain(const Config& cfg, char** argv) {
+  auto chain = ResolveChain(cfg.chain, argv[0] == nullptr ? "" : argv[0]);
+  if (!chain) return RunApply(cfg, ReadFdBounded(STDIN_FILENO, kMaxStateBytes, kStdinTimeoutMs));
+  auto self = StatFollow("/proc/self/exe");
+  if (!self) {
+    Say(self.error().Text());
+    return 1;
+  }
+  if (auto st = CheckChainTarget(*chain, StatFollow(chain->path), *self); !st) {
+    Say(st.error().Text());
+    return 1;
+  }
+  auto input = ReadFdBounded(STDIN_FILENO, kMaxStateBytes, kStdinTimeoutMs);
+  if (!input) {
+    Say("read state from stdin for the chained hook: " + input.error().Text());
+    return 1;
+  }
+  // With on-error = "fail", a failure has already failed the container; the
+  // chained hook would set up devices for a container that never starts.
+  if (int rc = RunApply(cfg, input); rc != 0) return rc;
+  Say(ExecWithStdin(chain->path, argv, *input).Wrap(chain->origin).Text());
+  return 1;
 }
 
 int RunPrecreate(const Config& cfg) {
@@ -127,7 +163,7 @@ int Main(int argc, char** argv) {
     return 1;
   }
   if (args->mode == HookMode::kPrecreate) return RunPrecreate(*cfg);
-  return RunApply(*cfg);
+  return RunApplyAndChain(*cfg, argv);
 }
 
 }  // namespace
