@@ -118,5 +118,25 @@ TEST_F(ContainerdTest, BrokenConfigFailsTheRunWithOurMessage) {
   EXPECT_NE(shown.find("unknown name \"memlok\""), std::string::npos) << r.err;
 }
 
+// Raising a soft limit up to the hard one needs no CAP_SYS_RESOURCE, so it
+// is the raise this sandbox can prove: containerd (and so the shim and the
+// runtime) starts with memlock 1M:8M.
+TEST(ContainerdRaiseTest, WrapperRaisesTheSoftLimitUpToTheHardOne) {
+  OCI_RLIMIT_REQUIRE("containerd", "ctr", "runc", "containerd-shim-runc-v2", "prlimit");
+  ASSERT_TRUE(Which(OurBinary("oci-rlimit-runtime"))) << "oci-rlimit-runtime has not been built";
+  TempDir dir;
+  WriteFile(dir / "config.toml", "rlimits = [\"memlock=8M\"]\n");
+  DaemonOptions opts;
+  opts.env = {"OCI_RLIMIT_CONFIG=" + (dir / "config.toml")};
+  opts.prefix = {"prlimit", "--memlock=1048576:8388608"};
+  Containerd containerd(opts);
+  ASSERT_TRUE(containerd.ok()) << containerd.error();
+  ASSERT_EQ(MemlockOf(containerd.Run(UniqueId("ctr"), {}, kCatLimits)), (Limit{1 << 20, 8 << 20}))
+      << "baseline: the shim's own runc";
+  EXPECT_EQ(MemlockOf(containerd.Run(
+                UniqueId("ctr"), {"--runc-binary", OurBinary("oci-rlimit-runtime")}, kCatLimits)),
+            (Limit{8 << 20, 8 << 20}));
+}
+
 }  // namespace
 }  // namespace ocirlimit::itest
