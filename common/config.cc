@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "text.h"
+#include "toml_guard.h"
 
 namespace ocirlimit {
 namespace {
@@ -141,12 +142,15 @@ Result<Config> ParseConfig(std::string_view toml_text, const std::string& source
   Config cfg;
   cfg.source = source;
   std::string where = "config " + Quote(source);
+  if (auto guard = CheckTomlSafeText(toml_text); !guard) {
+    return guard.error().Wrap(where);
+  }
   toml::table root;
   try {
     root = toml::parse(toml_text, source);
   } catch (const toml::parse_error& err) {
     std::ostringstream os;
-    os << where << ": line " << err.source().begin.line << ": " << err.description();
+    os << where << ": line " << err.source().begin.line << ": " << OneLine(err.description());
     return MakeError(os.str());
   }
   if (auto st = ParseTopLevel(root, cfg); !st) return st.error().Wrap(where);
