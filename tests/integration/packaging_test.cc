@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "daemons.h"
 #include "harness.h"
@@ -87,6 +88,131 @@ TEST_P(PodmanHooksDirTest, PackagedDefaultConfigChangesNothing) {
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, PodmanHooksDirTest, ::testing::Values("runc", "crun"),
                          [](const auto& info) { return info.param; });
+
+constexpr const char* kPackage = "oci-rlimit";
+constexpr const char* kEtcDir = "/etc/oci-rlimit";
+constexpr const char* kConffile = "/etc/oci-rlimit/config.toml";
+
+bool PackageInstalled() {
+  CmdResult r = RunCmd({"dpkg-query", "-W", "-f=${Status}", kPackage});
+  return r.status == 0 && r.out.find("installed") != std::string::npos &&
+         r.out.find("not-installed") == std::string::npos;
+}
+
+bool Exists(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(path, ec));
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+// The .deb built by CPack from this build tree, installed on this machine
+// with dpkg, used by rootful podman through its default hooks dirs (no
+// --hooks-dir), then removed and purged. TearDown purges whatever happens.
+class DebPackageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    OCI_RLIMIT_REQUIRE("dpkg", "dpkg-deb", "cpack", "podman", "runc");
+    ASSERT_FALSE(PackageInstalled()) << kPackage << " is already installed here; not ours to touch";
+    ASSERT_FALSE(Exists(kEtcDir)) << kEtcDir << " exists without the package; not ours to touch";
+    armed_ = true;
+  }
+  void TearDown() override {
+    if (armed_ && PackageInstalled()) RunCmd({"dpkg", "--purge", kPackage});
+  }
+
+  // `cpack` with the build's config, staging and output in our temp dir.
+  std::string BuildDeb() {
+    CmdResult r =
+        RunCmd({"cpack", "-G", "DEB", "--config",
+                std::string(OCI_RLIMIT_BUILD_DIR) + "/CPackConfig.cmake", "-B", dir_ / "cpack"});
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    for (const auto& e : fs::directory_iterator(dir_ / "cpack")) {
+      if (e.path().extension() == ".deb") return e.path().string();
+    }
+    ADD_FAILURE() << "cpack made no .deb: " << r.out;
+    return "";
+  }
+
+  CmdResult Dpkg(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"dpkg"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunOptions opts;
+    opts.env = {"DEBIAN_FRONTEND=noninteractive"};
+    return RunCmd(argv, opts);
+  }
+
+  std::optional<Limit> PodmanMemlock(Podman& podman) {
+    CmdResult r = podman.Run({"--runtime", *Which("runc")}, {}, kCatLimits);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return LimitRow(r.out, kMemlock);
+  }
+
+  TempDir dir_;
+  bool armed_ = false;
+};
+
+TEST_F(DebPackageTest, InstallUseRemovePurge) {
+  const std::string deb = BuildDeb();
+  ASSERT_FALSE(deb.empty());
+  CmdResult conffiles = RunCmd({"dpkg-deb", "-I", deb, "conffiles"});
+  EXPECT_EQ(conffiles.out, std::string(kConffile) + "\n");
+
+  Podman podman;  // imported before install, so the package's hook sees only `run`
+  ASSERT_TRUE(podman.ok()) << podman.error();
+
+  CmdResult installed = Dpkg({"-i", deb});
+  ASSERT_EQ(installed.status, 0) << installed.out << installed.err;
+  EXPECT_EQ(installed.err, "");
+  std::vector<std::string> files = Lines(Dpkg({"-L", kPackage}).out);
+  for (const std::string want :
+       {"/usr/bin/oci-rlimit-hook", kConffile, "/usr/share/containers/oci/hooks.d/oci-rlimit.json",
+        "/usr/lib/oci-rlimit/shim/nvidia-container-runtime-hook",
+        "/usr/share/oci-rlimit/docker/oci-rlimit.conf", "/usr/share/man/man1/oci-rlimit-hook.1.gz",
+        "/usr/share/doc/oci-rlimit/README.md"}) {
+    EXPECT_NE(std::find(files.begin(), files.end(), want), files.end()) << want;
+    EXPECT_TRUE(Exists(want)) << want;
+  }
+  EXPECT_EQ(fs::canonical("/usr/lib/oci-rlimit/shim/nvidia-container-runtime-hook"),
+            "/usr/bin/oci-rlimit-hook");
+  EXPECT_FALSE(Exists("/etc/systemd/system/docker.service.d/oci-rlimit.conf"))
+      << "the docker drop-in must not be enabled by installing";
+
+  EXPECT_EQ(PodmanMemlock(podman), kHost) << "the packaged config must change nothing";
+  const std::string shipped = ReadFile(kConffile);
+  WriteFile(kConffile, "rlimits = [\"memlock=1M:4M\"]\n");
+  EXPECT_EQ(PodmanMemlock(podman), kConfigured) << "podman's default hooks dir, our config";
+  WriteFile(kConffile, shipped);
+
+  // Directories may be shared (/usr/bin, ...); every file is ours.
+  std::vector<std::string> ours;
+  for (const auto& f : files) {
+    if (!fs::is_directory(fs::symlink_status(f))) ours.push_back(f);
+  }
+  CmdResult removed = Dpkg({"-r", kPackage});
+  ASSERT_EQ(removed.status, 0) << removed.err;
+  EXPECT_EQ(removed.err, "");
+  EXPECT_FALSE(Exists("/usr/bin/oci-rlimit-hook"));
+  EXPECT_TRUE(Exists(kConffile)) << "remove keeps conffiles";
+  EXPECT_EQ(PodmanMemlock(podman), kHost);
+
+  CmdResult purged = Dpkg({"-P", kPackage});
+  ASSERT_EQ(purged.status, 0) << purged.err;
+  EXPECT_EQ(purged.err, "");
+  EXPECT_FALSE(PackageInstalled());
+  for (const auto& f : ours) EXPECT_FALSE(Exists(f)) << f << " left after purge";
+  for (const char* dir :
+       {kEtcDir, "/usr/lib/oci-rlimit", "/usr/share/oci-rlimit", "/usr/share/doc/oci-rlimit"}) {
+    EXPECT_FALSE(Exists(dir)) << dir << " left after purge";
+  }
+}
 
 }  // namespace
 }  // namespace ocirlimit::itest
