@@ -135,13 +135,15 @@ class Containerd {
 };
 
 // Rootful podman with every piece of state in its own TempDir and the busybox
-// image imported as localhost/bb:latest. Podman gives the OCI runtime only
-// the environment listed in containers.conf conmon_env_vars, so `conmon_env`
-// lands there (through $CONTAINERS_CONF).
+// image imported as localhost/bb:latest. Podman runs the OCI runtime with
+// a curated environment: conmon's `create` and `exec` get only containers.conf
+// conmon_env_vars, and podman's own `start`, `kill` and `delete` get neither
+// podman's environment nor those. `conmon_env` goes into conmon_env_vars
+// (through $CONTAINERS_CONF).
 class Podman {
  public:
   struct Options {
-    std::vector<std::string> conmon_env;  // NAME=VALUE entries for conmon and the runtime
+    std::vector<std::string> conmon_env;  // NAME=VALUE entries for conmon's runtime calls
   };
   explicit Podman(const Options& opts);
   Podman() : Podman(Options{}) {}

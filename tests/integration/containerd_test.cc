@@ -106,6 +106,27 @@ TEST_F(ContainerdTest, TaskExecSeesTheConfiguredLimit) {
       << "an exec the wrapper did not edit";
 }
 
+// The wrapper in front of crun: config [runtime] runtimes names the
+// harness's crun command. crun applies only the exec process file's list.
+TEST_F(ContainerdTest, WrapperOverCrunRunAndTaskExec) {
+  AssertWrapperBuilt();
+  OCI_RLIMIT_REQUIRE("crun", "unshare");
+  TempDir dir;
+  const std::string runtimes = "[runtime]\nruntimes = [\"" + CrunCommand(dir.path()) + "\"]\n";
+  WriteFile(ConfigPath(), std::string(kGoodConfig) + runtimes);
+  const std::vector<std::string> wrapper = {"--runc-binary", Wrapper()};
+  EXPECT_EQ(MemlockOf(RunOnce(wrapper)), kConfigured);
+
+  std::string id = StartDetached(wrapper);
+  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "init", {"/bin/cat", "/proc/1/limits"})), kConfigured)
+      << "the init process";
+  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "self", kCatLimits)), kConfigured)
+      << "the exec'd process";
+  WriteFile(ConfigPath(), "rlimits = []\n" + runtimes);
+  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "unedited", kCatLimits)), kHost)
+      << "an exec the wrapper did not edit";
+}
+
 TEST_F(ContainerdTest, BrokenConfigFailsTheRunWithOurMessage) {
   AssertWrapperBuilt();
   WriteFile(ConfigPath(), "rlimits = [\"memlok=1\"]\n");
