@@ -137,7 +137,7 @@ class Containerd {
 // Rootful podman with every piece of state in its own TempDir and the busybox
 // image imported as localhost/bb:latest. Podman runs the OCI runtime with
 // a curated environment: conmon's `create` and `exec` get only containers.conf
-// conmon_env_vars, and podman's own `start`, `kill` and `delete` get neither
+// conmon_env_vars, and podman's own `start` and `delete` get neither
 // podman's environment nor those. `conmon_env` goes into conmon_env_vars
 // (through $CONTAINERS_CONF).
 class Podman {
