@@ -30,6 +30,7 @@ constexpr auto kStopTimeout = std::chrono::seconds(60);
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
 
 constexpr const char* kShimSocketDir = "/run/containerd/s";
+constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
 
 // Paths the daemons create outside the dirs we give them, in removal order:
 // files first, then directories deepest first.
@@ -111,6 +112,18 @@ void StopForeign(pid_t pid, const std::string& must_mention) {
   while (kill(pid, 0) == 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(kPollInterval);
   }
+}
+
+// Live processes whose command line mentions `text` (zombies have none).
+std::vector<pid_t> ProcessesMentioning(const std::string& text) {
+  std::vector<pid_t> out;
+  for (const auto& entry : DirEntries("/proc")) {
+    std::string name = fs::path(entry).filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = ReadFile(entry + "/cmdline");
+    if (cmdline.find(text) != std::string::npos) out.push_back(std::atoi(name.c_str()));
+  }
+  return out;
 }
 
 std::string TarRootfs(const TempDir& dir, std::string* error) {
@@ -201,7 +214,15 @@ void BackgroundProcess::Stop() {
 // ---------------------------------------------------------------------------
 
 HostLeftovers::HostLeftovers() {
-  for (const auto& p : WatchedHostPaths()) {
+  std::vector<std::string> watched = WatchedHostPaths();
+  // Parent cgroups the daemons create in every hierarchy: docker's /docker,
+  // ctr's /default (namespace), podman's /libpod_parent.
+  for (const auto& hierarchy : DirEntries(kCgroupRoot)) {
+    for (const char* sub : {"/docker", "/default", "/libpod_parent/conmon", "/libpod_parent"}) {
+      watched.push_back(hierarchy + sub);
+    }
+  }
+  for (const auto& p : watched) {
     std::error_code ec;
     if (!fs::exists(fs::symlink_status(p, ec))) absent_.push_back(p);
   }
@@ -218,7 +239,7 @@ HostLeftovers::~HostLeftovers() {
     struct stat st {};
     if (lstat(p.c_str(), &st) != 0) continue;
     if (S_ISDIR(st.st_mode)) {
-      rmdir(p.c_str());  // only when empty: anything inside is someone's
+      rmdir(p.c_str());  // only when empty (a cgroup: no children, no tasks)
     } else {
       unlink(p.c_str());
     }
@@ -388,7 +409,15 @@ Podman::Podman(const Options& opts) {
   if (CmdResult r = Cmd(import); r.status != 0) error_ = Describe(import, r);
 }
 
-Podman::~Podman() { Cmd({"rm", "--all", "--force", "--time", "0"}); }
+Podman::~Podman() {
+  Cmd({"rm", "--all", "--force", "--time", "0"});
+  // conmon's exit command (`podman container cleanup`, then `runc delete`)
+  // runs after `podman run --rm` returns; let it finish before the clean-up.
+  auto deadline = std::chrono::steady_clock::now() + kStopTimeout;
+  while (!ProcessesMentioning(dir_.path()).empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
 
 CmdResult Podman::Cmd(const std::vector<std::string>& args, const RunOptions& opts) {
   RunOptions o = opts;

@@ -48,8 +48,8 @@ class BackgroundProcess {
 
 // Host paths that dockerd, containerd, runc and podman create outside the
 // state dirs we give them. Records what exists at construction; on
-// destruction removes what appeared since (files we know, directories only
-// when empty, shim sockets only when nobody listens on them).
+// destruction removes what appeared since (files we know, directories and
+// parent cgroups only when empty, shim sockets only when nobody listens).
 class HostLeftovers {
  public:
   HostLeftovers();

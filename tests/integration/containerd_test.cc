@@ -49,6 +49,8 @@ class ContainerdTest : public ::testing::Test {
 
   void TearDown() override {
     for (const auto& id : started_) containerd_->Remove(id);
+    // The suite's daemon outlives the test: leave it a config its runtime calls can use.
+    if (suite_dir_) WriteFile(ConfigPath(), kGoodConfig);
   }
 
   static std::string ConfigPath() { return *suite_dir_ / "config.toml"; }
@@ -111,8 +113,9 @@ TEST_F(ContainerdTest, TaskExecSeesTheConfiguredLimit) {
 TEST_F(ContainerdTest, WrapperOverCrunRunAndTaskExec) {
   AssertWrapperBuilt();
   OCI_RLIMIT_REQUIRE("crun", "unshare");
-  TempDir dir;
-  const std::string runtimes = "[runtime]\nruntimes = [\"" + CrunCommand(dir.path()) + "\"]\n";
+  // In the suite's dir: TearDown's kill and delete go through it too.
+  const std::string crun = CrunCommand(suite_dir_->path());
+  const std::string runtimes = "[runtime]\nruntimes = [\"" + crun + "\"]\n";
   WriteFile(ConfigPath(), std::string(kGoodConfig) + runtimes);
   const std::vector<std::string> wrapper = {"--runc-binary", Wrapper()};
   EXPECT_EQ(MemlockOf(RunOnce(wrapper)), kConfigured);

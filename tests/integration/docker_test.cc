@@ -74,6 +74,8 @@ class DockerTest : public ::testing::Test {
 
   void TearDown() override {
     for (const auto& name : started_) dockerd_->Docker({"rm", "-f", name});
+    // The suite's daemon outlives the test: leave it a config its runtime calls can use.
+    if (suite_dir_) WriteFile(ConfigPath(), kGoodConfig);
   }
 
   static inline std::unique_ptr<TempDir> suite_dir_;

@@ -50,6 +50,8 @@ class PodmanTest : public ::testing::Test {
 
   void TearDown() override {
     for (const auto& name : started_) podman_->Cmd({"rm", "--force", "--time", "0", name});
+    // The suite's daemon outlives the test: leave it a config its runtime calls can use.
+    if (suite_dir_) WriteFile(ConfigPath(), kGoodConfig);
   }
 
   static std::string ConfigPath() { return *suite_dir_ / "config.toml"; }
