@@ -37,8 +37,8 @@ struct Case {
 double RunOnce(Case& c) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, c.stdin_file.empty() ? "/dev/null" : c.stdin_file.c_str(),
-                                   O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(
+      &fa, 0, c.stdin_file.empty() ? "/dev/null" : c.stdin_file.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   std::vector<char*> argv;
   for (auto& a : c.argv) argv.push_back(a.data());
@@ -124,8 +124,8 @@ int main(int argc, char** argv) {
           "\"ratio\":%.3f,\"max_rss_kib\":%ld}\n",
           c.name.c_str(), runs, med, *lo, *hi, med / base, c.max_rss_kib);
     } else {
-      std::printf("| %s | %.2f ms | %.2f–%.2f ms | %.2fx | %ld KiB |\n", c.name.c_str(),
-                  med / 1000, *lo / 1000, *hi / 1000, med / base, c.max_rss_kib);
+      std::printf("| %s | %.2f ms | %.2f–%.2f ms | %.2fx | %ld KiB |\n", c.name.c_str(), med / 1000,
+                  *lo / 1000, *hi / 1000, med / base, c.max_rss_kib);
     }
   }
   return 0;
