@@ -25,9 +25,6 @@ class RuntimeOps {
   virtual Result<std::string> ReadFile(const std::string& path, size_t max_bytes) = 0;
   virtual Status ReplaceFile(const std::string& path, const std::string& content) = 0;
   virtual Status AppendLine(const std::string& path, const std::string& line) = 0;
-  // Runs argv to completion and returns its stdout; a non-zero exit is an
-  // error carrying its stderr.
-  virtual Result<std::string> Output(const std::vector<std::string>& argv) = 0;
   virtual std::string Now() = 0;  // RFC 3339, UTC
   virtual void Stderr(const std::string& line) = 0;
   // execv(2); returns only when it failed.

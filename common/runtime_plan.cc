@@ -5,11 +5,6 @@ namespace {
 
 std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
-std::string_view BaseName(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 std::vector<std::string> SplitPath(std::string_view path_env) {
   std::vector<std::string> dirs;
   size_t start = 0;
@@ -65,18 +60,6 @@ Result<std::string> ResolveRuntime(const std::vector<std::string>& runtimes,
       ": none is an executable other than oci-rlimit-runtime (PATH=" + std::string(path_env) + ")");
 }
 
-std::optional<RuntimeFlavor> FlavorFromName(std::string_view path) {
-  std::string_view base = BaseName(path);
-  if (base == "runc") return RuntimeFlavor::kRunc;
-  if (base == "crun") return RuntimeFlavor::kCrun;
-  return std::nullopt;
-}
-
-RuntimeFlavor FlavorFromVersion(std::string_view version_output) {
-  std::string_view first = version_output.substr(0, version_output.find_first_of(" \t\n"));
-  return first == "crun" ? RuntimeFlavor::kCrun : RuntimeFlavor::kRunc;
-}
-
 Result<std::optional<std::string>> MergeBundleSpec(std::string_view text, const std::string& path,
                                                    const std::vector<Rlimit>& limits) {
   if (limits.empty()) return std::optional<std::string>();
@@ -96,39 +79,8 @@ Result<Json> ParseProcessFile(std::string_view text, const std::string& path) {
   return process;
 }
 
-bool ProcessHasRlimits(const Json& process) {
-  auto it = process.find("rlimits");
-  return it != process.end() && it->is_array() && !it->empty();
-}
-
-bool NeedsContainerRlimits(const Json& process, RuntimeFlavor flavor) {
-  return flavor == RuntimeFlavor::kRunc && !ProcessHasRlimits(process);
-}
-
-Status MergeExecProcess(Json& process, const std::string& path, const Json* container_spec,
-                        const std::vector<Rlimit>& limits) {
-  if (container_spec != nullptr) {
-    if (auto valid = SpecRlimits(*container_spec); !valid) {
-      return valid.error().Wrap("container spec");
-    }
-    auto p = container_spec->find("process");
-    if (p != container_spec->end() && p->is_object()) {
-      auto list = p->find("rlimits");
-      if (list != p->end() && !list->is_null()) process["rlimits"] = *list;
-    }
-  }
+Status MergeExecProcess(Json& process, const std::string& path, const std::vector<Rlimit>& limits) {
   return MergeProcessRlimits(process, limits, ProcessWhere(path));
-}
-
-Result<std::string> BundleFromState(std::string_view state_json, const std::string& id) {
-  const std::string what = "state of container " + Quote(id);
-  auto state = ParseJsonObject(state_json, what);
-  if (!state) return state.error();
-  auto b = state->find("bundle");
-  if (b == state->end() || !b->is_string() || b->get<std::string>().empty()) {
-    return MakeError(what + ": no \"bundle\"");
-  }
-  return b->get<std::string>();
 }
 
 std::string ErrorLogLine(std::string_view rfc3339_time, std::string_view msg) {

@@ -36,17 +36,6 @@ Result<std::string> ResolveRuntime(const std::vector<std::string>& runtimes,
                                    std::string_view path_env, const FileId& self,
                                    const ProbeExecutable& probe);
 
-// How a runtime picks the rlimits of an exec'd process. runc: the process
-// file's list when it is non-empty, else the container's spec list. crun:
-// the process file's list only.
-enum class RuntimeFlavor { kRunc, kCrun };
-
-// By basename ("runc", "crun"), or nullopt when the name says nothing.
-std::optional<RuntimeFlavor> FlavorFromName(std::string_view path);
-// By the first word of `RUNTIME --version`. Anything but crun is taken to
-// behave like runc, whose rule keeps the container's limits.
-RuntimeFlavor FlavorFromVersion(std::string_view version_output);
-
 // config.json with `limits` merged into process.rlimits, or nullopt when
 // nothing is configured (the file is then left alone). `path` names the file
 // in errors.
@@ -56,21 +45,11 @@ Result<std::optional<std::string>> MergeBundleSpec(std::string_view text, const 
 // An exec --process file, parsed and checked.
 Result<Json> ParseProcessFile(std::string_view text, const std::string& path);
 
-// A non-empty process.rlimits list.
-bool ProcessHasRlimits(const Json& process);
-
-// True when the runtime would give the exec'd process the container's spec
-// rlimits, and adding ours would make it forget them.
-bool NeedsContainerRlimits(const Json& process, RuntimeFlavor flavor);
-
-// Merges `limits` into an exec process. With `container_spec` (runc, empty
-// process list) the container's process.rlimits are copied in first, so the
-// exec'd process keeps every limit runc would have given it.
-Status MergeExecProcess(Json& process, const std::string& path, const Json* container_spec,
-                        const std::vector<Rlimit>& limits);
-
-// The "bundle" of `RUNTIME state ID` output.
-Result<std::string> BundleFromState(std::string_view state_json, const std::string& id);
+// Merges `limits` into an exec --process file's process. runc 1.1 and crun
+// 1.8 both give the exec'd process exactly the file's list (an empty or
+// missing list means the caller's own limits, not the container's: see
+// docs/runtime-mode.md), so this adds ours and changes nothing else.
+Status MergeExecProcess(Json& process, const std::string& path, const std::vector<Rlimit>& limits);
 
 // {"level":"error","msg":MSG,"time":TIME}, as runc writes with --log-format json.
 std::string ErrorLogLine(std::string_view rfc3339_time, std::string_view msg);

@@ -7,11 +7,9 @@ namespace {
 
 constexpr size_t kMaxSpecBytes = 64 << 20;
 constexpr size_t kMaxProcessBytes = 16 << 20;
-constexpr size_t kMaxStateBytes = 1 << 20;
 // What execvp(3) searches when PATH is unset.
 constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-std::string Quote(const std::string& s) { return "\"" + s + "\""; }
 
 class Wrapper {
  public:
@@ -83,51 +81,10 @@ class Wrapper {
     if (!text) return text.error();
     auto process = ParseProcessFile(*text, flags.process);
     if (!process) return process.error();
-    Json spec;
-    const Json* container = nullptr;
-    // Only an empty list makes the runtime's flavor matter, so only then is
-    // it asked.
-    if (!ProcessHasRlimits(*process)) {
-      auto flavor = Flavor();
-      if (!flavor) return flavor.error();
-      if (NeedsContainerRlimits(*process, *flavor)) {
-        auto loaded = ContainerSpec(flags.id);
-        if (!loaded) return loaded.error();
-        spec = std::move(*loaded);
-        container = &spec;
-      }
-    }
-    if (auto merged = MergeExecProcess(*process, flags.process, container, cfg_.rlimits); !merged) {
+    if (auto merged = MergeExecProcess(*process, flags.process, cfg_.rlimits); !merged) {
       return merged.error();
     }
     return ops_.ReplaceFile(flags.process, process->dump());
-  }
-
-  Result<RuntimeFlavor> Flavor() {
-    if (auto by_name = FlavorFromName(runtime_)) return *by_name;
-    auto version = ops_.Output({runtime_, "--version"});
-    if (!version) return version.error().Wrap("tell runc from crun");
-    return FlavorFromVersion(*version);
-  }
-
-  // The container's config.json, found through `RUNTIME state ID`.
-  Result<Json> ContainerSpec(const std::string& id) {
-    if (id.empty()) return MakeError("no container id");
-    std::vector<std::string> argv = {runtime_};
-    if (!global_.root.empty()) argv.insert(argv.end(), {"--root", global_.root});
-    argv.insert(argv.end(), {"state", id});
-    auto state = ops_.Output(argv);
-    if (!state) return state.error().Wrap("find the bundle of container " + Quote(id));
-    if (state->size() > kMaxStateBytes) return MakeError("state of " + Quote(id) + " is too large");
-    auto bundle = BundleFromState(*state, id);
-    if (!bundle) return bundle.error();
-    const std::string path = *bundle + "/config.json";
-    auto text = ops_.ReadFile(path, kMaxSpecBytes);
-    if (!text) return text.error();
-    auto spec = ParseJsonObject(*text, Quote(path));
-    if (!spec) return spec.error();
-    if (auto rlimits = SpecRlimits(*spec); !rlimits) return rlimits.error().Wrap(Quote(path));
-    return spec;
   }
 
   std::vector<std::string> argv_;
