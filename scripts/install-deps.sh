@@ -6,7 +6,7 @@ set -euo pipefail
 build=(build-essential cmake ninja-build pkg-config git
        nlohmann-json3-dev libtomlplusplus-dev libcap-dev googletest libgtest-dev libgmock-dev)
 runtimes=(runc crun podman docker.io containerd busybox-static util-linux libcap2-bin
-          iproute2 hyperfine jq clang-format clang-tidy python3-yaml shellcheck)
+          iproute2 hyperfine jq clang-format clang-tidy clang libclang-rt-14-dev python3-yaml shellcheck)
 
 case "${1:-all}" in
   build) want=("${build[@]}") ;;
