@@ -10,7 +10,6 @@ constexpr size_t kMaxProcessBytes = 16 << 20;
 // What execvp(3) searches when PATH is unset.
 constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-
 class Wrapper {
  public:
   Wrapper(const std::vector<std::string>& argv, RuntimeOps& ops) : argv_(argv), ops_(ops) {
