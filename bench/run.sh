@@ -13,21 +13,64 @@ cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DOCI_RLIMIT_BUI
 cmake --build build-release >/dev/null
 bin=$PWD/build-release/bin
 
-work=$(mktemp -d /tmp/oci-rlimit-bench.XXXXXX)
-cleanup() { [[ -n ${target:-} ]] && kill "$target" 2>/dev/null; rm -rf "$work"; }
+# On the root filesystem (not a tmpfs), as containerd's and podman's bundles
+# usually are: the wrapper's fsync of config.json is part of what is measured.
+work=$(mktemp -d /var/tmp/oci-rlimit-bench.XXXXXX)
+cleanup() {
+  [[ -n ${target:-} ]] && kill "$target" 2>/dev/null
+  # `runc run` without --detach deletes its container; this only catches an
+  # interrupted run.
+  if [[ -d $work/runc-root ]]; then
+    for id in $(runc --root "$work/runc-root" list -q 2>/dev/null); do
+      runc --root "$work/runc-root" delete -f "$id" >/dev/null 2>&1 || true
+    done
+  fi
+  rm -rf "$work"
+}
 trap cleanup EXIT
+
+header() {
+  echo "| command | median | min–max | ratio to baseline | over baseline | peak RSS |"
+  echo "|---|---|---|---|---|---|"
+}
 
 echo "# oci-rlimit benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -r), $runs runs after warm-up"
 echo
+echo "Load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
 
-# --- the hook against util-linux prlimit ------------------------------------
+# --- fixtures ----------------------------------------------------------------
+printf 'rlimits = ["memlock=4M:8M"]\n' >"$work/config.toml"
+# A busybox rootfs, shared read-only by every bundle.
+mkdir -p "$work/rootfs/bin" "$work/rootfs/proc" "$work/rootfs/sys" "$work/rootfs/dev" "$work/rootfs/tmp"
+cp /bin/busybox "$work/rootfs/bin/busybox"
+for tool in sh true cat; do ln -s busybox "$work/rootfs/bin/$tool"; done
+# The plain bundle: `runc spec`, running /bin/true.
+mkdir -p "$work/plain"
+(cd "$work/plain" && runc spec)
+jq --arg root "$work/rootfs" \
+  '.root.path = $root | .process.terminal = false | .process.args = ["/bin/true"]' \
+  "$work/plain/config.json" >"$work/plain/config.tmp"
+mv "$work/plain/config.tmp" "$work/plain/config.json"
+# The same bundle with our createRuntime hook.
+mkdir -p "$work/hooked"
+jq --arg hook "$bin/oci-rlimit-hook" --arg cfg "$work/config.toml" \
+  '.hooks.createRuntime = [{"path": $hook, "args": ["oci-rlimit-hook", "--config", $cfg, "createRuntime"]}]' \
+  "$work/plain/config.json" >"$work/hooked/config.json"
+mkdir -p "$work/wrapped"
+cp "$work/plain/config.json" "$work/wrapped/config.json"
+# The 1 MiB spec: the plain one plus env entries, mounts and annotations, in
+# compact JSON as containerd and podman write it.
+mkdir -p "$work/big"
+"$bin/specbench" --inflate "$work/plain/config.json" "$work/big/config.json" 1048576
+cp "$work/plain/config.json" "$work/normal-config.json"
+
+# --- the hook and the helper against util-linux prlimit ----------------------
 sleep 100000 &
 target=$!
-mkdir -p "$work/bundle"
-(cd "$work/bundle" && runc spec)
-printf '{"ociVersion":"1.0.2","id":"bench","status":"creating","pid":%d,"bundle":"%s"}' \
-  "$target" "$work/bundle" >"$work/state.json"
-printf 'rlimits = ["memlock=4M:8M"]\n' >"$work/config.toml"
+state() { printf '{"ociVersion":"1.0.2","id":"bench","status":"creating","pid":%d,"bundle":"%s"}' "$target" "$1"; }
+state "$work/plain" >"$work/state.json"
+state "$work/big" >"$work/state-big.json"
 # What admins write today: read the state with jq, call prlimit.
 cat >"$work/jq-hook.sh" <<'HOOK'
 #!/bin/sh
@@ -39,11 +82,64 @@ chmod +x "$work/jq-hook.sh"
   printf 'util-linux prlimit --pid (baseline)\t-\tprlimit --pid %d --memlock=4194304:8388608\n' "$target"
   printf 'oci-rlimit-hook createRuntime\t%s\t%s/oci-rlimit-hook --config %s createRuntime\n' \
     "$work/state.json" "$bin" "$work/config.toml"
+  printf 'oci-prlimit-helper --pid\t-\t%s/oci-prlimit-helper --pid %d memlock=4M:8M\n' "$bin" "$target"
   printf 'shell+jq+prlimit hook\t%s\t%s/jq-hook.sh\n' "$work/state.json" "$work"
+  printf 'oci-rlimit-hook, bundle with a 1 MiB config.json\t%s\t%s/oci-rlimit-hook --config %s createRuntime\n' \
+    "$work/state-big.json" "$bin" "$work/config.toml"
 } >"$work/hook.cases"
 echo "## A hook run against util-linux prlimit"
 echo
-echo "| command | median | min–max | ratio to baseline | peak RSS |"
-echo "|---|---|---|---|---|"
+header
 "$bin/spawnbench" --runs "$runs" --warmup 20 "$work/hook.cases"
 echo
+
+# --- whole container starts under runc ---------------------------------------
+printf 'rlimits = ["memlock=4M:8M"]\n[runtime]\nruntimes = ["runc"]\n' >"$work/runtime.toml"
+root=$work/runc-root
+{
+  printf 'runc run, no hook (baseline)\t-\trunc --root %s run --bundle %s bench-{n}\n' "$root" "$work/plain"
+  printf 'runc run, oci-rlimit-hook as createRuntime hook\t-\trunc --root %s run --bundle %s bench-{n}\n' \
+    "$root" "$work/hooked"
+  printf 'oci-rlimit-runtime run (wrapping runc)\t-\t%s/oci-rlimit-runtime --root %s run --bundle %s bench-{n}\n' \
+    "$bin" "$root" "$work/wrapped"
+} >"$work/runc.cases"
+echo "## runc run of a busybox \`true\` bundle"
+echo
+header
+OCI_RLIMIT_CONFIG=$work/runtime.toml "$bin/spawnbench" --runs "$runs" --warmup 20 "$work/runc.cases"
+echo
+grep -q RLIMIT_MEMLOCK "$work/wrapped/config.json" || {
+  echo "bench: the wrapper did not merge into $work/wrapped/config.json" >&2
+  exit 1
+}
+
+# --- the wrapper's create path, with a stand-in runtime ----------------------
+# /bin/true stands in for runc, so what remains is the wrapper's own cost:
+# start, config, read, parse, merge, dump, atomic write (fsync), exec.
+printf 'rlimits = ["memlock=4M:8M"]\n[runtime]\nruntimes = ["/bin/true"]\n' >"$work/standin.toml"
+mkdir -p "$work/normal"
+cp "$work/normal-config.json" "$work/normal/config.json"
+{
+  printf 'stand-in runtime (/bin/true) directly (baseline)\t-\t/bin/true --root %s create --bundle %s c-{n}\n' \
+    "$root" "$work/normal"
+  printf 'oci-rlimit-runtime create, runc-spec config.json (%d KiB)\t-\t%s/oci-rlimit-runtime --root %s create --bundle %s c-{n}\n' \
+    "$(($(stat -c %s "$work/normal/config.json") / 1024))" "$bin" "$root" "$work/normal"
+  printf 'oci-rlimit-runtime create, 1 MiB config.json (%d KiB)\t-\t%s/oci-rlimit-runtime --root %s create --bundle %s c-{n}\n' \
+    "$(($(stat -c %s "$work/big/config.json") / 1024))" "$bin" "$root" "$work/big"
+} >"$work/merge.cases"
+echo "## The wrapper's create path (stand-in runtime)"
+echo
+header
+OCI_RLIMIT_CONFIG=$work/standin.toml "$bin/spawnbench" --runs "$runs" --warmup 20 "$work/merge.cases"
+echo
+
+# --- the same merge in-process -----------------------------------------------
+echo "## Parse, merge and dump in-process, 1 MiB config.json"
+echo
+"$bin/specbench" --runs 100 --warmup 10 "$work/big/config.json"
+echo
+echo "## Parse, merge and dump in-process, runc-spec config.json"
+echo
+"$bin/specbench" --runs 1000 --warmup 50 "$work/normal-config.json"
+echo
+echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

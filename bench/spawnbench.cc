@@ -4,7 +4,9 @@
 //
 // usage: spawnbench [--runs N] [--warmup N] [--json] CASES_FILE
 // CASES_FILE: one case per line, `NAME<TAB>STDIN_FILE or -<TAB>ARGV...` where
-// ARGV is split on spaces. The first case is the baseline.
+// ARGV is split on spaces. The first case is the baseline. `{n}` anywhere in
+// ARGV becomes a number unique to each spawn in the whole run, for commands
+// that need a fresh name every time (`runc run bench-{n}`).
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -33,15 +35,28 @@ struct Case {
   long max_rss_kib = 0;
 };
 
+// Every `{n}` in arg replaced by n.
+std::string Substitute(std::string arg, long n) {
+  const std::string num = std::to_string(n);
+  for (size_t at = arg.find("{n}"); at != std::string::npos;
+       at = arg.find("{n}", at + num.size())) {
+    arg.replace(at, 3, num);
+  }
+  return arg;
+}
+
 // One run: posix_spawn, wait4. Returns microseconds, or -1 on failure.
-double RunOnce(Case& c) {
+// The argv is built before the clock starts.
+double RunOnce(Case& c, long spawn_no) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(
       &fa, 0, c.stdin_file.empty() ? "/dev/null" : c.stdin_file.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  std::vector<std::string> args;
+  for (const auto& a : c.argv) args.push_back(Substitute(a, spawn_no));
   std::vector<char*> argv;
-  for (auto& a : c.argv) argv.push_back(a.data());
+  for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   auto start = std::chrono::steady_clock::now();
   pid_t pid = 0;
@@ -107,9 +122,10 @@ int main(int argc, char** argv) {
     }
     cases.push_back(std::move(c));
   }
+  long spawn_no = 0;
   for (int r = 0; r < warmup + runs; ++r) {
     for (auto& c : cases) {
-      double us = RunOnce(c);
+      double us = RunOnce(c, spawn_no++);
       if (us < 0) return 1;
       if (r >= warmup) c.micros.push_back(us);
     }
@@ -121,11 +137,12 @@ int main(int argc, char** argv) {
     if (json) {
       std::printf(
           "{\"name\":\"%s\",\"runs\":%d,\"median_us\":%.1f,\"min_us\":%.1f,\"max_us\":%.1f,"
-          "\"ratio\":%.3f,\"max_rss_kib\":%ld}\n",
-          c.name.c_str(), runs, med, *lo, *hi, med / base, c.max_rss_kib);
+          "\"ratio\":%.3f,\"over_baseline_us\":%.1f,\"max_rss_kib\":%ld}\n",
+          c.name.c_str(), runs, med, *lo, *hi, med / base, med - base, c.max_rss_kib);
     } else {
-      std::printf("| %s | %.2f ms | %.2f–%.2f ms | %.2fx | %ld KiB |\n", c.name.c_str(), med / 1000,
-                  *lo / 1000, *hi / 1000, med / base, c.max_rss_kib);
+      std::printf("| %s | %.2f ms | %.2f–%.2f ms | %.2fx | %+.2f ms | %ld KiB |\n", c.name.c_str(),
+                  med / 1000, *lo / 1000, *hi / 1000, med / base, (med - base) / 1000,
+                  c.max_rss_kib);
     }
   }
   return 0;
