@@ -57,6 +57,9 @@ mkdir -p "$work/hooked"
 jq --arg hook "$bin/oci-rlimit-hook" --arg cfg "$work/config.toml" \
   '.hooks.createRuntime = [{"path": $hook, "args": ["oci-rlimit-hook", "--config", $cfg, "createRuntime"]}]' \
   "$work/plain/config.json" >"$work/hooked/config.json"
+# ... and with a no-op hook, for what runc itself spends on running any hook.
+mkdir -p "$work/noop-hook"
+jq '.hooks.createRuntime = [{"path": "/bin/true"}]' "$work/plain/config.json" >"$work/noop-hook/config.json"
 mkdir -p "$work/wrapped"
 cp "$work/plain/config.json" "$work/wrapped/config.json"
 # The 1 MiB spec: the plain one plus env entries, mounts and annotations, in
@@ -100,13 +103,15 @@ root=$work/runc-root
   printf 'runc run, no hook (baseline)\t-\trunc --root %s run --bundle %s bench-{n}\n' "$root" "$work/plain"
   printf 'runc run, oci-rlimit-hook as createRuntime hook\t-\trunc --root %s run --bundle %s bench-{n}\n' \
     "$root" "$work/hooked"
-  printf 'oci-rlimit-runtime run (wrapping runc)\t-\t%s/oci-rlimit-runtime --root %s run --bundle %s bench-{n}\n' \
-    "$bin" "$root" "$work/wrapped"
+  printf 'runc run, /bin/true as createRuntime hook (what runc spends on any hook)\t-\trunc --root %s run --bundle %s bench-{n}\n' \
+    "$root" "$work/noop-hook"
+  printf 'oci-rlimit-runtime run (wrapping runc)\t-\tOCI_RLIMIT_CONFIG=%s %s/oci-rlimit-runtime --root %s run --bundle %s bench-{n}\n' \
+    "$work/runtime.toml" "$bin" "$root" "$work/wrapped"
 } >"$work/runc.cases"
 echo "## runc run of a busybox \`true\` bundle"
 echo
 header
-OCI_RLIMIT_CONFIG=$work/runtime.toml "$bin/spawnbench" --runs "$runs" --warmup 20 "$work/runc.cases"
+"$bin/spawnbench" --runs "$runs" --warmup 20 "$work/runc.cases"
 echo
 grep -q RLIMIT_MEMLOCK "$work/wrapped/config.json" || {
   echo "bench: the wrapper did not merge into $work/wrapped/config.json" >&2
@@ -117,20 +122,24 @@ grep -q RLIMIT_MEMLOCK "$work/wrapped/config.json" || {
 # /bin/true stands in for runc, so what remains is the wrapper's own cost:
 # start, config, read, parse, merge, dump, atomic write (fsync), exec.
 printf 'rlimits = ["memlock=4M:8M"]\n[runtime]\nruntimes = ["/bin/true"]\n' >"$work/standin.toml"
+# Nothing configured: the wrapper leaves config.json alone (start, config, exec only).
+printf 'rlimits = []\n[runtime]\nruntimes = ["/bin/true"]\n' >"$work/standin-none.toml"
 mkdir -p "$work/normal"
 cp "$work/normal-config.json" "$work/normal/config.json"
 {
   printf 'stand-in runtime (/bin/true) directly (baseline)\t-\t/bin/true --root %s create --bundle %s c-{n}\n' \
     "$root" "$work/normal"
-  printf 'oci-rlimit-runtime create, runc-spec config.json (%d KiB)\t-\t%s/oci-rlimit-runtime --root %s create --bundle %s c-{n}\n' \
-    "$(($(stat -c %s "$work/normal/config.json") / 1024))" "$bin" "$root" "$work/normal"
-  printf 'oci-rlimit-runtime create, 1 MiB config.json (%d KiB)\t-\t%s/oci-rlimit-runtime --root %s create --bundle %s c-{n}\n' \
-    "$(($(stat -c %s "$work/big/config.json") / 1024))" "$bin" "$root" "$work/big"
+  printf 'oci-rlimit-runtime create, no rlimits configured (no rewrite)\t-\tOCI_RLIMIT_CONFIG=%s %s/oci-rlimit-runtime --root %s create --bundle %s c-{n}\n' \
+    "$work/standin-none.toml" "$bin" "$root" "$work/normal"
+  printf 'oci-rlimit-runtime create, runc-spec config.json (%d KiB)\t-\tOCI_RLIMIT_CONFIG=%s %s/oci-rlimit-runtime --root %s create --bundle %s c-{n}\n' \
+    "$(($(stat -c %s "$work/normal/config.json") / 1024))" "$work/standin.toml" "$bin" "$root" "$work/normal"
+  printf 'oci-rlimit-runtime create, 1 MiB config.json (%d KiB)\t-\tOCI_RLIMIT_CONFIG=%s %s/oci-rlimit-runtime --root %s create --bundle %s c-{n}\n' \
+    "$(($(stat -c %s "$work/big/config.json") / 1024))" "$work/standin.toml" "$bin" "$root" "$work/big"
 } >"$work/merge.cases"
 echo "## The wrapper's create path (stand-in runtime)"
 echo
 header
-OCI_RLIMIT_CONFIG=$work/standin.toml "$bin/spawnbench" --runs "$runs" --warmup 20 "$work/merge.cases"
+"$bin/spawnbench" --runs "$runs" --warmup 20 "$work/merge.cases"
 echo
 
 # --- the same merge in-process -----------------------------------------------

@@ -6,7 +6,8 @@
 // CASES_FILE: one case per line, `NAME<TAB>STDIN_FILE or -<TAB>ARGV...` where
 // ARGV is split on spaces. The first case is the baseline. `{n}` anywhere in
 // ARGV becomes a number unique to each spawn in the whole run, for commands
-// that need a fresh name every time (`runc run bench-{n}`).
+// that need a fresh name every time (`runc run bench-{n}`). Leading
+// NAME=VALUE words, as with env(1), are added to that case's environment.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -21,6 +23,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 extern char** environ;
@@ -31,9 +34,21 @@ struct Case {
   std::string name;
   std::string stdin_file;
   std::vector<std::string> argv;
+  std::vector<std::string> env;  // NAME=VALUE, replacing the same NAME in ours
   std::vector<double> micros;
   long max_rss_kib = 0;
 };
+
+// NAME=VALUE, NAME an environment variable name.
+bool IsAssignment(const std::string& word) {
+  const size_t eq = word.find('=');
+  if (eq == 0 || eq == std::string::npos || std::isdigit(static_cast<unsigned char>(word[0]))) {
+    return false;
+  }
+  return std::all_of(word.begin(), word.begin() + static_cast<std::ptrdiff_t>(eq), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+  });
+}
 
 // Every `{n}` in arg replaced by n.
 std::string Substitute(std::string arg, long n) {
@@ -58,9 +73,20 @@ double RunOnce(Case& c, long spawn_no) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view var(*e);
+    const bool replaced = std::any_of(c.env.begin(), c.env.end(), [&](const std::string& o) {
+      const size_t eq = o.find('=');
+      return var.substr(0, eq + 1) == std::string_view(o).substr(0, eq + 1);
+    });
+    if (!replaced) env.push_back(*e);
+  }
+  for (auto& o : c.env) env.push_back(o.data());
+  env.push_back(nullptr);
   auto start = std::chrono::steady_clock::now();
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), env.data());
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) {
     std::cerr << "spawnbench: " << c.name << ": spawn " << argv[0] << ": " << strerror(rc) << "\n";
@@ -115,7 +141,13 @@ int main(int argc, char** argv) {
     std::getline(ls, c.name, '\t');
     std::getline(ls, c.stdin_file, '\t');
     if (c.stdin_file == "-") c.stdin_file.clear();
-    for (std::string w; ls >> w;) c.argv.push_back(w);
+    for (std::string w; ls >> w;) {
+      if (c.argv.empty() && IsAssignment(w)) {
+        c.env.push_back(w);
+      } else {
+        c.argv.push_back(w);
+      }
+    }
     if (c.argv.empty()) {
       std::cerr << "spawnbench: case \"" << c.name << "\" has no command\n";
       return 2;
