@@ -168,6 +168,23 @@ TEST_F(DockerGpusTest, OnErrorWarnStillChainsAndFailStopsBoth) {
   EXPECT_FALSE(fs::exists(StandIn() + ".argv"));
 }
 
+// Exec sessions (docs/matrix.md): the --gpus hook runs once, for the init
+// process; `docker exec` builds a new process from docker's stored spec and
+// never sees the hook's limit. Only runtime mode reaches exec sessions.
+TEST_F(DockerGpusTest, ExecSessionsDoNotSeeTheHooksLimit) {
+  CmdResult started = dockerd_->Docker(
+      {"run", "-d", "--network", "none", "--gpus", "all", kBusyboxImage, "sleep", "60"});
+  ASSERT_EQ(started.status, 0) << started.err;
+  std::string id = started.out.substr(0, started.out.find('\n'));
+  CmdResult init = dockerd_->Docker({"exec", id, "cat", "/proc/1/limits"});
+  CmdResult self = dockerd_->Docker({"exec", id, "cat", "/proc/self/limits"});
+  dockerd_->Docker({"rm", "--force", id});
+  ASSERT_EQ(init.status, 0) << init.err;
+  EXPECT_EQ(LimitRow(init.out, kMemlock), kFromDockerdEnv) << "the init process got the limit";
+  ASSERT_EQ(self.status, 0) << self.err;
+  EXPECT_EQ(LimitRow(self.out, kMemlock), kHost) << "an exec session does not";
+}
+
 TEST_F(DockerGpusTest, MissingChainTargetFailsTheStart) {
   const std::string missing = dir_ / "no/such/hook";
   UseConfig("[hook]\nchain = \"" + missing + "\"\n");

@@ -149,6 +149,24 @@ TEST_F(PodmanTest, PrecreateHookEditsTheSpec) {
       << "with a same-type --ulimit";
 }
 
+// Exec sessions, hook paths (docs/matrix.md): a createRuntime hook sets the
+// init process's limits only, so `podman exec` does not see them. Nor does it
+// see a precreate edit: podman 4.3.1 builds exec processes from the spec it
+// generated, not from the one the precreate hook returned (found by this test).
+TEST_F(PodmanTest, ExecSessionsAfterACreateRuntimeHookAndAfterPrecreate) {
+  std::vector<std::string> create_runtime = kRunc;
+  create_runtime.insert(create_runtime.end(), {"--hooks-dir", HooksDir("createRuntime")});
+  std::string hooked = StartDetached(create_runtime, {});
+  EXPECT_EQ(ExecMemlock(kRunc, hooked, "/proc/1/limits"), kConfigured) << "createRuntime: init";
+  EXPECT_EQ(ExecMemlock(kRunc, hooked, "/proc/self/limits"), kHost) << "createRuntime: exec";
+
+  std::vector<std::string> precreate = kRunc;
+  precreate.insert(precreate.end(), {"--hooks-dir", HooksDir("precreate")});
+  std::string edited = StartDetached(precreate, {});
+  EXPECT_EQ(ExecMemlock(kRunc, edited, "/proc/1/limits"), kConfigured) << "precreate: init";
+  EXPECT_EQ(ExecMemlock(kRunc, edited, "/proc/self/limits"), kHost) << "precreate: exec";
+}
+
 TEST_F(PodmanTest, WrapperRuntimeWithABrokenConfigFailsTheRunWithOurMessage) {
   AssertWrapperBuilt();
   WriteFile(ConfigPath(), "rlimits = [\"memlok=1\"]\n");
