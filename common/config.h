@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "error.h"
@@ -21,8 +22,41 @@ inline constexpr std::string_view kNvidiaRlimitsEnv = "NVIDIA_CONTAINER_RUNTIME_
 
 enum class OnError { kFail, kWarn };
 
-struct Config {
+// When a rule applies (docs/policy.md). Kinds that are set must all hold; a
+// kind holds when any one of its entries does. Patterns are checked at parse.
+struct RuleMatch {
+  bool always = false;
+  // key ERE -> value ERE, both matched against the whole text.
+  std::vector<std::pair<std::string, std::string>> annotations;
+  // Set, and not empty, "void" or "none" (NVIDIA_VISIBLE_DEVICES' no-GPU values).
+  std::vector<std::string> env;
+  // NAME -> value ERE.
+  std::vector<std::pair<std::string, std::string>> env_values;
+  // fnmatch(3) globs over linux.devices[].path.
+  std::vector<std::string> devices;
+};
+
+// One [[rule]] table.
+struct Rule {
+  std::string name;  // given, or "rule[N]"
   std::vector<Rlimit> rlimits;
+  RuleMatch match;
+};
+
+enum class OverCeiling { kClamp, kReject };
+
+// [requests]: what a container may ask for through its annotation.
+struct Requests {
+  bool enabled = false;
+  std::vector<Rlimit> ceilings;  // types not listed here cannot be requested
+  OverCeiling over_ceiling = OverCeiling::kClamp;
+};
+
+struct Config {
+  // Top-level rlimits: every container, before the rules (docs/policy.md).
+  std::vector<Rlimit> rlimits;
+  std::vector<Rule> rules;  // in file order; a later match wins per type
+  Requests requests;
   OnError on_error = OnError::kFail;
   std::string log_file;  // empty: no log
   // [runtime] runtimes: low-level runtimes tried in order by oci-rlimit-runtime.
