@@ -14,6 +14,7 @@
 #include "common/chain.h"
 #include "common/files.h"
 #include "common/hook_logic.h"
+#include "common/policy.h"
 #include "common/state.h"
 #include "common/version.h"
 
@@ -63,37 +64,73 @@ int Failed(const Config& cfg, const std::string& msg) {
   return cfg.on_error == OnError::kWarn ? 0 : 1;
 }
 
-// Conflicts with the bundle's own process.rlimits only change what runc ends
-// up doing, so a bundle we cannot read is worth a warning, not a failure.
-std::vector<std::string> SpecWarnings(const Config& cfg, const State& state) {
+// The bundle's config.json, read once: for rules and requests (then it must
+// be readable) and for conflict warnings (then a failure is only a warning,
+// since conflicts only change what runc ends up doing).
+Result<Json> BundleSpec(const State& state) {
   std::string path = (state.bundle.empty() ? std::string(".") : state.bundle) + "/config.json";
   auto text = ReadFileBounded(path, kMaxSpecBytes);
-  if (!text) return {"cannot check the bundle for conflicts: " + text.error().Text()};
-  auto spec = ParseJsonObject(*text, path);
+  if (!text) return text.error();
+  return ParseJsonObject(*text, path);
+}
+
+std::vector<std::string> SpecWarnings(const std::vector<Rlimit>& limits, const Result<Json>& spec) {
   if (!spec) return {"cannot check the bundle for conflicts: " + spec.error().Text()};
   auto rlimits = SpecRlimits(*spec);
   if (!rlimits) return {"cannot check the bundle for conflicts: " + rlimits.error().Text()};
-  return ConflictWarnings(FindConflicts(cfg.rlimits, *rlimits));
+  return ConflictWarnings(FindConflicts(limits, *rlimits));
+}
+
+// The limits for this container (docs/policy.md); notes on requests join `warnings`.
+Result<std::vector<Rlimit>> PolicyLimits(const Config& cfg, const Result<Json>& spec,
+                                         std::vector<std::string>& warnings) {
+  if (!PolicyNeedsSpec(cfg)) return cfg.rlimits;
+  if (!spec) return spec.error().Wrap("rules and requests need the bundle's spec");
+  auto facts = FactsFromSpec(*spec);
+  if (!facts) return facts.error().Wrap("bundle spec");
+  auto decision = Decide(cfg, *facts);
+  if (!decision) return decision.error();
+  for (const auto& n : decision->notes) warnings.push_back(n);
+  return decision->limits;
+}
+
+void Log(const Config& cfg, const State& state, const std::vector<Change>& applied,
+         const std::vector<std::string>& warnings, const std::string& error) {
+  if (cfg.log_file.empty()) return;
+  auto logged =
+      AppendLine(cfg.log_file, FormatLogLine(Now(), state.id, state.pid, applied, warnings, error));
+  if (!logged) Say("warning: " + logged.error().Text());
 }
 
 int RunApply(const Config& cfg, const Result<std::string>& input) {
-  if (cfg.rlimits.empty()) return 0;
+  if (cfg.rlimits.empty() && !PolicyNeedsSpec(cfg)) return 0;
   if (!input) return Failed(cfg, "read state from stdin: " + input.error().Text());
   auto state = ParseState(*input);
   if (!state) return Failed(cfg, state.error().Text());
   if (auto timing = CheckStateTiming(*state); !timing) return Failed(cfg, timing.error().Text());
 
-  std::vector<std::string> warnings = SpecWarnings(cfg, *state);
+  const Result<Json> spec = BundleSpec(*state);
+  std::vector<std::string> warnings;
+  auto limits = PolicyLimits(cfg, spec, warnings);
   for (const auto& w : warnings) Say("warning: " + w);
+  if (!limits) {
+    std::string error = "container \"" + state->id + "\": " + limits.error().Text();
+    Log(cfg, *state, {}, warnings, error);
+    return Failed(cfg, error);
+  }
+  if (limits->empty()) {
+    Log(cfg, *state, {}, warnings, "");
+    return 0;
+  }
+  for (const auto& w : SpecWarnings(*limits, spec)) {
+    Say("warning: " + w);
+    warnings.push_back(w);
+  }
 
-  ApplyOutcome outcome = ApplyRlimits(LinuxProcessOps(), state->pid, cfg.rlimits);
+  ApplyOutcome outcome = ApplyRlimits(LinuxProcessOps(), state->pid, *limits);
   std::string error;
   if (!outcome.ok()) error = "container \"" + state->id + "\": " + outcome.error->Text();
-  if (!cfg.log_file.empty()) {
-    auto logged = AppendLine(cfg.log_file, FormatLogLine(Now(), state->id, state->pid,
-                                                         outcome.applied, warnings, error));
-    if (!logged) Say("warning: " + logged.error().Text());
-  }
+  Log(cfg, *state, outcome.applied, warnings, error);
   if (!error.empty()) return Failed(cfg, error);
   return 0;
 }
@@ -130,7 +167,17 @@ int RunPrecreate(const Config& cfg) {
   auto input = ReadFdBounded(STDIN_FILENO, kMaxSpecBytes, kStdinTimeoutMs);
   if (!input) return Failed(cfg, "read spec from stdin: " + input.error().Text());
   auto spec = ParseJsonObject(*input, "precreate spec");
-  Status merged = spec ? MergeSpecRlimits(*spec, cfg.rlimits) : Status(spec.error());
+  std::vector<std::string> warnings;
+  Result<std::vector<Rlimit>> limits =
+      spec ? PolicyLimits(cfg, spec, warnings) : Result<std::vector<Rlimit>>(spec.error());
+  for (const auto& w : warnings) Say("warning: " + w);
+  if (!cfg.log_file.empty() && (!warnings.empty() || !limits)) {
+    // No container id or pid exists yet; the log line says what happened.
+    State none;
+    none.id = "precreate";
+    Log(cfg, none, {}, warnings, limits ? "" : limits.error().Text());
+  }
+  Status merged = limits ? MergeSpecRlimits(*spec, *limits) : Status(limits.error());
   if (!merged) {
     int rc = Failed(cfg, merged.error().Text());
     // With on-error = "warn", podman still needs a spec back: the one it sent.
