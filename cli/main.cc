@@ -1,0 +1,141 @@
+// oci-rlimit: the admin CLI. validate checks a config, explain shows what
+// it does to one bundle, doctor inspects this node. Each prints a table, or
+// JSON with --json, and exits 1 when something is wrong (2: usage).
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/doctor.h"
+#include "common/explain.h"
+#include "common/files.h"
+#include "common/version.h"
+#include "node_ops.h"
+
+namespace ocirlimit {
+namespace {
+
+constexpr const char* kName = "oci-rlimit";
+constexpr size_t kMaxSpecBytes = 64 << 20;
+
+constexpr const char* kUsage =
+    "usage: oci-rlimit validate [--config PATH] [--json]\n"
+    "       oci-rlimit explain --bundle DIR [--config PATH] [--json]\n"
+    "       oci-rlimit doctor [--root DIR] [--json]\n"
+    "\n"
+    "validate  checks a config and prints the effective limits, rules and requests.\n"
+    "explain   shows which rules match DIR/config.json, the limits oci-rlimit would set,\n"
+    "          conflicts with the spec's own process.rlimits, and what runc, crun and\n"
+    "          oci-rlimit-runtime each end up giving the container.\n"
+    "doctor    inspects the node (or a copy of one under --root): runc and crun, docker,\n"
+    "          containerd, podman/CRI-O hooks dirs, systemd LimitMEMLOCK, CAP_SYS_RESOURCE.\n"
+    "\n"
+    "Config: --config PATH, else $OCI_RLIMIT_CONFIG, else /etc/oci-rlimit/config.toml,\n"
+    "with the $OCI_RLIMIT_RLIMITS overrides, as the hook and the wrapper read it.\n"
+    "Exit status: 0 fine, 1 something is wrong, 2 usage error.\n";
+
+struct Args {
+  std::string command;
+  std::optional<std::string> config;
+  std::string bundle;
+  std::string root = "/";
+  bool json = false;
+};
+
+Result<Args> ParseArgs(const std::vector<std::string>& argv) {
+  Args a;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& s = argv[i];
+    auto value = [&](const std::string& flag) -> Result<std::string> {
+      if (i + 1 == argv.size() || argv[i + 1].empty()) return MakeError(flag + ": missing value");
+      return argv[++i];
+    };
+    if (s == "--json") {
+      a.json = true;
+    } else if (s == "--config" || s == "--bundle" || s == "--root") {
+      auto v = value(s);
+      if (!v) return v.error();
+      if (s == "--config") a.config = *v;
+      if (s == "--bundle") a.bundle = *v;
+      if (s == "--root") a.root = *v;
+    } else if (s == "-h" || s == "--help" || s == "--version") {
+      a.command = s;
+      return a;
+    } else if (s.starts_with("-")) {
+      return MakeError("unknown flag \"" + s + "\"");
+    } else if (a.command.empty()) {
+      a.command = s;
+    } else {
+      return MakeError("unexpected argument \"" + s + "\"");
+    }
+  }
+  if (a.command.empty()) return MakeError("missing command: validate, explain or doctor");
+  if (a.command != "validate" && a.command != "explain" && a.command != "doctor" &&
+      !a.command.starts_with("-")) {
+    return MakeError("unknown command \"" + a.command + "\"");
+  }
+  if (a.command == "explain" && a.bundle.empty()) return MakeError("explain: --bundle is required");
+  if (a.command != "explain" && !a.bundle.empty()) return MakeError("--bundle: only for explain");
+  if (a.command != "doctor" && a.root != "/") return MakeError("--root: only for doctor");
+  return a;
+}
+
+int Report(const Args& a, const Error& e) {
+  if (a.json) {
+    std::cout << Json({{"ok", false}, {"error", e.Text()}}).dump(2) << "\n";
+  }
+  std::cerr << kName << ": " << e.Text() << "\n";
+  return 1;
+}
+
+int Validate(const Args& a) {
+  auto cfg = LoadConfig(a.config, ProcessEnv());
+  if (!cfg) return Report(a, cfg.error());
+  std::cout << (a.json ? ValidateJson(*cfg).dump(2) + "\n" : ValidateText(*cfg));
+  return 0;
+}
+
+int ExplainBundle(const Args& a) {
+  auto cfg = LoadConfig(a.config, ProcessEnv());
+  if (!cfg) return Report(a, cfg.error());
+  const std::string path = a.bundle + "/config.json";
+  auto text = ReadFileBounded(path, kMaxSpecBytes);
+  if (!text) return Report(a, text.error().Wrap("bundle"));
+  auto spec = ParseJsonObject(*text, path);
+  if (!spec) return Report(a, spec.error());
+  auto e = Explain(*cfg, *spec, path);
+  if (!e) return Report(a, e.error().Wrap(path));
+  std::cout << (a.json ? ExplainJson(*e).dump(2) + "\n" : ExplainText(*e));
+  return e->error.empty() ? 0 : 1;
+}
+
+int Doctor(const Args& a) {
+  auto ops = RootedNodeOps(a.root);
+  DoctorReport r = RunDoctor(*ops);
+  std::cout << (a.json ? DoctorJson(r).dump(2) + "\n" : DoctorText(r));
+  return r.ok() ? 0 : 1;
+}
+
+int Main(int argc, char** argv) {
+  auto args = ParseArgs(std::vector<std::string>(argv + 1, argv + argc));
+  if (!args) {
+    std::cerr << kName << ": " << args.error().Text() << "\n" << kUsage;
+    return 2;
+  }
+  if (args->command == "-h" || args->command == "--help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (args->command == "--version") {
+    std::cout << kName << " " << kVersion << "\n";
+    return 0;
+  }
+  if (args->command == "validate") return Validate(*args);
+  if (args->command == "explain") return ExplainBundle(*args);
+  return Doctor(*args);
+}
+
+}  // namespace
+}  // namespace ocirlimit
+
+int main(int argc, char** argv) { return ocirlimit::Main(argc, argv); }

@@ -1,0 +1,147 @@
+#include "node_ops.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <ctime>
+#include <sstream>
+#include <vector>
+
+#include "common/files.h"
+
+namespace ocirlimit {
+namespace {
+
+constexpr size_t kMaxFileBytes = 4 << 20;
+constexpr int kVersionTimeoutMs = 5000;
+constexpr int kMaxSymlinkHops = 40;
+constexpr const char* kStandardPath =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+class Rooted : public NodeOps {
+ public:
+  explicit Rooted(std::string root) : root_(root == "/" ? "" : std::move(root)) {}
+
+  Result<std::string> ReadFile(const std::string& path) override {
+    auto real = Resolve(path);
+    return ReadFileBounded(Host(real.value_or(path)), kMaxFileBytes);
+  }
+
+  std::vector<std::string> ListDir(const std::string& path) override {
+    std::vector<std::string> out;
+    DIR* d = opendir(Host(Resolve(path).value_or(path)).c_str());
+    if (d == nullptr) return out;
+    while (const dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name != "." && name != "..") out.push_back(name);
+    }
+    closedir(d);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  std::optional<std::string> Which(const std::string& name) override {
+    // This node's own PATH; a fixture root gets the standard directories.
+    const char* env = root_.empty() ? std::getenv("PATH") : nullptr;
+    std::istringstream dirs(env != nullptr ? env : kStandardPath);
+    std::string dir;
+    while (std::getline(dirs, dir, ':')) {
+      if (!dir.starts_with("/")) continue;
+      const std::string candidate = dir + "/" + name;
+      auto real = Resolve(candidate);
+      struct stat st {};
+      if (real && stat(Host(*real).c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+          access(Host(*real).c_str(), X_OK) == 0) {
+        return candidate;
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> Resolve(const std::string& path) override {
+    std::string p = path;
+    for (int hop = 0; hop < kMaxSymlinkHops; ++hop) {
+      struct stat st {};
+      if (lstat(Host(p).c_str(), &st) != 0) return std::nullopt;
+      if (!S_ISLNK(st.st_mode)) return p;
+      std::vector<char> buf(4096);
+      ssize_t n = readlink(Host(p).c_str(), buf.data(), buf.size() - 1);
+      if (n < 0) return std::nullopt;
+      std::string target(buf.data(), static_cast<size_t>(n));
+      p = target.starts_with("/") ? target : p.substr(0, p.rfind('/') + 1) + target;
+    }
+    return std::nullopt;
+  }
+
+  Result<std::string> Version(const std::string& path) override {
+    auto real = Resolve(path);
+    if (!real) return MakeError("cannot resolve " + path);
+    const std::string exe = Host(*real);
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return MakeError("pipe", errno);
+    pid_t pid = fork();
+    if (pid < 0) return MakeError("fork", errno);
+    if (pid == 0) {
+      dup2(fds[1], STDOUT_FILENO);
+      dup2(fds[1], STDERR_FILENO);
+      int devnull = open("/dev/null", O_RDONLY);
+      if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+      const char* argv[] = {exe.c_str(), "--version", nullptr};
+      execv(exe.c_str(), const_cast<char* const*>(argv));
+      _exit(127);
+    }
+    close(fds[1]);
+    std::string out;
+    char buf[4096];
+    const long deadline = Millis() + kVersionTimeoutMs;
+    bool timed_out = false;
+    for (;;) {
+      long left = deadline - Millis();
+      pollfd pfd{fds[0], POLLIN, 0};
+      if (left <= 0 || poll(&pfd, 1, static_cast<int>(left)) == 0) {
+        timed_out = true;
+        break;
+      }
+      ssize_t n = read(fds[0], buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      if (out.size() < kMaxFileBytes) out.append(buf, static_cast<size_t>(n));
+    }
+    close(fds[0]);
+    if (timed_out) kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (timed_out) return MakeError(path + " --version: no answer in 5 s");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      return MakeError(path + " --version failed");
+    }
+    return out;
+  }
+
+ private:
+  static long Millis() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  }
+  std::string Host(const std::string& node_path) const { return root_ + node_path; }
+
+  std::string root_;
+};
+
+}  // namespace
+
+std::unique_ptr<NodeOps> RootedNodeOps(const std::string& root) {
+  return std::make_unique<Rooted>(root);
+}
+
+}  // namespace ocirlimit
