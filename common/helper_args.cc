@@ -4,10 +4,10 @@
 #include <charconv>
 #include <climits>
 
+#include "text.h"
+
 namespace ocirlimit {
 namespace {
-
-std::string Quote(const std::string& s) { return "\"" + s + "\""; }
 
 Result<pid_t> ParsePid(const std::string& text) {
   auto bad = [&] { return MakeError("--pid: " + Quote(text) + " is not a process id"); };

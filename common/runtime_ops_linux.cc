@@ -7,11 +7,10 @@
 
 #include "files.h"
 #include "runtime_ops.h"
+#include "text.h"
 
 namespace ocirlimit {
 namespace {
-
-std::string Quote(const std::string& s) { return "\"" + s + "\""; }
 
 std::optional<FileId> IdOf(const std::string& path) {
   struct stat st {};
