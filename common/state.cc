@@ -35,6 +35,20 @@ Result<State> ParseState(std::string_view text) {
     if (!v) return v.error();
     *out = *v;
   }
+  // No string reaches a path or a message with a NUL cut short; the id is
+  // also quoted into one-line errors and logs, so it must be one line.
+  for (auto [field, value] : {std::pair{"ociVersion", &s.oci_version}, std::pair{"id", &s.id},
+                              std::pair{"status", &s.status}, std::pair{"bundle", &s.bundle}}) {
+    if (value->find('\0') != std::string::npos) {
+      return MakeError(std::string("state.") + field + ": " + JsonQuote(*value) +
+                       " contains a NUL character");
+    }
+  }
+  for (unsigned char c : s.id) {
+    if (c < 0x20 || c == 0x7f) {
+      return MakeError("state.id: " + JsonQuote(s.id) + " contains a control character");
+    }
+  }
   if (s.id.empty()) return MakeError("state.id: missing or empty");
   if (s.status.empty()) return MakeError("state.status: missing or empty");
 

@@ -137,7 +137,15 @@ INSTANTIATE_TEST_SUITE_P(
                  "state.annotations"},
         BadState{"AnnotationKeyWithNewline",
                  R"({"id":"a","status":"creating","pid":2,"annotations":{"a\nb":1}})",
-                 "must be a string"}),
+                 "must be a string"},
+        BadState{"NulInId", R"({"id":"a\u0000b","status":"creating","pid":2})",
+                 "state.id: \"a\\u0000b\" contains a NUL character"},
+        BadState{"NulInBundle", R"({"id":"a","status":"creating","pid":2,"bundle":"/b\u0000/c"})",
+                 "state.bundle: \"/b\\u0000/c\" contains a NUL character"},
+        BadState{"NewlineInId", R"({"id":"a\nb","status":"creating","pid":2})",
+                 "state.id: \"a\\nb\" contains a control character"},
+        BadState{"EscapeInId", R"({"id":"a\u001b[2Jb","status":"creating","pid":2})",
+                 "state.id: \"a\\u001b[2Jb\" contains a control character"}),
     [](const ::testing::TestParamInfo<BadState>& info) { return std::string(info.param.name); });
 
 TEST(ParseState, AcceptsExactlyTheLimit) {
