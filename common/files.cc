@@ -117,11 +117,15 @@ Status AtomicWriteFile(const std::string& path, const std::string& content) {
   if (S_ISLNK(st.st_mode)) return MakeError(Quote(path) + " is a symlink; refusing to replace it");
   if (!S_ISREG(st.st_mode)) return MakeError(Quote(path) + " is not a regular file");
 
+  // Errors past this point name the file being replaced, not only the temp file.
+  const std::string context = "replace " + Quote(path);
   std::string tmp = DirName(path) + "/.oci-rlimit.XXXXXX";
   Fd fd(mkostemp(tmp.data(), O_CLOEXEC));
-  if (fd.get() < 0) return MakeError("create temp file in " + Quote(DirName(path)), errno);
+  if (fd.get() < 0) {
+    return MakeError("create temp file in " + Quote(DirName(path)), errno).Wrap(context);
+  }
   auto fail = [&](const std::string& what) {
-    Error e = MakeError(what + " " + Quote(tmp), errno);
+    Error e = MakeError(what + " " + Quote(tmp), errno).Wrap(context);
     unlink(tmp.c_str());
     return e;
   };
