@@ -29,7 +29,10 @@ void SetCloexec(int fd) { fcntl(fd, F_SETFD, FD_CLOEXEC); }
 CmdResult RunCmd(const std::vector<std::string>& argv, const RunOptions& opts) {
   CmdResult res;
   int in[2], out[2], err[2];
-  if (pipe(in) || pipe(out) || pipe(err)) {
+  // Atomically close-on-exec: tests that call RunCmd from several threads
+  // must not hand one child's pipes to another (a stray write end held by a
+  // sibling delays EOF and shows up as a leaked fd).
+  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
     res.err = "pipe failed";
     return res;
   }
