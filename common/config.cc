@@ -37,6 +37,9 @@ Result<std::vector<std::string>> StringArray(const toml::node& node, const std::
     if (s == nullptr) {
       return MakeError(where + "[" + std::to_string(i) + "]: must be a string");
     }
+    if (s->get().find('\0') != std::string::npos) {
+      return MakeError(where + "[" + std::to_string(i) + "]: contains a NUL character");
+    }
     out.push_back(s->get());
   }
   return out;
@@ -45,6 +48,11 @@ Result<std::vector<std::string>> StringArray(const toml::node& node, const std::
 Result<std::string> String(const toml::node& node, const std::string& where) {
   const auto* s = node.as_string();
   if (s == nullptr) return MakeError(where + ": must be a string");
+  // A NUL would cut a path short at the syscall: `log-file = "/a\u0000b"`
+  // would write /a.
+  if (s->get().find('\0') != std::string::npos) {
+    return MakeError(where + ": contains a NUL character");
+  }
   return s->get();
 }
 
