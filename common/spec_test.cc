@@ -279,5 +279,93 @@ TEST(MergeSpecRlimits, RefusesANonObjectSpec) {
   EXPECT_EQ(spec, Json::array());
 }
 
+// ---- the text path: same answers as the DOM path ------------------------
+
+// What the DOM path gives: a dump of the merged spec, or the error text.
+std::string ViaDom(const std::string& text, const std::vector<Rlimit>& limits) {
+  auto spec = ParseJsonObject(text, "x");
+  if (!spec) return "error: " + spec.error().Text().substr(3);  // drop "x: "
+  if (auto st = MergeSpecRlimits(*spec, limits); !st) return "error: " + st.error().Text();
+  return spec->dump();
+}
+
+std::string ViaText(const std::string& text, const std::vector<Rlimit>& limits) {
+  auto merged = MergeSpecRlimitsText(text, limits);
+  if (!merged) return "error: " + merged.error().Text();
+  // Compare as JSON: the text path keeps the input's spacing.
+  auto reparsed = ParseJsonObject(*merged, "merged");
+  EXPECT_TRUE(reparsed.ok()) << *merged;
+  return reparsed.ok() ? reparsed->dump() : "unparsable";
+}
+
+class MergeSpecRlimitsTextSame : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(MergeSpecRlimitsTextSame, AsTheDomPath) {
+  const std::string text = GetParam();
+  for (const auto& limits : std::vector<std::vector<Rlimit>>{
+           {{RLIMIT_MEMLOCK, 1, 2}}, {{RLIMIT_NOFILE, 10, 20}, {RLIMIT_CORE, kInf, kInf}}, {}}) {
+    EXPECT_EQ(ViaText(text, limits), ViaDom(text, limits)) << text;
+    auto rlimits = SpecRlimitsText(text);
+    auto spec = ParseJsonObject(text, "x");
+    auto dom = spec ? SpecRlimits(*spec) : Result<std::vector<Rlimit>>(spec.error());
+    ASSERT_EQ(rlimits.ok(), dom.ok()) << text;
+    if (rlimits.ok()) {
+      EXPECT_EQ(*rlimits, *dom) << text;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, MergeSpecRlimitsTextSame,
+    ::testing::Values(
+        kSpec, "{}", " { } ", R"({"process":null})", R"({"process":{}})",
+        R"({"a":1,"process":{"args":["sh"]},"b":[]})", R"({"process":{"rlimits":null,"x":1}})",
+        R"({"process":{"rlimits":[]}})",
+        R"({"process":{"rlimits":[{"type":"RLIMIT_MEMLOCK","soft":5,"hard":6,"x":[{}]}]}})",
+        R"({"process":{"rlimits":[{"type":"RLIMIT_CORE","soft":1,"hard":1},)"
+        R"({"type":"RLIMIT_CORE","soft":2,"hard":2}]}})",
+        R"({"\u0070rocess":{"rlim\u0069ts":[]}})", R"({"process":{"rlimits":{}}})",
+        R"({"process":3})", R"({"process":"p"})", R"({"process":[]})",
+        R"({"process":{"rlimits":[{"type":"RLIMIT_X","soft":1,"hard":1}]}})",
+        R"({"process":{"rlimits":[{"type":"RLIMIT_CORE","soft":-1,"hard":0}]}})",
+        "{\"s\":\"\\\"\\\\\\/"
+        "\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\",\"u\":\"\xc3\xa9\xf0\x9f\x98\x80\"}",
+        R"({"n":[0,-0,1.5,-2e10,3E+2,4e-1,18446744073709551615],"t":true,"f":false,"z":null})",
+        "{\"d\":[[[[[[[[[[[[[[[[[[[[{}]]]]]]]]]]]]]]]]]]]]}", "\xEF\xBB\xBF{\"process\":{}}",
+        // Not JSON, or not an object.
+        "", " ", "[]", "\"x\"", "3", "null", "{", "}", "{\"a\":1}x", "{\"a\":1,}", "{,}",
+        "{\"a\" 1}", "{a:1}", "{\"a\":[1,]}", "{\"a\":[1 2]}", "{\"a\":01}", "{\"a\":1.}",
+        "{\"a\":-}", "{\"a\":1e}", "{\"a\":tru}", "{\"a\":nul}", "{\"a\":\"\\x\"}",
+        "{\"a\":\"\\u12\"}", "{\"a\":\"\\ud800\"}", "{\"a\":\"\\udc00\"}",
+        "{\"a\":\"\\ud800\\u0041\"}", "{\"a\":\"\x01\"}", "{\"a\":\"\xc0\xaf\"}",
+        "{\"a\":\"\xed\xa0\x80\"}", "{\"a\":\"\xf4\x90\x80\x80\"}", "{\"a\":\"\xff\"}",
+        "{\"a\":\"\xe2\x82\"}", "{\"a\":\"open", "{\"a\":[}", "{\"a\":{]}",
+        "{\"process\":{\"rlimits\":[}}"));
+
+TEST(MergeSpecRlimitsText, KeepsEveryOtherByte) {
+  const std::string in =
+      "{\n  \"a\": \"\\u00e9\\/\",  \"n\": 1.50,\n  \"process\": {\"args\": [],"
+      " \"rlimits\": [ ] } ,\"z\":0}\n";
+  auto r = MergeSpecRlimitsText(in, {{RLIMIT_MEMLOCK, 1, 2}});
+  ASSERT_TRUE(r.ok()) << r.error().Text();
+  EXPECT_EQ(*r,
+            "{\n  \"a\": \"\\u00e9\\/\",  \"n\": 1.50,\n  \"process\": {\"args\": [],"
+            " \"rlimits\": [{\"type\":\"RLIMIT_MEMLOCK\",\"hard\":2,\"soft\":1}] } ,\"z\":0}\n");
+}
+
+TEST(MergeSpecRlimitsText, EditsTheLastOfDuplicateKeysAsGoDoes) {
+  auto r = MergeSpecRlimitsText(R"({"process":{"rlimits":[]},"process":{"args":[]}})",
+                                {{RLIMIT_MEMLOCK, 1, 2}});
+  ASSERT_TRUE(r.ok()) << r.error().Text();
+  EXPECT_EQ(*r, R"({"process":{"rlimits":[]},"process":{"args":[],)"
+                R"("rlimits":[{"type":"RLIMIT_MEMLOCK","hard":2,"soft":1}]}})");
+}
+
+TEST(MergeSpecRlimitsText, DeepNestingIsNotRecursion) {
+  const std::string deep = "{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_TRUE(MergeSpecRlimitsText(deep, {{RLIMIT_MEMLOCK, 1, 2}}).ok());
+  EXPECT_FALSE(MergeSpecRlimitsText("{\"a\":" + std::string(100000, '['), {}).ok());
+}
+
 }  // namespace
 }  // namespace ocirlimit
