@@ -134,11 +134,12 @@ class Doctor {
     Add("config", CheckStatus::kOk, os.str(), path);
   }
 
-  std::optional<std::string> LimitMemlock(const std::string& unit) {
-    std::vector<std::string> texts;
+  // The unit's LimitMEMLOCK and the file that last set it (or the unit file).
+  std::pair<std::optional<std::string>, std::string> LimitMemlock(const std::string& unit) {
+    std::vector<std::pair<std::string, std::string>> files;  // path, text
     for (const auto& dir : UnitDirs()) {
       if (auto t = ops_.ReadFile(dir + "/" + unit)) {
-        texts.push_back(*t);
+        files.emplace_back(dir + "/" + unit, *t);
         break;
       }
     }
@@ -152,17 +153,24 @@ class Doctor {
       }
     }
     for (const auto& [name, path] : dropins) {
-      if (auto t = ops_.ReadFile(path)) texts.push_back(*t);
+      if (auto t = ops_.ReadFile(path)) files.emplace_back(path, *t);
     }
-    if (texts.empty()) return std::nullopt;
-    unit_found_ = true;
-    return LimitMemlockFromUnits(texts);
+    if (files.empty()) return {std::nullopt, ""};
+    std::vector<std::string> texts;
+    std::optional<std::string> value;
+    std::string from = files[0].first;
+    for (const auto& [path, text] : files) {
+      texts.push_back(text);
+      auto now = LimitMemlockFromUnits(texts);
+      if (now != value || LimitMemlockFromUnits({text}).has_value()) from = path;
+      value = now;
+    }
+    return {value, from};
   }
 
   void Systemd(const std::string& area, const std::string& unit) {
-    unit_found_ = false;
-    auto limit = LimitMemlock(unit);
-    if (!unit_found_) {
+    auto [limit, path] = LimitMemlock(unit);
+    if (path.empty()) {
       Add(area, CheckStatus::kInfo, "no systemd unit " + unit + " in the unit directories");
       return;
     }
@@ -171,18 +179,18 @@ class Doctor {
           unit +
               " sets no LimitMEMLOCK: containers inherit systemd's default (8M on most "
               "systems) unless oci-rlimit sets it",
-          unit);
+          path);
     } else if (*limit == "infinity") {
       Add(area, CheckStatus::kWarn,
           unit +
               " has LimitMEMLOCK=infinity: every container of this daemon gets unlimited "
               "memlock, not only those oci-rlimit selects",
-          unit, "drop LimitMEMLOCK=infinity and let oci-rlimit rules select containers");
+          path, "drop LimitMEMLOCK=infinity and let oci-rlimit rules select containers");
     } else {
       Add(area, CheckStatus::kInfo,
           unit + " has LimitMEMLOCK=" + *limit +
               ": containers inherit it unless oci-rlimit sets memlock",
-          unit);
+          path);
     }
   }
 
@@ -393,7 +401,6 @@ class Doctor {
   NodeOps& ops_;
   DoctorReport report_;
   Config config_;
-  bool unit_found_ = false;
 };
 
 Result<std::string> TomlString(const toml::table& t, const char* key) {

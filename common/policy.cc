@@ -187,4 +187,17 @@ Result<Decision> Decide(const Config& cfg, const ContainerFacts& facts) {
   return d;
 }
 
+Result<Decision> DecideForSpecText(const Config& cfg, std::string_view text,
+                                   const std::string& where) {
+  auto spec = ParseJsonObject(text, Quote(where));
+  if (!spec) return spec.error();
+  return DecideForSpec(cfg, *spec, where);
+}
+
+Result<Decision> DecideForSpec(const Config& cfg, const Json& spec, const std::string& where) {
+  auto facts = FactsFromSpec(spec);
+  if (!facts) return facts.error().Wrap(Quote(where));
+  return Decide(cfg, *facts);
+}
+
 }  // namespace ocirlimit

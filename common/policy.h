@@ -55,4 +55,12 @@ bool RuleMatches(const Rule& rule, const ContainerFacts& facts);
 // an over-ceiling one under over-ceiling = "reject".
 Result<Decision> Decide(const Config& cfg, const ContainerFacts& facts);
 
+// FactsFromSpec, then Decide.
+Result<Decision> DecideForSpec(const Config& cfg, const Json& spec, const std::string& where);
+
+// Decide for a spec given as text (a bundle's config.json, or an exec
+// --process file's process object, which has only env); `where` names it.
+Result<Decision> DecideForSpecText(const Config& cfg, std::string_view text,
+                                   const std::string& where);
+
 }  // namespace ocirlimit

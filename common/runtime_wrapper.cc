@@ -1,6 +1,8 @@
 #include "runtime_wrapper.h"
 
+#include "policy.h"
 #include "runtime_args.h"
+#include "text.h"
 
 namespace ocirlimit {
 namespace {
@@ -63,24 +65,52 @@ class Wrapper {
                           [this](const std::string& p) { return ops_.Probe(p); });
   }
 
+  // The limits for this container (docs/policy.md). Rules and requests need
+  // the spec's DOM; without them the text-level merge skips that cost.
+  template <class DecideFn>
+  Result<std::vector<Rlimit>> Limits(const DecideFn& decide, const std::string& id) {
+    if (!PolicyNeedsSpec(cfg_)) return cfg_.rlimits;
+    Result<Decision> decision = decide();
+    if (!decision) return decision.error();
+    for (const auto& note : decision->notes) {
+      ops_.Stderr(std::string(kRuntimeName) + ": warning: " + note);
+      if (cfg_.log_file.empty()) continue;
+      auto logged = ops_.AppendLine(cfg_.log_file,
+                                    ops_.Now() + " id=" + Quote(id) + " warning=" + Quote(note));
+      if (!logged) ops_.Stderr(std::string(kRuntimeName) + ": warning: " + logged.error().Text());
+    }
+    return decision->limits;
+  }
+
   Status EditBundle(const CommandFlags& flags) {
-    if (cfg_.rlimits.empty()) return Ok{};
+    if (cfg_.rlimits.empty() && !PolicyNeedsSpec(cfg_)) return Ok{};
     const std::string path = flags.bundle + "/config.json";
     auto text = ops_.ReadFile(path, kMaxSpecBytes);
     if (!text) return text.error();
-    auto merged = MergeBundleSpec(*text, path, cfg_.rlimits);
+    auto limits = Limits([&] { return DecideForSpecText(cfg_, *text, path); }, flags.id);
+    if (!limits) return limits.error();
+    auto merged = MergeBundleSpec(*text, path, *limits);
     if (!merged) return merged.error();
     if (!*merged) return Ok{};
     return ops_.ReplaceFile(path, **merged);
   }
 
   Status EditProcess(const CommandFlags& flags) {
-    if (cfg_.rlimits.empty() || flags.process.empty()) return Ok{};
+    if ((cfg_.rlimits.empty() && !PolicyNeedsSpec(cfg_)) || flags.process.empty()) return Ok{};
     auto text = ops_.ReadFile(flags.process, kMaxProcessBytes);
     if (!text) return text.error();
     auto process = ParseProcessFile(*text, flags.process);
     if (!process) return process.error();
-    if (auto merged = MergeExecProcess(*process, flags.process, cfg_.rlimits); !merged) {
+    // A process file carries env but no annotations or devices: env rules
+    // match here as at create, annotation and device rules and requests do not.
+    auto limits = Limits(
+        [&] {
+          return DecideForSpec(cfg_, Json({{"process", *process}}), flags.process);
+        },
+        flags.id);
+    if (!limits) return limits.error();
+    if (limits->empty()) return Ok{};
+    if (auto merged = MergeExecProcess(*process, flags.process, *limits); !merged) {
       return merged.error();
     }
     return ops_.ReplaceFile(flags.process, process->dump());

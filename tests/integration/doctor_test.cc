@@ -1,0 +1,230 @@
+// The oci-rlimit admin CLI as a program: doctor on a node fixture (a temp
+// root with the config files of docker, containerd, podman and systemd) and
+// on this machine, and validate/explain on real files. Asserts the paths and
+// verdicts it prints, in --json and as a table, and its exit status.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+namespace ocirlimit::itest {
+namespace {
+
+std::string Cli() { return OurBinary("oci-rlimit"); }
+
+Json ParseJson(const CmdResult& r) {
+  Json j = Json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
+  return j;
+}
+
+// The check of `area` whose text contains `what`, or null.
+Json FindCheck(const Json& report, const std::string& area, const std::string& what) {
+  for (const auto& c : report["checks"]) {
+    if (c["area"] == area && c["what"].get<std::string>().find(what) != std::string::npos) {
+      return c;
+    }
+  }
+  return nullptr;
+}
+
+void Script(const std::string& path, const std::string& version_line) {
+  WriteFile(path, "#!/bin/sh\necho '" + version_line + "'\n", 0755);
+}
+
+class DoctorFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string& r = root_.path();
+    Sh("mkdir -p " + r + "/usr/bin " + r + "/usr/sbin " + r + "/usr/local/bin " + r +
+       "/etc/docker " + r + "/etc/containerd " + r + "/etc/containers/oci/hooks.d " + r +
+       "/lib/systemd/system " + r + "/etc/systemd/system/docker.service.d " + r +
+       "/etc/oci-rlimit " + r + "/proc/self");
+    Script(root_ / "usr/sbin/runc", "runc version 1.1.5");
+    Script(root_ / "usr/bin/crun", "crun version 1.8.1");
+    Script(root_ / "usr/sbin/dockerd", "Docker version 20.10.24+dfsg1, build 5d6db84");
+    Script(root_ / "usr/bin/containerd", "containerd github.com/containerd/containerd 1.6.20");
+    Script(root_ / "usr/bin/podman", "podman version 4.3.1");
+    Script(root_ / "usr/bin/oci-rlimit-hook", "oci-rlimit-hook 0.1.0");
+    Script(root_ / "usr/bin/oci-rlimit-runtime", "oci-rlimit-runtime 0.1.0");
+    // An absolute link, as a package installs it: resolved under the root.
+    EXPECT_EQ(symlink("/usr/bin/oci-rlimit-hook",
+                      (root_ / "usr/local/bin/nvidia-container-runtime-hook").c_str()),
+              0);
+    WriteFile(root_ / "etc/docker/daemon.json",
+              R"({"runtimes":{"oci-rlimit":{"path":"/usr/bin/oci-rlimit-runtime"}}})");
+    WriteFile(root_ / "etc/containerd/config.toml", R"(version = 2
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit]
+runtime_type = "io.containerd.runc.v2"
+pod_annotations = ["oci-rlimit.io/*"]
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit.options]
+BinaryName = "/usr/bin/oci-rlimit-runtime"
+)");
+    WriteFile(root_ / "etc/containers/oci/hooks.d/oci-rlimit.json",
+              R"({"version":"1.0.0","hook":{"path":"/usr/bin/oci-rlimit-hook",
+                  "args":["oci-rlimit-hook","createRuntime"]},
+                  "when":{"always":true},"stages":["createRuntime"]})");
+    WriteFile(root_ / "lib/systemd/system/containerd.service",
+              "[Unit]\nDescription=containerd\n[Service]\nExecStart=/usr/bin/containerd\n"
+              "LimitMEMLOCK=8M\n");
+    WriteFile(root_ / "lib/systemd/system/docker.service", "[Service]\nLimitNOFILE=1048576\n");
+    WriteFile(root_ / "etc/systemd/system/docker.service.d/memlock.conf",
+              "[Service]\nLimitMEMLOCK=infinity\n");
+    WriteFile(root_ / "etc/oci-rlimit/config.toml",
+              "[[rule]]\nname = \"gpu\"\nrlimits = [\"memlock=unlimited\"]\n"
+              "match = { env = [\"NVIDIA_VISIBLE_DEVICES\"] }\n"
+              "[requests]\nenabled = true\nceilings = [\"memlock=64G\"]\n");
+    WriteFile(root_ / "proc/self/status", "Name:\tx\nCapEff:\t000001fffeffffff\n");
+  }
+
+  CmdResult Doctor(bool json) {
+    std::vector<std::string> argv = {Cli(), "doctor", "--root", root_.path()};
+    if (json) argv.push_back("--json");
+    return RunCmd(argv);
+  }
+
+  TempDir root_;
+};
+
+TEST_F(DoctorFixture, NamesThePathsItFound) {
+  CmdResult r = Doctor(true);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  Json j = ParseJson(r);
+  EXPECT_EQ(j["ok"], true);
+  struct Want {
+    std::string area, what, path, status;
+  };
+  for (const Want& w : std::vector<Want>{
+           {"runc", "runc 1.1.5: applies the spec's process.rlimits after hooks", "/usr/sbin/runc",
+            "ok"},
+           {"crun", "crun 1.8.1: applies the spec's process.rlimits before hooks", "/usr/bin/crun",
+            "ok"},
+           {"docker", "dockerd 20.10.24+dfsg1", "/usr/sbin/dockerd", "ok"},
+           {"docker", "runtime \"oci-rlimit\" is oci-rlimit-runtime", "/etc/docker/daemon.json",
+            "ok"},
+           {"docker", "nvidia-container-runtime-hook is oci-rlimit-hook",
+            "/usr/local/bin/nvidia-container-runtime-hook", "ok"},
+           {"docker", "docker.service has LimitMEMLOCK=infinity",
+            "/etc/systemd/system/docker.service.d/memlock.conf", "warn"},
+           {"containerd", "containerd 1.6.20", "/usr/bin/containerd", "ok"},
+           {"containerd", "handler \"oci-rlimit\" runs oci-rlimit-runtime",
+            "/etc/containerd/config.toml", "ok"},
+           {"containerd", "passes the pod annotation oci-rlimit.io/rlimits",
+            "/etc/containerd/config.toml", "ok"},
+           {"containerd", "containerd.service has LimitMEMLOCK=8M",
+            "/lib/systemd/system/containerd.service", "info"},
+           {"hooks.d", "podman runs oci-rlimit-hook (stages createRuntime)",
+            "/etc/containers/oci/hooks.d/oci-rlimit.json", "ok"},
+           {"config", "0 default limit(s), 1 rule(s), requests enabled",
+            "/etc/oci-rlimit/config.toml", "ok"},
+           {"capabilities", "no CAP_SYS_RESOURCE", "/proc/self/status", "warn"},
+       }) {
+    Json c = FindCheck(j, w.area, w.what);
+    ASSERT_FALSE(c.is_null()) << w.area << ": " << w.what << "\n" << j.dump(2);
+    EXPECT_EQ(c["path"], w.path) << w.what;
+    EXPECT_EQ(c["status"], w.status) << w.what;
+  }
+  CmdResult table = Doctor(false);
+  EXPECT_EQ(table.status, 0);
+  EXPECT_NE(table.out.find("path: /etc/containers/oci/hooks.d/oci-rlimit.json"), std::string::npos)
+      << table.out;
+}
+
+TEST_F(DoctorFixture, ExitsNonZeroOnABrokenNode) {
+  WriteFile(root_ / "etc/oci-rlimit/config.toml", "rlimits = [\"memlok=1\"]\n");
+  WriteFile(root_ / "etc/docker/daemon.json", "{\"runtimes\":");
+  CmdResult r = Doctor(true);
+  EXPECT_EQ(r.status, 1) << r.out;
+  Json j = ParseJson(r);
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_EQ(FindCheck(j, "config", "unknown name \"memlok\"")["status"], "fail") << j.dump(2);
+  EXPECT_EQ(FindCheck(j, "docker", "not valid JSON")["status"], "fail") << j.dump(2);
+  CmdResult table = Doctor(false);
+  EXPECT_EQ(table.status, 1);
+  EXPECT_NE(table.out.find("FAIL  config"), std::string::npos) << table.out;
+}
+
+// This machine has runc, crun, dockerd, containerd and podman installed
+// (none of the daemons needs to run for doctor).
+TEST(DoctorOnThisMachine, NamesTheRealPrograms) {
+  OCI_RLIMIT_REQUIRE("runc", "crun", "dockerd", "containerd", "podman");
+  CmdResult r = RunCmd({Cli(), "doctor", "--json"});
+  Json j = ParseJson(r);
+  EXPECT_EQ(r.status, j["ok"] == true ? 0 : 1) << r.out;
+  for (const auto& [area, program] :
+       std::vector<std::pair<std::string, std::string>>{{"runc", "runc"},
+                                                        {"crun", "crun"},
+                                                        {"docker", "dockerd"},
+                                                        {"containerd", "containerd"}}) {
+    Json c = FindCheck(j, area, area == "docker" ? "dockerd " : program + " ");
+    ASSERT_FALSE(c.is_null()) << program << "\n" << j.dump(2);
+    EXPECT_EQ(c["path"], *Which(program)) << program;
+    EXPECT_EQ(c["status"], "ok") << program;
+  }
+  CmdResult v = RunCmd({*Which("runc"), "--version"});
+  std::string runc_version = v.out.substr(v.out.find("version ") + 8);
+  runc_version = runc_version.substr(0, runc_version.find('\n'));
+  EXPECT_FALSE(FindCheck(j, "runc", "runc " + runc_version + ": applies").is_null()) << j.dump(2);
+  // Podman is installed, so the hooks dirs are looked at: either our file
+  // is named, or the advice says where it goes.
+  EXPECT_FALSE(FindCheck(j, "hooks.d", "oci-rlimit").is_null()) << j.dump(2);
+  // The verdict on CAP_SYS_RESOURCE agrees with what this process holds.
+  std::string status = ReadFile("/proc/self/status");
+  uint64_t capeff = std::stoull(status.substr(status.find("CapEff:") + 7, 18), nullptr, 16);
+  bool has = ((capeff >> 24) & 1) != 0;
+  EXPECT_FALSE(
+      FindCheck(j, "capabilities", has ? "CAP_SYS_RESOURCE is effective" : "no CAP_SYS_RESOURCE")
+          .is_null())
+      << j.dump(2);
+}
+
+// validate and explain read real files and exit 1 on what would fail a container.
+TEST(CliOnFiles, ValidateAndExplain) {
+  TempDir dir;
+  const std::string config = dir / "config.toml";
+  WriteFile(config,
+            "[[rule]]\nname = \"gpu\"\nrlimits = [\"memlock=1G\", \"nofile=4096\"]\n"
+            "match = { env = [\"NVIDIA_VISIBLE_DEVICES\"] }\n"
+            "[requests]\nenabled = true\nceilings = [\"memlock=2G\"]\nover-ceiling = \"reject\"\n");
+  CmdResult v = RunCmd({Cli(), "validate", "--config", config});
+  EXPECT_EQ(v.status, 0) << v.err;
+  EXPECT_NE(v.out.find("\"gpu\": memlock=1073741824:1073741824 nofile=4096:4096 when env "
+                       "NVIDIA_VISIBLE_DEVICES set"),
+            std::string::npos)
+      << v.out;
+
+  const std::string bundle = dir / "bundle";
+  Json spec = MakeBundle(bundle, {"true"});  // runc spec: RLIMIT_NOFILE 1024:1024
+  spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=all");
+  WriteSpec(bundle, spec);
+  CmdResult e = RunCmd({Cli(), "explain", "--bundle", bundle, "--config", config, "--json"});
+  ASSERT_EQ(e.status, 0) << e.out << e.err;
+  Json j = ParseJson(e);
+  EXPECT_EQ(j["rules"][0]["matched"], true);
+  ASSERT_EQ(j["limits"].size(), 2u) << j.dump(2);
+  EXPECT_EQ(j["limits"][1]["limit"], "nofile=4096:4096");
+  EXPECT_EQ(j["limits"][1]["spec"], "nofile=1024:1024");
+  EXPECT_EQ(j["limits"][1]["hook_runc"], "nofile=1024:1024");
+  EXPECT_EQ(j["limits"][1]["hook_crun"], "nofile=4096:4096");
+  EXPECT_EQ(j["limits"][1]["conflict"], true);
+
+  spec["annotations"]["oci-rlimit.io/rlimits"] = "memlock=unlimited";
+  WriteSpec(bundle, spec);
+  CmdResult rejected = RunCmd({Cli(), "explain", "--bundle", bundle, "--config", config});
+  EXPECT_EQ(rejected.status, 1);
+  EXPECT_NE(rejected.out.find("REFUSED: annotation \"oci-rlimit.io/rlimits\""), std::string::npos)
+      << rejected.out;
+
+  WriteFile(config, "rlimits = [\"memlock=1G\"]\n[[rule]]\nrlimits = [\"core=0\"]\n");
+  CmdResult bad = RunCmd({Cli(), "validate", "--config", config, "--json"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(ParseJson(bad)["error"].get<std::string>().find("rule \"rule[0]\": match is missing"),
+            std::string::npos)
+      << bad.out;
+  EXPECT_EQ(RunCmd({Cli(), "explain"}).status, 2);
+}
+
+}  // namespace
+}  // namespace ocirlimit::itest

@@ -1,0 +1,176 @@
+// Policy under real runc (docs/policy.md): rules select containers, requests
+// are held to the admin's ceilings. Each case asserts what the container's
+// own process reads from /proc/self/limits, through the hook and through
+// oci-rlimit-runtime.
+#include <gtest/gtest.h>
+
+#include "harness.h"
+
+namespace ocirlimit::itest {
+namespace {
+
+constexpr const char* kMemlock = "Max locked memory";
+constexpr Limit kHost{8 << 20, 8 << 20};
+// Raising a soft limit up to the hard one needs no CAP_SYS_RESOURCE.
+const std::vector<std::string> kLowSoft = {"prlimit", "--memlock=1048576:8388608"};
+constexpr Limit kLowSoftLimit{1 << 20, 8 << 20};
+
+constexpr const char* kGpuRule = R"(log-file = "LOG"
+[[rule]]
+name = "gpu"
+rlimits = ["memlock=1M:4M"]
+match = { env = ["NVIDIA_VISIBLE_DEVICES"] }
+[[rule]]
+name = "rdma"
+rlimits = ["memlock=2M:4M"]
+match = { devices = ["/dev/infiniband/*"] }
+)";
+
+enum class Path { kHook, kWrapper };
+
+class PolicyTest : public ::testing::TestWithParam<Path> {
+ protected:
+  void SetUp() override { OCI_RLIMIT_REQUIRE("runc", "prlimit"); }
+
+  void UseConfig(std::string toml) {
+    for (size_t at; (at = toml.find("LOG")) != std::string::npos;) toml.replace(at, 3, log_path());
+    WriteFile(config_path(), toml + "[runtime]\nruntimes = [\"" + *Which("runc") + "\"]\n");
+  }
+  std::string config_path() const { return dir_ / "config.toml"; }
+  std::string log_path() const { return dir_ / "policy.log"; }
+
+  // A fresh bundle whose container prints its limits; `edit` changes its spec.
+  CmdResult RunContainer(const std::string& name, const std::function<void(Json&)>& edit,
+                         const std::vector<std::string>& prefix = {}) {
+    const std::string bundle = dir_ / name;
+    Json spec = MakeBundle(bundle, {"cat", "/proc/self/limits"});
+    edit(spec);
+    std::vector<std::string> argv = prefix;
+    if (GetParam() == Path::kHook) {
+      spec["hooks"]["createRuntime"] =
+          Json::array({HookEntry(OurBinary("oci-rlimit-hook"),
+                                 {"oci-rlimit-hook", "--config", config_path(), "createRuntime"})});
+      argv.push_back(*Which("runc"));
+    } else {
+      argv.push_back(OurBinary("oci-rlimit-runtime"));
+    }
+    WriteSpec(bundle, spec);
+    argv.insert(argv.end(),
+                {"--root", dir_ / "state", "run", "--bundle", bundle, UniqueId("policy")});
+    RunOptions opts;
+    opts.env = {"OCI_RLIMIT_CONFIG=" + config_path()};
+    return RunCmd(argv, opts);
+  }
+
+  std::optional<Limit> Memlock(const std::string& name, const std::function<void(Json&)>& edit,
+                               const std::vector<std::string>& prefix = {}) {
+    CmdResult r = RunContainer(name, edit, prefix);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return LimitRow(r.out, kMemlock);
+  }
+
+  TempDir dir_;
+};
+
+void SetEnv(Json& spec, const std::string& entry) { spec["process"]["env"].push_back(entry); }
+
+void AddDevice(Json& spec, const std::string& path) {
+  // /dev/null's numbers: a real node inside the container, at a path a glob can select.
+  spec["linux"]["devices"].push_back(
+      {{"path", path}, {"type", "c"}, {"major", 1}, {"minor", 3}, {"fileMode", 0666}});
+  spec["linux"]["resources"]["devices"].push_back(
+      {{"allow", true}, {"type", "c"}, {"major", 1}, {"minor", 3}, {"access", "rwm"}});
+}
+
+TEST_P(PolicyTest, OnlyTheMatchingContainerGetsTheLimit) {
+  UseConfig(kGpuRule);
+  EXPECT_EQ(Memlock("gpu", [](Json& s) { SetEnv(s, "NVIDIA_VISIBLE_DEVICES=all"); }),
+            (Limit{1 << 20, 4 << 20}));
+  EXPECT_EQ(Memlock("void", [](Json& s) { SetEnv(s, "NVIDIA_VISIBLE_DEVICES=void"); }), kHost)
+      << "void means no GPU";
+  EXPECT_EQ(Memlock("plain", [](Json&) {}), kHost);
+}
+
+TEST_P(PolicyTest, DeviceGlobSelectsAndTheLaterRuleWins) {
+  UseConfig(kGpuRule);
+  EXPECT_EQ(Memlock("rdma", [](Json& s) { AddDevice(s, "/dev/infiniband/uverbs0"); }),
+            (Limit{2 << 20, 4 << 20}));
+  EXPECT_EQ(Memlock("both",
+                    [](Json& s) {
+                      SetEnv(s, "NVIDIA_VISIBLE_DEVICES=0");
+                      AddDevice(s, "/dev/infiniband/uverbs0");
+                    }),
+            (Limit{2 << 20, 4 << 20}))
+      << "rdma comes after gpu in the file";
+  EXPECT_EQ(Memlock("other-device", [](Json& s) { AddDevice(s, "/dev/fake0"); }), kHost);
+}
+
+constexpr const char* kRequests = R"(log-file = "LOG"
+[requests]
+enabled = true
+ceilings = ["memlock=8M"]
+over-ceiling = "OVER"
+)";
+
+std::string Requests(const std::string& over) {
+  std::string t = kRequests;
+  t.replace(t.find("OVER"), 4, over);
+  return t;
+}
+
+void Request(Json& spec, const std::string& value) {
+  spec["annotations"]["oci-rlimit.io/rlimits"] = value;
+}
+
+TEST_P(PolicyTest, RequestAboveTheCeilingIsClamped) {
+  UseConfig(Requests("clamp"));
+  ASSERT_EQ(Memlock(
+                "baseline", [](Json&) {}, kLowSoft),
+            kLowSoftLimit);
+  EXPECT_EQ(Memlock(
+                "asks", [](Json& s) { Request(s, "memlock=unlimited"); }, kLowSoft),
+            (Limit{8 << 20, 8 << 20}))
+      << "unlimited clamped to the 8M ceiling";
+  EXPECT_EQ(Memlock(
+                "under", [](Json& s) { Request(s, "memlock=2M"); }, kLowSoft),
+            (Limit{2 << 20, 2 << 20}));
+  std::string log = ReadFile(log_path());
+  EXPECT_NE(log.find("memlock=unlimited:unlimited is over the ceiling memlock=8388608:8388608; "
+                     "clamped to memlock=8388608:8388608"),
+            std::string::npos)
+      << log;
+}
+
+TEST_P(PolicyTest, RequestAboveTheCeilingIsRejected) {
+  UseConfig(Requests("reject"));
+  CmdResult r = RunContainer(
+      "asks", [](Json& s) { Request(s, "memlock=unlimited"); }, kLowSoft);
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.out.find(kMemlock), std::string::npos) << "the container must not have run";
+  std::string err = r.err;
+  for (size_t at; (at = err.find("\\\"")) != std::string::npos;) err.replace(at, 2, "\"");
+  EXPECT_NE(err.find("annotation \"oci-rlimit.io/rlimits\" = \"memlock=unlimited\": "
+                     "memlock=unlimited:unlimited is over the ceiling memlock=8388608:8388608 "
+                     "(over-ceiling = \"reject\")"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(Memlock(
+                "at", [](Json& s) { Request(s, "memlock=8M"); }, kLowSoft),
+            (Limit{8 << 20, 8 << 20}))
+      << "at the ceiling is allowed";
+}
+
+TEST_P(PolicyTest, RequestsAreIgnoredUnlessEnabled) {
+  UseConfig("log-file = \"LOG\"\n[requests]\nceilings = [\"memlock=8M\"]\n");
+  EXPECT_EQ(Memlock(
+                "asks", [](Json& s) { Request(s, "memlock=8M"); }, kLowSoft),
+            kLowSoftLimit);
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, PolicyTest, ::testing::Values(Path::kHook, Path::kWrapper),
+                         [](const auto& info) {
+                           return info.param == Path::kHook ? "Hook" : "RuntimeWrapper";
+                         });
+
+}  // namespace
+}  // namespace ocirlimit::itest
