@@ -14,6 +14,14 @@ namespace {
 
 constexpr std::string_view kNvidiaSection = "nvidia-container-runtime";
 
+// a + b + c without a temporary per +, for strings built in loops.
+template <class... Parts>
+std::string Cat(const Parts&... parts) {
+  std::string out;
+  (out.append(std::string_view(parts)), ...);
+  return out;
+}
+
 // Keys of NVIDIA's own config.toml that may share a file with ours, so that
 // `--config /etc/nvidia-container-runtime/config.toml` works unchanged.
 bool IsNvidiaKey(std::string_view key) {
@@ -148,7 +156,7 @@ Status ParseMatch(const toml::node& node, const std::string& where, RuleMatch& m
   bool any = false;
   for (const auto& [key_node, value] : *t) {
     std::string key(key_node.str());
-    std::string at = where + "." + key;
+    std::string at = Cat(where, ".", key);
     any = true;
     if (key == "always") {
       auto b = Bool(value, at);
@@ -220,7 +228,7 @@ Status ParseRules(const toml::node& node, Config& cfg) {
         if (auto st = ParseMatch(value, where + ".match", rule.match); !st) return st.error();
         have_match = true;
       } else {
-        return MakeError("unknown key " + Quote(where + "." + key));
+        return MakeError("unknown key " + Quote(Cat(where, ".", key)));
       }
     }
     if (!have_rlimits) return MakeError(where + ": rlimits is missing");

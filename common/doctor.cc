@@ -23,6 +23,14 @@ constexpr const char* kRuntime = "oci-rlimit-runtime";
 constexpr const char* kHelper = "oci-prlimit-helper";
 constexpr int kCapSysResource = 24;
 
+// a + b + c without a temporary per +, for strings built in loops.
+template <class... Parts>
+std::string Cat(const Parts&... parts) {
+  std::string out;
+  (out.append(std::string_view(parts)), ...);
+  return out;
+}
+
 // Unit search order, highest priority first, as systemd reads them.
 const std::vector<std::string>& UnitDirs() {
   static const std::vector<std::string> kDirs = {"/etc/systemd/system", "/run/systemd/system",
@@ -138,8 +146,8 @@ class Doctor {
   std::pair<std::optional<std::string>, std::string> LimitMemlock(const std::string& unit) {
     std::vector<std::pair<std::string, std::string>> files;  // path, text
     for (const auto& dir : UnitDirs()) {
-      if (auto t = ops_.ReadFile(dir + "/" + unit)) {
-        files.emplace_back(dir + "/" + unit, *t);
+      if (auto t = ops_.ReadFile(Cat(dir, "/", unit))) {
+        files.emplace_back(Cat(dir, "/", unit), *t);
         break;
       }
     }
@@ -149,7 +157,7 @@ class Doctor {
     for (auto dir = UnitDirs().rbegin(); dir != UnitDirs().rend(); ++dir) {
       const std::string d = *dir + "/" + unit + ".d";
       for (const auto& name : ops_.ListDir(d)) {
-        if (name.ends_with(".conf")) dropins[name] = d + "/" + name;
+        if (name.ends_with(".conf")) dropins[name] = Cat(d, "/", name);
       }
     }
     for (const auto& [name, path] : dropins) {
@@ -343,7 +351,7 @@ class Doctor {
          {"/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d"}) {
       for (const auto& name : ops_.ListDir(dir)) {
         if (!name.ends_with(".json")) continue;
-        const std::string file = dir + "/" + name;
+        const std::string file = Cat(dir, "/", name);
         auto text = ops_.ReadFile(file);
         if (!text) continue;
         auto json = ParseJsonObject(*text, file);
@@ -367,7 +375,7 @@ class Doctor {
           }
         }
         Add("hooks.d", CheckStatus::kOk,
-            users + " runs " + Base(hpath) + " (stages " + stages + ")", file);
+            Cat(users, " runs ", Base(hpath), " (stages ", stages, ")"), file);
       }
     }
     if (!found) {

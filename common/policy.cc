@@ -8,16 +8,22 @@
 namespace ocirlimit {
 namespace {
 
+// a + b + c without a temporary per +, for strings built in loops.
+template <class... Parts>
+std::string Cat(const Parts&... parts) {
+  std::string out;
+  (out.append(std::string_view(parts)), ...);
+  return out;
+}
+
 // The value of NAME in a process.env list. Of duplicates the last counts, as
 // docker and podman let a later entry replace an earlier one.
 const std::string* EnvValue(const std::vector<std::string>& env, const std::string& name) {
   const std::string* found = nullptr;
   for (const auto& entry : env) {
-    if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
-        entry[name.size()] == '=') {
+    // "NAME" alone counts as set to nothing.
+    if (entry.starts_with(name) && (entry.size() == name.size() || entry[name.size()] == '=')) {
       found = &entry;
-    } else if (entry == name) {
-      found = &entry;  // "NAME" alone: set to nothing
     }
   }
   return found;
@@ -96,8 +102,8 @@ Status ApplyRequest(const Requests& req, const std::string& value, Decision& d) 
     const Rlimit* c = Ceiling(req, r.resource);
     if (c == nullptr) {
       std::string why = FormatRlimit(r) + ": " + name + " is not in requests.ceilings";
-      if (reject) return MakeError(where + ": " + why + " (over-ceiling = \"reject\")");
-      d.notes.push_back(where + ": " + why + "; ignored");
+      if (reject) return MakeError(Cat(where, ": ", why, " (over-ceiling = \"reject\")"));
+      d.notes.push_back(Cat(where, ": ", why, "; ignored"));
       continue;
     }
     Rlimit granted = r;
@@ -105,8 +111,8 @@ Status ApplyRequest(const Requests& req, const std::string& value, Decision& d) 
     granted.hard = std::min(r.hard, c->hard);
     if (granted != r) {
       std::string why = FormatRlimit(r) + " is over the ceiling " + FormatRlimit(*c);
-      if (reject) return MakeError(where + ": " + why + " (over-ceiling = \"reject\")");
-      d.notes.push_back(where + ": " + why + "; clamped to " + FormatRlimit(granted));
+      if (reject) return MakeError(Cat(where, ": ", why, " (over-ceiling = \"reject\")"));
+      d.notes.push_back(Cat(where, ": ", why, "; clamped to ", FormatRlimit(granted)));
     }
     Set(d, granted, "request");
   }
