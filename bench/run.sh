@@ -16,8 +16,12 @@ bin=$PWD/build-release/bin
 # On the root filesystem (not a tmpfs), as containerd's and podman's bundles
 # usually are: the wrapper's fsync of config.json is part of what is measured.
 work=$(mktemp -d /var/tmp/oci-rlimit-bench.XXXXXX)
+# A second place on a tmpfs, as containerd's bundles under /run are on a
+# systemd host: there fsync costs nothing.
+shm=$(mktemp -d /dev/shm/oci-rlimit-bench.XXXXXX)
 cleanup() {
   [[ -n ${target:-} ]] && kill "$target" 2>/dev/null
+  rm -rf "$shm"
   # `runc run` without --detach deletes its container; this only catches an
   # interrupted run.
   if [[ -d $work/runc-root ]]; then
@@ -60,13 +64,17 @@ jq --arg hook "$bin/oci-rlimit-hook" --arg cfg "$work/config.toml" \
 # ... and with a no-op hook, for what runc itself spends on running any hook.
 mkdir -p "$work/noop-hook"
 jq '.hooks.createRuntime = [{"path": "/bin/true"}]' "$work/plain/config.json" >"$work/noop-hook/config.json"
-mkdir -p "$work/wrapped"
+mkdir -p "$work/wrapped" "$shm/wrapped"
 cp "$work/plain/config.json" "$work/wrapped/config.json"
+cp "$work/plain/config.json" "$shm/wrapped/config.json"
 # The 1 MiB spec: the plain one plus env entries, mounts and annotations, in
 # compact JSON as containerd and podman write it.
 mkdir -p "$work/big"
 "$bin/specbench" --inflate "$work/plain/config.json" "$work/big/config.json" 1048576
 cp "$work/plain/config.json" "$work/normal-config.json"
+mkdir -p "$shm/big" "$shm/normal"
+cp "$work/big/config.json" "$shm/big/config.json"
+cp "$work/plain/config.json" "$shm/normal/config.json"
 
 # --- the hook and the helper against util-linux prlimit ----------------------
 sleep 100000 &
@@ -107,6 +115,8 @@ root=$work/runc-root
     "$root" "$work/noop-hook"
   printf 'oci-rlimit-runtime run (wrapping runc)\t-\tOCI_RLIMIT_CONFIG=%s %s/oci-rlimit-runtime --root %s run --bundle %s bench-{n}\n' \
     "$work/runtime.toml" "$bin" "$root" "$work/wrapped"
+  printf 'oci-rlimit-runtime run, bundle on tmpfs (as under /run/containerd)\t-\tOCI_RLIMIT_CONFIG=%s %s/oci-rlimit-runtime --root %s run --bundle %s bench-{n}\n' \
+    "$work/runtime.toml" "$bin" "$root" "$shm/wrapped"
 } >"$work/runc.cases"
 echo "## runc run of a busybox \`true\` bundle"
 echo
@@ -135,6 +145,10 @@ cp "$work/normal-config.json" "$work/normal/config.json"
     "$(($(stat -c %s "$work/normal/config.json") / 1024))" "$work/standin.toml" "$bin" "$root" "$work/normal"
   printf 'oci-rlimit-runtime create, 1 MiB config.json (%d KiB)\t-\tOCI_RLIMIT_CONFIG=%s %s/oci-rlimit-runtime --root %s create --bundle %s c-{n}\n' \
     "$(($(stat -c %s "$work/big/config.json") / 1024))" "$work/standin.toml" "$bin" "$root" "$work/big"
+  printf 'oci-rlimit-runtime create, runc-spec config.json on tmpfs\t-\tOCI_RLIMIT_CONFIG=%s %s/oci-rlimit-runtime --root %s create --bundle %s c-{n}\n' \
+    "$work/standin.toml" "$bin" "$root" "$shm/normal"
+  printf 'oci-rlimit-runtime create, 1 MiB config.json on tmpfs\t-\tOCI_RLIMIT_CONFIG=%s %s/oci-rlimit-runtime --root %s create --bundle %s c-{n}\n' \
+    "$work/standin.toml" "$bin" "$root" "$shm/big"
 } >"$work/merge.cases"
 echo "## The wrapper's create path (stand-in runtime)"
 echo
