@@ -62,7 +62,12 @@ int Inflate(const std::string& in, const std::string& out, size_t bytes) {
     mounts.push_back(std::move(m));
     annotations[key] = value;
   }
-  std::ofstream(out, std::ios::binary) << spec->dump();
+  std::ofstream file(out, std::ios::binary);
+  file << spec->dump();
+  if (!file.flush()) {
+    std::cerr << "specbench: cannot write " << out << "\n";
+    return 1;
+  }
   return 0;
 }
 
