@@ -42,8 +42,10 @@ Status MergeSpecRlimits(Json& spec, const std::vector<Rlimit>& limits);
 
 // The same two on the text of a spec, for a config.json of any size: the text
 // is checked to be valid JSON by a scan that builds nothing, and only
-// process.rlimits is parsed. Of duplicate keys the last counts, as in runc's
-// Go decoder. Errors carry no file name ("not valid JSON", "process: ...").
+// process.rlimits is parsed. Of duplicate keys the last counts, and a NUL
+// byte after the spec is not valid JSON, both as in runc's Go decoder
+// (nlohmann's parser stops at a NUL). Errors carry no file name ("not valid
+// JSON", "process: ...").
 Result<std::vector<Rlimit>> SpecRlimitsText(std::string_view text);
 
 // The spec text with `limits` merged as MergeSpecRlimits would: only the

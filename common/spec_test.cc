@@ -361,6 +361,16 @@ TEST(MergeSpecRlimitsText, EditsTheLastOfDuplicateKeysAsGoDoes) {
                 R"("rlimits":[{"type":"RLIMIT_MEMLOCK","hard":2,"soft":1}]}})");
 }
 
+TEST(MergeSpecRlimitsText, ANulAfterTheSpecIsNotJsonAsForRunc) {
+  // nlohmann's parser takes a NUL byte as the end of the input; Go's decoder,
+  // which runc uses next, refuses it.
+  const std::string text("{}\0\0x}", 6);
+  EXPECT_TRUE(ParseJsonObject(text, "x").ok());
+  auto r = MergeSpecRlimitsText(text, {{RLIMIT_MEMLOCK, 1, 2}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().Text(), "not valid JSON");
+}
+
 TEST(MergeSpecRlimitsText, DeepNestingIsNotRecursion) {
   const std::string deep = "{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
   EXPECT_TRUE(MergeSpecRlimitsText(deep, {{RLIMIT_MEMLOCK, 1, 2}}).ok());
