@@ -63,11 +63,12 @@ Result<std::string> ResolveRuntime(const std::vector<std::string>& runtimes,
 Result<std::optional<std::string>> MergeBundleSpec(std::string_view text, const std::string& path,
                                                    const std::vector<Rlimit>& limits) {
   if (limits.empty()) return std::optional<std::string>();
-  // Only process.rlimits is parsed: a DOM of a 1 MiB spec costs ~25 ms
-  // (docs/performance.md).
-  auto merged = MergeSpecRlimitsText(text, limits);
-  if (!merged) return merged.error().Wrap(Quote(path));
-  return std::optional<std::string>(std::move(*merged));
+  auto spec = ParseJsonObject(text, Quote(path));
+  if (!spec) return spec.error();
+  if (auto merged = MergeSpecRlimits(*spec, limits); !merged) {
+    return merged.error().Wrap(Quote(path));
+  }
+  return std::optional<std::string>(spec->dump());
 }
 
 Result<Json> ParseProcessFile(std::string_view text, const std::string& path) {

@@ -40,18 +40,9 @@ Status MergeProcessRlimits(Json& process, const std::vector<Rlimit>& limits,
 // MergeProcessRlimits on spec.process (created if absent).
 Status MergeSpecRlimits(Json& spec, const std::vector<Rlimit>& limits);
 
-// The same two on the text of a spec, for a config.json of any size: the text
-// is checked to be valid JSON by a scan that builds nothing, and only
-// process.rlimits is parsed. Of duplicate keys the last counts, and a NUL
-// byte after the spec is not valid JSON, both as in runc's Go decoder
-// (nlohmann's parser stops at a NUL). Errors carry no file name ("not valid
-// JSON", "process: ...").
-Result<std::vector<Rlimit>> SpecRlimitsText(std::string_view text);
-
-// The spec text with `limits` merged as MergeSpecRlimits would: only the
-// process.rlimits value is rewritten (or inserted last in process, or a
-// process object last in the spec), every other byte is kept. For compact
-// JSON this is what dump() of the merged DOM gives.
-Result<std::string> MergeSpecRlimitsText(std::string_view text, const std::vector<Rlimit>& limits);
+// SpecRlimits of a spec's text, building nothing but process.rlimits
+// (of duplicate keys the last counts, as in runc's Go decoder). `what` names
+// the text in errors.
+Result<std::vector<Rlimit>> SpecRlimitsOnly(std::string_view text, const std::string& what);
 
 }  // namespace ocirlimit

@@ -90,8 +90,8 @@ Result<Json> BundleSpec(const Config& cfg, const BundleFile& bundle) {
 std::vector<std::string> SpecWarnings(const std::vector<Rlimit>& limits, const BundleFile& bundle) {
   const std::string cannot = "cannot check the bundle for conflicts: ";
   if (!bundle.text) return {cannot + bundle.text.error().Text()};
-  auto rlimits = SpecRlimitsText(*bundle.text);
-  if (!rlimits) return {cannot + rlimits.error().Wrap(bundle.path).Text()};
+  auto rlimits = SpecRlimitsOnly(*bundle.text, bundle.path);
+  if (!rlimits) return {cannot + rlimits.error().Text()};
   return ConflictWarnings(FindConflicts(limits, *rlimits));
 }
 
