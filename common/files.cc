@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 
 #include "text.h"
 
@@ -157,6 +158,15 @@ Status AppendLine(const std::string& path, const std::string& line) {
   if (n < 0) return MakeError("write log " + Quote(path), errno);
   if (static_cast<size_t>(n) != data.size()) return MakeError("short write to log " + Quote(path));
   return Ok{};
+}
+
+std::string Rfc3339Now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 EnvLookup ProcessEnv() {

@@ -29,6 +29,9 @@ Status AppendLine(const std::string& path, const std::string& line);
 // Writes all of `data` to fd.
 Status WriteAll(int fd, const std::string& data);
 
+// The current UTC time as RFC 3339, for log lines ("2026-11-29T14:10:00Z").
+std::string Rfc3339Now();
+
 // getenv(3), as an EnvLookup.
 EnvLookup ProcessEnv();
 

@@ -3,7 +3,6 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <ctime>
 
 #include "files.h"
 #include "runtime_ops.h"
@@ -53,14 +52,7 @@ class LinuxOps final : public RuntimeOps {
     return ocirlimit::AppendLine(path, line);
   }
 
-  std::string Now() override {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-  }
+  std::string Now() override { return Rfc3339Now(); }
 
   void Stderr(const std::string& line) override { WriteAll(STDERR_FILENO, line + "\n"); }
 

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <ctime>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -49,15 +48,6 @@ constexpr const char* kUsage =
     "2 usage error. In chain mode, the chained hook's own status.\n";
 
 void Say(const std::string& msg) { std::cerr << kName << ": " << msg << "\n"; }
-
-std::string Now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 int Failed(const Config& cfg, const std::string& msg) {
   Say(msg);
@@ -111,8 +101,8 @@ Result<std::vector<Rlimit>> PolicyLimits(const Config& cfg, const Result<Json>& 
 void Log(const Config& cfg, const State& state, const std::vector<Change>& applied,
          const std::vector<std::string>& warnings, const std::string& error) {
   if (cfg.log_file.empty()) return;
-  auto logged =
-      AppendLine(cfg.log_file, FormatLogLine(Now(), state.id, state.pid, applied, warnings, error));
+  auto logged = AppendLine(
+      cfg.log_file, FormatLogLine(Rfc3339Now(), state.id, state.pid, applied, warnings, error));
   if (!logged) Say("warning: " + logged.error().Text());
 }
 

@@ -265,6 +265,11 @@ std::optional<Limit> LimitRow(const std::string& text, const std::string& row) {
   return std::nullopt;
 }
 
+std::optional<Limit> MemlockOf(const CmdResult& r) {
+  EXPECT_EQ(r.status, 0) << r.err;
+  return LimitRow(r.out, kMemlock);
+}
+
 std::string FormatLimit(const std::optional<Limit>& l) {
   if (!l) return "(none)";
   std::ostringstream os;

@@ -93,9 +93,15 @@ struct Limit {
   uint64_t hard = 0;
   bool operator==(const Limit&) const = default;
 };
+// The /proc/PID/limits row every test reads, and the command that prints it.
+inline constexpr const char* kMemlock = "Max locked memory";
+inline const std::vector<std::string> kCatLimits = {"cat", "/proc/self/limits"};
+
 // Parses one row of /proc/PID/limits text, e.g. "Max locked memory".
 std::optional<Limit> LimitRow(const std::string& limits_text, const std::string& row);
 std::string FormatLimit(const std::optional<Limit>& l);
+// The memlock row of a command's output, failing the test if the command failed.
+std::optional<Limit> MemlockOf(const CmdResult& r);
 inline std::ostream& operator<<(std::ostream& os, const Limit& l) {
   return os << l.soft << ":" << l.hard;
 }

@@ -11,17 +11,12 @@
 namespace ocirlimit::itest {
 namespace {
 
-constexpr const char* kMemlock = "Max locked memory";
 constexpr const char* kGoodConfig = "rlimits = [\"memlock=1M:4M\"]\n";
 constexpr Limit kHost{8 << 20, 8 << 20};
 constexpr Limit kConfigured{1 << 20, 4 << 20};
 
-const std::vector<std::string> kCatLimits = {"/bin/cat", "/proc/self/limits"};
-
-std::optional<Limit> MemlockOf(const CmdResult& r) {
-  EXPECT_EQ(r.status, 0) << r.err;
-  return LimitRow(r.out, kMemlock);
-}
+// ctr runs the rootfs without an image config, so no PATH: absolute paths.
+const std::vector<std::string> kAbsCatLimits = {"/bin/cat", "/proc/self/limits"};
 
 // One containerd for the suite; its environment (which the shim and so the
 // runtime inherit) names a config file that each test rewrites.
@@ -60,7 +55,7 @@ class ContainerdTest : public ::testing::Test {
   }
 
   CmdResult RunOnce(const std::vector<std::string>& flags) {
-    return containerd_->Run(UniqueId("ctr"), flags, kCatLimits);
+    return containerd_->Run(UniqueId("ctr"), flags, kAbsCatLimits);
   }
 
   // `ctr run -d ... /bin/sleep 60`; removed at the end of the test.
@@ -92,19 +87,19 @@ TEST_F(ContainerdTest, RunWithTheWrapperAsRuncBinarySeesTheConfiguredLimit) {
 TEST_F(ContainerdTest, TaskExecSeesTheConfiguredLimit) {
   AssertWrapperBuilt();
   std::string baseline = StartDetached({});
-  ASSERT_EQ(MemlockOf(containerd_->Exec(baseline, "base", kCatLimits)), kHost)
+  ASSERT_EQ(MemlockOf(containerd_->Exec(baseline, "base", kAbsCatLimits)), kHost)
       << "baseline: the shim's own runc";
 
   std::string id = StartDetached({"--runc-binary", Wrapper()});
   EXPECT_EQ(MemlockOf(containerd_->Exec(id, "init", {"/bin/cat", "/proc/1/limits"})), kConfigured)
       << "the init process";
-  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "self", kCatLimits)), kConfigured)
+  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "self", kAbsCatLimits)), kConfigured)
       << "the exec'd process";
 
   // The same container, with nothing configured at exec time: the exec'd
   // process does not inherit the init process's limit by itself.
   WriteFile(ConfigPath(), "rlimits = []\n");
-  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "unedited", kCatLimits)), kHost)
+  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "unedited", kAbsCatLimits)), kHost)
       << "an exec the wrapper did not edit";
 }
 
@@ -123,10 +118,10 @@ TEST_F(ContainerdTest, WrapperOverCrunRunAndTaskExec) {
   std::string id = StartDetached(wrapper);
   EXPECT_EQ(MemlockOf(containerd_->Exec(id, "init", {"/bin/cat", "/proc/1/limits"})), kConfigured)
       << "the init process";
-  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "self", kCatLimits)), kConfigured)
+  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "self", kAbsCatLimits)), kConfigured)
       << "the exec'd process";
   WriteFile(ConfigPath(), "rlimits = []\n" + runtimes);
-  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "unedited", kCatLimits)), kHost)
+  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "unedited", kAbsCatLimits)), kHost)
       << "an exec the wrapper did not edit";
 }
 
@@ -155,11 +150,13 @@ TEST(ContainerdRaiseTest, WrapperRaisesTheSoftLimitUpToTheHardOne) {
   opts.prefix = {"prlimit", "--memlock=1048576:8388608"};
   Containerd containerd(opts);
   ASSERT_TRUE(containerd.ok()) << containerd.error();
-  ASSERT_EQ(MemlockOf(containerd.Run(UniqueId("ctr"), {}, kCatLimits)), (Limit{1 << 20, 8 << 20}))
+  ASSERT_EQ(MemlockOf(containerd.Run(UniqueId("ctr"), {}, kAbsCatLimits)),
+            (Limit{1 << 20, 8 << 20}))
       << "baseline: the shim's own runc";
-  EXPECT_EQ(MemlockOf(containerd.Run(
-                UniqueId("ctr"), {"--runc-binary", OurBinary("oci-rlimit-runtime")}, kCatLimits)),
-            (Limit{8 << 20, 8 << 20}));
+  EXPECT_EQ(
+      MemlockOf(containerd.Run(UniqueId("ctr"), {"--runc-binary", OurBinary("oci-rlimit-runtime")},
+                               kAbsCatLimits)),
+      (Limit{8 << 20, 8 << 20}));
 }
 
 }  // namespace

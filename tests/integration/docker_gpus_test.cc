@@ -16,13 +16,10 @@ namespace ocirlimit::itest {
 namespace {
 namespace fs = std::filesystem;
 
-constexpr const char* kMemlock = "Max locked memory";
 constexpr const char* kNvidiaName = "nvidia-container-runtime-hook";
 constexpr Limit kHost{8 << 20, 8 << 20};
 constexpr Limit kFromDockerdEnv{1 << 20, 4 << 20};
 constexpr const char* kMarker = "OCI_RLIMIT_TEST_MARKER=dockerd-env-reaches-the-hook";
-
-const std::vector<std::string> kCatLimits = {"cat", "/proc/self/limits"};
 
 std::string Unescaped(std::string s) {
   for (size_t at; (at = s.find("\\\"")) != std::string::npos;) s.replace(at, 2, "\"");

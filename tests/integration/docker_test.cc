@@ -11,20 +11,12 @@
 namespace ocirlimit::itest {
 namespace {
 
-constexpr const char* kMemlock = "Max locked memory";
 constexpr const char* kGoodConfig = "rlimits = [\"memlock=1M:4M\"]\n";
 constexpr Limit kHost{8 << 20, 8 << 20};
 constexpr Limit kConfigured{1 << 20, 4 << 20};
 // A same-type `--ulimit` that runc can set here (not above the host's hard limit).
 constexpr const char* kUlimit = "memlock=2097152:8388608";
 constexpr Limit kUlimitSeen{2 << 20, 8 << 20};
-
-const std::vector<std::string> kCatLimits = {"cat", "/proc/self/limits"};
-
-std::optional<Limit> MemlockOf(const CmdResult& r) {
-  EXPECT_EQ(r.status, 0) << r.err;
-  return LimitRow(r.out, kMemlock);
-}
 
 // One dockerd for the suite. Its environment names a config file that each
 // test rewrites: the wrapper reads it afresh on every runtime call.

@@ -25,8 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kMemlock = "Max locked memory";
-
 std::string FileState(const std::string& path) {
   struct stat st {};
   if (lstat(path.c_str(), &st) != 0) return "missing";

@@ -7,8 +7,6 @@
 namespace ocirlimit::itest {
 namespace {
 
-constexpr const char* kMemlock = "Max locked memory";
-
 class HookTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {

@@ -26,7 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kContainers = 50;
-constexpr const char* kMemlock = "Max locked memory";
 constexpr Limit kConfigured{1 << 20, 4 << 20};
 
 // fd numbers of every fd_probe record in dir, one set per record; the

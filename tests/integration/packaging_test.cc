@@ -14,10 +14,8 @@ namespace ocirlimit::itest {
 namespace {
 namespace fs = std::filesystem;
 
-constexpr const char* kMemlock = "Max locked memory";
 constexpr Limit kHost{8 << 20, 8 << 20};
 constexpr Limit kConfigured{1 << 20, 4 << 20};
-const std::vector<std::string> kCatLimits = {"cat", "/proc/self/limits"};
 
 std::string Packaging(const std::string& rel) {
   return std::string(OCI_RLIMIT_SOURCE_DIR) + "/packaging/" + rel;

@@ -12,19 +12,11 @@
 namespace ocirlimit::itest {
 namespace {
 
-constexpr const char* kMemlock = "Max locked memory";
 constexpr const char* kGoodConfig = "rlimits = [\"memlock=1M:4M\"]\n";
 constexpr Limit kHost{8 << 20, 8 << 20};
 constexpr Limit kConfigured{1 << 20, 4 << 20};
 constexpr const char* kUlimit = "memlock=2097152:8388608";
 constexpr Limit kUlimitSeen{2 << 20, 8 << 20};
-
-const std::vector<std::string> kCatLimits = {"cat", "/proc/self/limits"};
-
-std::optional<Limit> MemlockOf(const CmdResult& r) {
-  EXPECT_EQ(r.status, 0) << r.err;
-  return LimitRow(r.out, kMemlock);
-}
 
 // One podman state dir (and imported image) for the suite. Podman hands the
 // runtime only containers.conf's conmon_env_vars, so that is where

@@ -9,7 +9,6 @@
 namespace ocirlimit::itest {
 namespace {
 
-constexpr const char* kMemlock = "Max locked memory";
 constexpr Limit kHost{8 << 20, 8 << 20};
 // Raising a soft limit up to the hard one needs no CAP_SYS_RESOURCE.
 const std::vector<std::string> kLowSoft = {"prlimit", "--memlock=1048576:8388608"};

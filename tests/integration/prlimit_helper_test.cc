@@ -14,7 +14,6 @@
 namespace ocirlimit::itest {
 namespace {
 
-constexpr const char* kMemlock = "Max locked memory";
 constexpr int kSysResourceBit = 24;
 const Limit kHost{8 << 20, 8 << 20};
 

@@ -12,7 +12,6 @@
 namespace ocirlimit::itest {
 namespace {
 
-constexpr const char* kMemlock = "Max locked memory";
 constexpr const char* kNofile = "Max open files";
 constexpr Limit kHost{8 << 20, 8 << 20};
 constexpr Limit kConfigured{1 << 20, 4 << 20};
