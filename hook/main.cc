@@ -77,10 +77,15 @@ Result<Json> BundleSpec(const Config& cfg, const BundleFile& bundle) {
   return ParseJsonObject(*bundle.text, bundle.path);
 }
 
-std::vector<std::string> SpecWarnings(const std::vector<Rlimit>& limits, const BundleFile& bundle) {
+// Uses the DOM when rules or requests already built one, so the text is
+// parsed once either way.
+std::vector<std::string> SpecWarnings(const std::vector<Rlimit>& limits, const BundleFile& bundle,
+                                      const Result<Json>& spec) {
   const std::string cannot = "cannot check the bundle for conflicts: ";
   if (!bundle.text) return {cannot + bundle.text.error().Text()};
-  auto rlimits = SpecRlimitsOnly(*bundle.text, bundle.path);
+  Result<std::vector<Rlimit>> rlimits =
+      spec ? SpecRlimits(*spec) : SpecRlimitsOnly(*bundle.text, bundle.path);
+  if (!rlimits && spec) return {cannot + rlimits.error().Wrap(bundle.path).Text()};
   if (!rlimits) return {cannot + rlimits.error().Text()};
   return ConflictWarnings(FindConflicts(limits, *rlimits));
 }
@@ -127,7 +132,7 @@ int RunApply(const Config& cfg, const Result<std::string>& input) {
     Log(cfg, *state, {}, warnings, "");
     return 0;
   }
-  for (const auto& w : SpecWarnings(*limits, bundle)) {
+  for (const auto& w : SpecWarnings(*limits, bundle, spec)) {
     Say("warning: " + w);
     warnings.push_back(w);
   }
