@@ -33,6 +33,9 @@ const std::vector<std::string> kInitPrintsLimits = {
     "/bin/sh", "-c", "while read -r l; do echo \"$l\"; done < /proc/self/limits; exec sleep 3600"};
 
 constexpr const char* kRequestAnnotation = "oci-rlimit.io/rlimits";
+// Requests on, memlock up to 8M:8M, anything more fails the container.
+constexpr const char* kRejectConfig =
+    "[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\nover-ceiling = \"reject\"\n";
 
 class CriTest : public ::testing::TestWithParam<ContainerdRelease> {
  protected:
@@ -113,8 +116,7 @@ TEST_P(CriTest, WrapperHandlerGivesInitAndExecTheConfiguredLimit) {
 // A pod annotation oci-rlimit.io/rlimits under the ceiling, passed by the
 // handler's pod_annotations, reaches the workload's init and its exec.
 TEST_P(CriTest, PodAnnotationRequestUnderTheCeilingReachesInitAndExec) {
-  WriteFile(ConfigPath(),
-            "[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\nover-ceiling = \"reject\"\n");
+  WriteFile(ConfigPath(), kRejectConfig);
   ASSERT_NO_FATAL_FAILURE(
       StartContainerd({{"oci-rlimit", Wrapper(), {"oci-rlimit.io/*"}, {}, {}}}));
 
@@ -125,14 +127,27 @@ TEST_P(CriTest, PodAnnotationRequestUnderTheCeilingReachesInitAndExec) {
   EXPECT_EQ(ExecMemlock(id), kRequested) << "ExecSync in that container";
 }
 
+// Runs a container in `pod` that must fail with oci-rlimit's reject message
+// in the CRI error.
+void ExpectRejected(CriContainerd& containerd, const Pod& pod, const ContainerSpec& c) {
+  auto id = containerd.RunContainer(pod, c);
+  ASSERT_FALSE(id) << "a request over the ceiling must not start";
+  std::string shown = id.error().Text();
+  for (size_t at; (at = shown.find("\\\"")) != std::string::npos;) shown.replace(at, 2, "\"");
+  EXPECT_NE(shown.find("oci-rlimit-runtime: "), std::string::npos) << shown;
+  EXPECT_NE(shown.find("is over the ceiling"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("over-ceiling = \"reject\""), std::string::npos) << shown;
+  EXPECT_EQ(containerd.ContainerLog(pod, c).find(kMemlock), std::string::npos)
+      << "the container must not have run";
+}
+
 // Over the ceiling with over-ceiling = "reject": the pod sandbox (the pause
 // container, which gets the pod's annotations too) still starts, and the
 // workload container fails with oci-rlimit's message in the CRI error.
 // containerd runs `runtime create` in StartContainer, so that is the call
 // that fails.
 TEST_P(CriTest, PodAnnotationRequestOverTheCeilingFailsTheContainerNotTheSandbox) {
-  WriteFile(ConfigPath(),
-            "[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\nover-ceiling = \"reject\"\n");
+  WriteFile(ConfigPath(), kRejectConfig);
   ASSERT_NO_FATAL_FAILURE(
       StartContainerd({{"oci-rlimit", Wrapper(), {"oci-rlimit.io/*"}, {}, {}}}));
 
@@ -140,17 +155,21 @@ TEST_P(CriTest, PodAnnotationRequestOverTheCeilingFailsTheContainerNotTheSandbox
   spec.annotations = {{kRequestAnnotation, "memlock=16M"}};
   auto pod = containerd_->RunPod(spec);
   ASSERT_TRUE(pod) << "the sandbox must start: " << pod.error().Text();
+  ExpectRejected(*containerd_, *pod, CriContainerd::NewContainer("limits", kInitPrintsLimits));
+}
 
+// The same request as a container annotation (handler container_annotations):
+// only the workload container carries it.
+TEST_P(CriTest, ContainerAnnotationRequestOverTheCeilingFailsTheContainer) {
+  WriteFile(ConfigPath(), kRejectConfig);
+  ASSERT_NO_FATAL_FAILURE(
+      StartContainerd({{"oci-rlimit", Wrapper(), {}, {"oci-rlimit.io/*"}, {}}}));
+
+  auto pod = containerd_->RunPod(containerd_->NewPod("pod-over", "oci-rlimit"));
+  ASSERT_TRUE(pod) << pod.error().Text();
   ContainerSpec c = CriContainerd::NewContainer("limits", kInitPrintsLimits);
-  auto id = containerd_->RunContainer(*pod, c);
-  ASSERT_FALSE(id) << "a request over the ceiling must not start";
-  std::string shown = id.error().Text();
-  for (size_t at; (at = shown.find("\\\"")) != std::string::npos;) shown.replace(at, 2, "\"");
-  EXPECT_NE(shown.find("oci-rlimit-runtime: "), std::string::npos) << shown;
-  EXPECT_NE(shown.find("is over the ceiling"), std::string::npos) << shown;
-  EXPECT_NE(shown.find("over-ceiling = \"reject\""), std::string::npos) << shown;
-  EXPECT_EQ(containerd_->ContainerLog(*pod, c).find(kMemlock), std::string::npos)
-      << "the container must not have run";
+  c.annotations = {{kRequestAnnotation, "memlock=16M"}};
+  ExpectRejected(*containerd_, *pod, c);
 }
 
 // The subcommand of one runtime argv (after runc's global flags).
