@@ -8,6 +8,7 @@
 // `prlimit --memlock=1M:8M`: with no CAP_SYS_RESOURCE here, raising a soft
 // limit up to the hard one is the raise this sandbox can prove.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <memory>
 #include <sstream>
@@ -111,6 +112,26 @@ TEST_P(CriTest, WrapperHandlerGivesInitAndExecTheConfiguredLimit) {
   ASSERT_FALSE(wrapped.empty());
   EXPECT_EQ(init, kConfigured) << "init of a pod with runtimeClassName oci-rlimit";
   EXPECT_EQ(ExecMemlock(wrapped), kConfigured) << "ExecSync in that pod";
+}
+
+// The same handler with crun behind the wrapper (`[runtime] runtimes`; the
+// harness's crun command hides this sandbox's hybrid cgroup2 mount from it).
+// containerd 1.6 only: 1.7.24 and 2.x write runtime-spec ociVersion 1.2.x,
+// which Debian 12's crun 1.8.1 refuses ("unknown version specified") with or
+// without the wrapper.
+class CriCrunTest : public CriTest {};
+
+TEST_P(CriCrunTest, WrapperOverCrunGivesInitAndExecTheConfiguredLimit) {
+  OCI_RLIMIT_REQUIRE("crun", "unshare");
+  const std::string crun = CrunCommand(dir_.path());
+  WriteFile(ConfigPath(), "rlimits = [\"memlock=8M\"]\n[runtime]\nruntimes = [\"" + crun + "\"]\n");
+  ASSERT_NO_FATAL_FAILURE(StartContainerd({{"oci-rlimit", Wrapper(), {}, {}, {}}}));
+
+  std::optional<Limit> init;
+  std::string id = RunPrintingPod("oci-rlimit", {}, &init);
+  ASSERT_FALSE(id.empty());
+  EXPECT_EQ(init, kConfigured) << "init under crun";
+  EXPECT_EQ(ExecMemlock(id), kConfigured) << "ExecSync under crun";
 }
 
 // A pod annotation oci-rlimit.io/rlimits under the ceiling, passed by the
@@ -223,7 +244,34 @@ TEST_P(CriTest, GpuHandlerPassesEveryCallToNvidiaRuntimeAndGivesTheLimit) {
   }
 }
 
+// The fixture itself, for the suites built on it (the NRI plugin's): CRI
+// Version names the release that was started, and with NriSetup containerd
+// serves NRI on nri_socket() under the TempDir.
+class CriHarnessTest : public CriTest {};
+
+TEST_P(CriHarnessTest, VersionNamesTheReleaseAndNriSocketIsServed) {
+  CriContainerd::Options opts;
+  opts.release = GetParam();
+  opts.nri = NriSetup{};
+  CriContainerd containerd(opts);
+  ASSERT_TRUE(containerd.ok()) << containerd.error();
+  auto v = containerd.cri().Version();
+  ASSERT_TRUE(v) << v.error().Text();
+  EXPECT_EQ(v->runtime_name(), "containerd");
+  EXPECT_TRUE(v->runtime_version().starts_with(GetParam().name + "."))
+      << v->runtime_version() << " from " << GetParam().bin_dir;
+  EXPECT_EQ(v->runtime_version(), containerd.version());
+  EXPECT_EQ(v->runtime_api_version(), "v1");
+  struct stat st {};
+  ASSERT_EQ(stat(containerd.nri_socket().c_str(), &st), 0) << containerd.nri_socket();
+  EXPECT_TRUE(S_ISSOCK(st.st_mode)) << containerd.nri_socket();
+}
+
 INSTANTIATE_TEST_SUITE_P(Releases, CriTest, ::testing::ValuesIn(AllContainerdReleases()),
+                         [](const auto& info) { return TestName(info.param); });
+INSTANTIATE_TEST_SUITE_P(Releases, CriHarnessTest, ::testing::Values(Containerd17(), Containerd2()),
+                         [](const auto& info) { return TestName(info.param); });
+INSTANTIATE_TEST_SUITE_P(Releases, CriCrunTest, ::testing::Values(Containerd16()),
                          [](const auto& info) { return TestName(info.param); });
 
 }  // namespace
