@@ -21,7 +21,7 @@ set(OCI_RLIMIT_CONTAINERD_2_DIR "${OCI_RLIMIT_CACHE_DIR}/containerd-2" CACHE PAT
 
 set(_ocirlimit_proto_dir "${CMAKE_CURRENT_LIST_DIR}")
 
-# ocirlimit_proto_library(TARGET PROTO <file> NAME <dir> [GRPC])
+# ocirlimit_proto_library(TARGET PROTO <file> NAME <dir> [GRPC] [TEST_ONLY])
 #
 # Copies PROTO to ${CMAKE_CURRENT_BINARY_DIR}/gen/NAME/, dropping gogoproto's
 # import and file options (Go-only; the CRI proto carries them, Debian 12 has
@@ -31,8 +31,10 @@ set(_ocirlimit_proto_dir "${CMAKE_CURRENT_LIST_DIR}")
 # with -w, so -Werror and clang-tidy never judge generated code.
 # Sets <TARGET>_FOUND in the caller's scope; when protoc, the proto or (with
 # GRPC) grpc++ is missing it is FALSE and <TARGET>_MISSING says why.
+# TEST_ONLY builds the generated code with -O0 -g0: the CRI api.pb.cc alone
+# costs ~50 s of CPU at -O2 -g and ~13 s at -O0, and tests need no speed.
 function(ocirlimit_proto_library target)
-  cmake_parse_arguments(ARG "GRPC" "PROTO;NAME" "" ${ARGN})
+  cmake_parse_arguments(ARG "GRPC;TEST_ONLY" "PROTO;NAME" "" ${ARGN})
   set(${target}_FOUND FALSE PARENT_SCOPE)
   find_program(OCI_RLIMIT_PROTOC protoc)
   find_package(Protobuf QUIET)
@@ -83,7 +85,11 @@ function(ocirlimit_proto_library target)
   set(sources ${outputs})
   list(FILTER sources INCLUDE REGEX "\\.cc$")
   add_library(${target} STATIC ${sources})
-  set_source_files_properties(${sources} PROPERTIES COMPILE_OPTIONS "-w")
+  set(options -w)
+  if(ARG_TEST_ONLY)
+    list(APPEND options -O0 -g0)
+  endif()
+  set_source_files_properties(${sources} PROPERTIES COMPILE_OPTIONS "${options}")
   target_include_directories(${target} SYSTEM PUBLIC "${gen}")
   target_link_libraries(${target} PUBLIC protobuf::libprotobuf)
   if(ARG_GRPC)
