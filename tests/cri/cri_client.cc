@@ -284,4 +284,14 @@ Result<std::vector<std::string>> CriClient::ListPodSandboxIds() {
   return ids;
 }
 
+Result<bool> CriClient::ImagePresent(const std::string& image) {
+  v1::ImageStatusRequest req;
+  req.mutable_image()->set_image(image);
+  v1::ImageStatusResponse resp;
+  if (auto s = images_->ImageStatus(Context().get(), req, &resp); !s.ok()) {
+    return CallError("ImageStatus", s);
+  }
+  return resp.has_image() && !resp.image().id().empty();
+}
+
 }  // namespace ocirlimit::itest::cri

@@ -94,6 +94,8 @@ class CriClient {
   [[nodiscard]] Result<v1::ContainerStatusResponse> ContainerStatus(const std::string& id);
   [[nodiscard]] Result<std::vector<std::string>> ListContainerIds();
   [[nodiscard]] Result<std::vector<std::string>> ListPodSandboxIds();
+  // ImageService.ImageStatus: whether the CRI image store knows `image`.
+  [[nodiscard]] Result<bool> ImagePresent(const std::string& image);
 
   // The generated configs, for tests that need a field the specs lack.
   static v1::PodSandboxConfig ToConfig(const PodSpec& spec);

@@ -365,11 +365,23 @@ CriContainerd::CriContainerd(const Options& opts) : release_(opts.release) {
     error_ = Describe(import, r) + "\n" + Tail(Log());
     return;
   }
+  // Ready: RuntimeReady, and both images in CRI's own image store, which
+  // learns of ctr's import from events, later (seen on 2.1: RunPodSandbox
+  // right after the import tried to pull the pause image).
   for (;;) {
-    Status ready = client_->RuntimeReady();
-    if (ready) break;
+    std::string why;
+    if (Status ready = client_->RuntimeReady(); !ready) why = ready.error().Text();
+    for (const char* image : {kCriPauseImage, kCriBusyboxImage}) {
+      if (!why.empty()) break;
+      auto present = client_->ImagePresent(image);
+      if (!present)
+        why = present.error().Text();
+      else if (!*present)
+        why = std::string("CRI does not list image ") + image + " yet";
+    }
+    if (why.empty()) break;
     if (!proc_.Running() || std::chrono::steady_clock::now() > deadline) {
-      error_ = "CRI not ready: " + ready.error().Text() + "\n" + Tail(Log());
+      error_ = "CRI not ready: " + why + "\n" + Tail(Log());
       return;
     }
     std::this_thread::sleep_for(kPollInterval);
