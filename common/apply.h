@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/unprivileged.h"
 #include "error.h"
 #include "process_ops.h"
 #include "rlimit.h"
@@ -37,6 +38,14 @@ struct ApplyOutcome {
 };
 
 ApplyOutcome ApplyRlimits(ProcessOps& ops, pid_t pid, const std::vector<Rlimit>& limits);
+
+// `limits` as far as this caller can set them on `pid`: unchanged in the
+// initial user namespace (a hard raise then fails in ApplyRlimits, as the
+// admin asked for something impossible); outside it (a rootless engine),
+// fitted to the target's current limits by FitToUnprivilegedCaller, with its
+// warning, or its error under rootless = "fail".
+Result<Fitted> FitForCaller(ProcessOps& ops, pid_t pid, const std::vector<Rlimit>& limits,
+                            Rootless mode);
 
 // "memlock 8388608:8388608->unlimited:unlimited nofile ..."
 std::string FormatChanges(const std::vector<Change>& changes);
