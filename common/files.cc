@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "core/unprivileged.h"
 #include "text.h"
 
 namespace ocirlimit {
@@ -179,6 +180,17 @@ EnvLookup ProcessEnv() {
 
 Result<Config> LoadConfig(const std::optional<std::string>& flag, const EnvLookup& env) {
   return LoadConfigFrom(ResolveConfigPath(flag, env), env);
+}
+
+Result<LoadedConfig> LoadConfigAs(const std::optional<std::string>& flag, const EnvLookup& env,
+                                  bool unprivileged) {
+  const ConfigPath where = ResolveConfigPath(flag, env);
+  auto loaded = LoadConfigFrom(where, env);
+  if (loaded) return LoadedConfig{std::move(*loaded), {}};
+  if (!UnreadableConfigIsNone(loaded.error(), unprivileged)) return loaded.error();
+  auto none = ApplyEnvOverrides(Config{}, env);
+  if (!none) return none.error();
+  return LoadedConfig{std::move(*none), {UnreadableConfigWarning(loaded.error())}};
 }
 
 Result<Config> LoadConfigFrom(const ConfigPath& where, const EnvLookup& env) {

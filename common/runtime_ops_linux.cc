@@ -1,3 +1,4 @@
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -5,6 +6,7 @@
 #include <cstdlib>
 
 #include "files.h"
+#include "process_ops.h"
 #include "runtime_ops.h"
 #include "text.h"
 
@@ -19,7 +21,19 @@ std::optional<FileId> IdOf(const std::string& path) {
 
 class LinuxOps final : public RuntimeOps {
  public:
-  Result<Config> LoadConfig() override { return ocirlimit::LoadConfig(std::nullopt, ProcessEnv()); }
+  Result<LoadedConfig> LoadConfig() override {
+    return LoadConfigAs(std::nullopt, ProcessEnv(), !InInitialUserNamespace());
+  }
+
+  bool InInitialUserNamespace() override { return ThisProcessInInitialUserNamespace(); }
+
+  Result<Rlimit> OwnLimit(int resource) override {
+    struct rlimit now {};
+    if (getrlimit(static_cast<__rlimit_resource>(resource), &now) != 0) {
+      return MakeError("getrlimit", errno);
+    }
+    return Rlimit{resource, now.rlim_cur, now.rlim_max};
+  }
 
   std::optional<std::string> Getenv(std::string_view name) override {
     const char* v = std::getenv(std::string(name).c_str());

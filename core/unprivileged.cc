@@ -1,7 +1,7 @@
 #include "unprivileged.h"
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <sstream>
 
 namespace ocirlimit {
@@ -53,9 +53,8 @@ Result<Fitted> FitToUnprivilegedCaller(const std::vector<Rlimit>& decided,
                Pair(fitted.soft, fitted.hard);
   }
   if (!changes.empty()) {
-    out.warning =
-        "rootless (not the initial user namespace): hard limits cannot be raised, so " + changes +
-        " (the caller's hard limit; rootless = \"fail\" refuses instead)";
+    out.warning = "rootless (not the initial user namespace): hard limits cannot be raised, so " +
+                  changes + " (the caller's hard limit; rootless = \"fail\" refuses instead)";
   }
   return out;
 }

@@ -30,6 +30,8 @@ struct UidMapCase {
   bool initial;
 };
 
+void PrintTo(const UidMapCase& c, std::ostream* os) { *os << c.name; }
+
 class InitialUidMap : public ::testing::TestWithParam<UidMapCase> {};
 
 TEST_P(InitialUidMap, OnlyTheIdentityMapOfEveryId) {
@@ -41,8 +43,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         UidMapCase{"KernelFormat", "         0          0 4294967295\n", true},
         UidMapCase{"Compact", "0 0 4294967295", true},
-        UidMapCase{"RootlessPodman", "         0       1001          1\n         1     100000      65536\n",
-                   false},
+        UidMapCase{"RootlessPodman",
+                   "         0       1001          1\n         1     100000      65536\n", false},
         UidMapCase{"OneUser", "0 1000 1\n", false},
         UidMapCase{"IdentityButShort", "0 0 65536\n", false},
         UidMapCase{"ShiftedFull", "0 100000 4294967295\n", false},
@@ -60,6 +62,8 @@ struct FitCase {
   std::string warning;  // a substring; empty: no warning at all
 };
 
+void PrintTo(const FitCase& c, std::ostream* os) { *os << c.name; }
+
 class FitsToCaller : public ::testing::TestWithParam<FitCase> {};
 
 TEST_P(FitsToCaller, RaisesSoftUpToHardDropsHardRaisesKeepsLowering) {
@@ -76,31 +80,49 @@ TEST_P(FitsToCaller, RaisesSoftUpToHardDropsHardRaisesKeepsLowering) {
 
 INSTANTIATE_TEST_SUITE_P(
     Unprivileged, FitsToCaller,
-    ::testing::Values(
-        FitCase{"UnlimitedBecomesTheCallersHard", {Memlock(kInf, kInf)}, {Memlock(1 * kM, 8 * kM)},
-                "memlock=8388608:8388608",
-                "memlock unlimited:unlimited -> 8388608:8388608"},
-        FitCase{"HardRaiseDroppedSoftKept", {Memlock(2 * kM, 16 * kM)}, {Memlock(1 * kM, 8 * kM)},
-                "memlock=2097152:8388608", "memlock 2097152:16777216 -> 2097152:8388608"},
-        FitCase{"SoftRaiseUpToHardUnchanged", {Memlock(8 * kM, 8 * kM)}, {Memlock(1 * kM, 8 * kM)},
-                "memlock=8388608:8388608", ""},
-        FitCase{"LoweringUnchanged", {Memlock(1 * kM, 4 * kM)}, {Memlock(8 * kM, 8 * kM)},
-                "memlock=1048576:4194304", ""},
-        FitCase{"CallerUnlimitedAllowsAnything", {Memlock(kInf, kInf)}, {Memlock(kInf, kInf)},
-                "memlock=unlimited:unlimited", ""},
-        FitCase{"OnlyTheOffendingTypeChanges",
-                {Memlock(kInf, kInf), Nofile(1024, 1024)},
-                {Nofile(20000, 20000), Memlock(8 * kM, 8 * kM)},
-                "memlock=8388608:8388608,nofile=1024:1024", "memlock unlimited:unlimited"},
-        FitCase{"BothTypesInOneLine",
-                {Memlock(kInf, kInf), Nofile(65536, 65536)},
-                {Memlock(8 * kM, 8 * kM), Nofile(20000, 20000)},
-                "memlock=8388608:8388608,nofile=20000:20000",
-                "memlock unlimited:unlimited -> 8388608:8388608, nofile 65536:65536 -> "
-                "20000:20000"},
-        FitCase{"TypeWithoutACurrentValuePasses", {Memlock(kInf, kInf)}, {}, "memlock=unlimited:unlimited",
-                ""},
-        FitCase{"NothingDecided", {}, {Memlock(1, 1)}, "", ""}),
+    ::testing::Values(FitCase{"UnlimitedBecomesTheCallersHard",
+                              {Memlock(kInf, kInf)},
+                              {Memlock(1 * kM, 8 * kM)},
+                              "memlock=8388608:8388608",
+                              "memlock unlimited:unlimited -> 8388608:8388608"},
+                      FitCase{"HardRaiseDroppedSoftKept",
+                              {Memlock(2 * kM, 16 * kM)},
+                              {Memlock(1 * kM, 8 * kM)},
+                              "memlock=2097152:8388608",
+                              "memlock 2097152:16777216 -> 2097152:8388608"},
+                      FitCase{"SoftRaiseUpToHardUnchanged",
+                              {Memlock(8 * kM, 8 * kM)},
+                              {Memlock(1 * kM, 8 * kM)},
+                              "memlock=8388608:8388608",
+                              ""},
+                      FitCase{"LoweringUnchanged",
+                              {Memlock(1 * kM, 4 * kM)},
+                              {Memlock(8 * kM, 8 * kM)},
+                              "memlock=1048576:4194304",
+                              ""},
+                      FitCase{"CallerUnlimitedAllowsAnything",
+                              {Memlock(kInf, kInf)},
+                              {Memlock(kInf, kInf)},
+                              "memlock=unlimited:unlimited",
+                              ""},
+                      FitCase{"OnlyTheOffendingTypeChanges",
+                              {Memlock(kInf, kInf), Nofile(1024, 1024)},
+                              {Nofile(20000, 20000), Memlock(8 * kM, 8 * kM)},
+                              "memlock=8388608:8388608,nofile=1024:1024",
+                              "memlock unlimited:unlimited"},
+                      FitCase{
+                          "BothTypesInOneLine",
+                          {Memlock(kInf, kInf), Nofile(65536, 65536)},
+                          {Memlock(8 * kM, 8 * kM), Nofile(20000, 20000)},
+                          "memlock=8388608:8388608,nofile=20000:20000",
+                          "memlock unlimited:unlimited -> 8388608:8388608, nofile 65536:65536 -> "
+                          "20000:20000"},
+                      FitCase{"TypeWithoutACurrentValuePasses",
+                              {Memlock(kInf, kInf)},
+                              {},
+                              "memlock=unlimited:unlimited",
+                              ""},
+                      FitCase{"NothingDecided", {}, {Memlock(1, 1)}, "", ""}),
     [](const auto& info) { return info.param.name; });
 
 TEST(Unprivileged, FailModeRefusesAHardRaiseNamingTheLimitAndTheCeiling) {
@@ -113,8 +135,8 @@ TEST(Unprivileged, FailModeRefusesAHardRaiseNamingTheLimitAndTheCeiling) {
 }
 
 TEST(Unprivileged, FailModeStillAllowsWhatTheCallerCanSet) {
-  auto fit =
-      FitToUnprivilegedCaller({Memlock(8 * kM, 8 * kM)}, {Memlock(1 * kM, 8 * kM)}, Rootless::kFail);
+  auto fit = FitToUnprivilegedCaller({Memlock(8 * kM, 8 * kM)}, {Memlock(1 * kM, 8 * kM)},
+                                     Rootless::kFail);
   ASSERT_TRUE(fit.ok()) << fit.error().Text();
   EXPECT_EQ(Limits(fit->limits), "memlock=8388608:8388608");
   EXPECT_EQ(fit->warning, "");
@@ -128,6 +150,8 @@ struct UnreadableCase {
   bool unprivileged;
   bool none;
 };
+
+void PrintTo(const UnreadableCase& c, std::ostream* os) { *os << c.name; }
 
 class UnreadableConfig : public ::testing::TestWithParam<UnreadableCase> {};
 
