@@ -80,9 +80,19 @@ PodmanAs::PodmanAs(const Options& opts) : opts_(opts) {
     const passwd* pw = getpwnam(kRootlessUser);
     for (const auto& p : {home_, xdg_, state_}) Chown(p, pw->pw_uid, pw->pw_gid);
   }
-  base_ = {"podman",  "--root",      state_ + "/root",     "--runroot",        state_ + "/runroot",
-           "--tmpdir", state_ + "/tmp", "--storage-driver", "vfs", "--cgroup-manager", "cgroupfs",
-           "--events-backend", "file"};
+  base_ = {"podman",
+           "--root",
+           state_ + "/root",
+           "--runroot",
+           state_ + "/runroot",
+           "--tmpdir",
+           state_ + "/tmp",
+           "--storage-driver",
+           "vfs",
+           "--cgroup-manager",
+           "cgroupfs",
+           "--events-backend",
+           "file"};
   if (!opts_.conmon_env.empty()) {
     std::string vars = std::string("\"PATH=") + kPath + "\"";
     for (const auto& e : opts_.conmon_env) vars += ", \"" + e + "\"";
@@ -124,8 +134,8 @@ CmdResult PodmanAs::Cmd(const std::vector<std::string>& args) {
     mounts += "mount --bind '" + opts_.share_dir + "' /usr/share/containers && ";
   }
   if (!opts_.etc_dir.empty()) mounts += "mount --bind '" + opts_.etc_dir + "' /etc/containers && ";
-  std::vector<std::string> argv = {"unshare", "-m",        "--propagation", "private",
-                                   "sh",      "-c",        mounts + "exec \"$@\"", "sh",
+  std::vector<std::string> argv = {"unshare", "-m",         "--propagation",        "private",
+                                   "sh",      "-c",         mounts + "exec \"$@\"", "sh",
                                    "prlimit", opts_.prlimit};
   std::vector<std::string> env = {"HOME=" + home_, "XDG_RUNTIME_DIR=" + xdg_,
                                   std::string("PATH=") + kPath};
@@ -151,8 +161,7 @@ CmdResult PodmanAs::Run(const std::vector<std::string>& global,
   // Rootful podman writes nofile/nproc 1048576 into the spec, which runc
   // cannot set here; rootless podman writes the caller's own.
   if (!opts_.rootless) {
-    args.insert(args.end(),
-                {"--ulimit", "nofile=20000:20000", "--ulimit", "nproc=32768:32768"});
+    args.insert(args.end(), {"--ulimit", "nofile=20000:20000", "--ulimit", "nproc=32768:32768"});
   }
   args.insert(args.end(), flags.begin(), flags.end());
   args.push_back("localhost/bb:latest");
@@ -168,8 +177,7 @@ std::string PodmanAs::StartDetached(const std::vector<std::string>& global,
   std::vector<std::string> args = global;
   args.insert(args.end(), {"run", "--network", "none"});
   if (!opts_.rootless) {
-    args.insert(args.end(),
-                {"--ulimit", "nofile=20000:20000", "--ulimit", "nproc=32768:32768"});
+    args.insert(args.end(), {"--ulimit", "nofile=20000:20000", "--ulimit", "nproc=32768:32768"});
   }
   args.insert(args.end(), f.begin(), f.end());
   args.insert(args.end(), {"localhost/bb:latest", "sleep", "60"});

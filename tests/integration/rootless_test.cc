@@ -6,6 +6,8 @@
 // containers must start with 8388608:8388608 and a warning, rootful ones must
 // still fail (this machine has no CAP_SYS_RESOURCE, so "unlimited" is what an
 // admin cannot have here, as a hard raise is for any rootless user).
+#include "rootless.h"
+
 #include <gtest/gtest.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -15,7 +17,6 @@
 #include <memory>
 
 #include "harness.h"
-#include "rootless.h"
 
 namespace ocirlimit::itest {
 namespace {
@@ -68,8 +69,8 @@ class RootlessTest : public ::testing::TestWithParam<std::string> {
 
   // The admin's config: memlock=unlimited and the log-file, plus `extra`.
   void AdminConfig(const std::string& extra, mode_t mode = 0644) {
-    WriteFile(Config(),
-              "rlimits = [\"memlock=unlimited\"]\nlog-file = \"" + Log() + "\"\n" + extra, mode);
+    WriteFile(Config(), "rlimits = [\"memlock=unlimited\"]\nlog-file = \"" + Log() + "\"\n" + extra,
+              mode);
   }
 
   // A packaged hooks.d file in the default dir (share/oci/hooks.d, seen as
@@ -85,13 +86,12 @@ class RootlessTest : public ::testing::TestWithParam<std::string> {
 
   // The README's zero-config helper hook, in the default dir.
   void InstallHelperHook() {
-    Json hook = {
-        {"version", "1.0.0"},
-        {"hook",
-         {{"path", OurBinary("oci-prlimit-helper")},
-          {"args", {"oci-prlimit-helper", "--state", "memlock=unlimited"}}}},
-        {"when", {{"always", true}}},
-        {"stages", {"createRuntime"}}};
+    Json hook = {{"version", "1.0.0"},
+                 {"hook",
+                  {{"path", OurBinary("oci-prlimit-helper")},
+                   {"args", {"oci-prlimit-helper", "--state", "memlock=unlimited"}}}},
+                 {"when", {{"always", true}}},
+                 {"stages", {"createRuntime"}}};
     WriteFile(hooks_ + "/oci-prlimit.json", hook.dump(2));
   }
 
@@ -119,6 +119,21 @@ class RootlessTest : public ::testing::TestWithParam<std::string> {
     return {"--runtime", rootless ? RootlessCrunCommand(dir_.path()) : CrunCommand(dir_.path())};
   }
   std::string RuntimePath(bool rootless) { return Runtime(rootless)[1]; }
+
+  // --runtime for the wrapper with `config`. Under runc: the binary itself,
+  // the config through conmon_env_vars. Under crun: also a per-user script
+  // that sets OCI_RLIMIT_CONFIG, because podman runs `RUNTIME start` and
+  // `delete` with neither its environment nor conmon_env_vars, and the
+  // wrapper would then pick its default runtime (runc) for a crun container.
+  std::string WrapperFor(const std::string& config) {
+    if (GetParam() == "runc") return OurBinary("oci-rlimit-runtime");
+    std::string script = dir_ / ("wrapper-" + fs::path(config).stem().string() + ".sh");
+    WriteFile(script,
+              "#!/bin/sh\nOCI_RLIMIT_CONFIG='" + config + "' exec '" +
+                  OurBinary("oci-rlimit-runtime") + "' \"$@\"\n",
+              0755);
+    return script;
+  }
 
   static void ExpectRefused(const CmdResult& r, const std::string& what) {
     EXPECT_NE(r.status, 0) << what << ": " << r.out;
@@ -154,8 +169,9 @@ TEST_P(RootlessTest, PackagedHookFileDegradesRootlessAndStillFailsRootful) {
   log = ReadFile(Log());
   // Under crun the hook's stderr is discarded: the log-file names the failure.
   EXPECT_TRUE(Contains(log, "error=\"container")) << log;
-  EXPECT_TRUE(Contains(log, "memlock: raising the hard limit from 8388608 to unlimited needs "
-                            "CAP_SYS_RESOURCE"))
+  EXPECT_TRUE(Contains(log,
+                       "memlock: raising the hard limit from 8388608 to unlimited needs "
+                       "CAP_SYS_RESOURCE"))
       << log;
   if (GetParam() == "runc") {
     EXPECT_TRUE(Contains(r.err, "oci-rlimit-hook: container")) << "runc shows it: " << r.err;
@@ -185,21 +201,17 @@ TEST_P(RootlessTest, PrecreateClampsTheSpecRootlessAndStillFailsRootful) {
 // conmon_env_vars (podman's own environment never reaches it), and podman exec.
 TEST_P(RootlessTest, WrapperClampsCreateAndExecRootlessAndStillFailsRootful) {
   // The wrapper finds the low-level runtime from its [runtime] list.
-  const std::string wrapper = OurBinary("oci-rlimit-runtime");
   const std::string rootless_cfg = dir_ / "rootless.toml";
   WriteFile(rootless_cfg, "rlimits = [\"memlock=unlimited\"]\nlog-file = \"" + Log() +
                               "\"\n[runtime]\nruntimes = [\"" + RuntimePath(true) + "\"]\n");
   auto rootless = Rootless({"OCI_RLIMIT_CONFIG=" + rootless_cfg});
   ASSERT_TRUE(rootless->ok());
-  const std::vector<std::string> global = {"--runtime", wrapper};
+  const std::vector<std::string> global = {"--runtime", WrapperFor(rootless_cfg)};
   EXPECT_EQ(MemlockOf(rootless->Run(global, {}, kCatLimits)), kFitted) << "run";
   std::string name = rootless->StartDetached(global, {});
-  EXPECT_EQ(MemlockOf(rootless->Cmd({"--runtime", wrapper, "exec", name, "cat", "/proc/1/limits"})),
-            kFitted)
+  EXPECT_EQ(MemlockOf(rootless->Cmd({"exec", name, "cat", "/proc/1/limits"})), kFitted)
       << "the init process";
-  EXPECT_EQ(
-      MemlockOf(rootless->Cmd({"--runtime", wrapper, "exec", name, "cat", "/proc/self/limits"})),
-      kFitted)
+  EXPECT_EQ(MemlockOf(rootless->Cmd({"exec", name, "cat", "/proc/self/limits"})), kFitted)
       << "a podman exec process";
   std::string log = ReadFile(Log());
   EXPECT_TRUE(Contains(log, std::string("warning=\"") + kWarning)) << log;
@@ -209,7 +221,7 @@ TEST_P(RootlessTest, WrapperClampsCreateAndExecRootlessAndStillFailsRootful) {
                              RuntimePath(false) + "\"]\n");
   auto rootful = Rootful({"OCI_RLIMIT_CONFIG=" + rootful_cfg});
   ASSERT_TRUE(rootful->ok());
-  ExpectRefused(rootful->Run(global, {}, kCatLimits), "rootful");
+  ExpectRefused(rootful->Run({"--runtime", WrapperFor(rootful_cfg)}, {}, kCatLimits), "rootful");
 }
 
 // The README's zero-config helper hook (`--state memlock=unlimited`).
@@ -243,9 +255,10 @@ TEST_P(RootlessTest, UnreadableAdminConfigIsAWarningRootlessOnly) {
       << "starts, with no limits from the config";
   if (GetParam() == "crun") {
     std::string err = ReadFile(hook_stderr);
-    EXPECT_TRUE(Contains(err, "oci-rlimit-hook: warning: rootless (not the initial user "
-                              "namespace): config: open \"" +
-                                  Config() + "\": Permission denied"))
+    EXPECT_TRUE(Contains(err,
+                         "oci-rlimit-hook: warning: rootless (not the initial user "
+                         "namespace): config: open \"" +
+                             Config() + "\": Permission denied"))
         << err;
   }
   auto rootful = Rootful();
@@ -278,8 +291,7 @@ TEST_P(RootlessTest, SameTypeUlimitPerPath) {
   EXPECT_EQ(MemlockOf(rootless->Run(Runtime(true), ulimit, kCatLimits)), kFitted) << "precreate";
 
   fs::remove(hooks_ + "/oci-rlimit.json");
-  EXPECT_EQ(MemlockOf(rootless->Run({"--runtime", OurBinary("oci-rlimit-runtime")}, ulimit,
-                                    kCatLimits)),
+  EXPECT_EQ(MemlockOf(rootless->Run({"--runtime", WrapperFor(wrapper_cfg)}, ulimit, kCatLimits)),
             kFitted)
       << "wrapper";
 }
@@ -287,16 +299,19 @@ TEST_P(RootlessTest, SameTypeUlimitPerPath) {
 INSTANTIATE_TEST_SUITE_P(Runtimes, RootlessTest, ::testing::Values("runc", "crun"),
                          [](const auto& info) { return info.param; });
 
-// Which default hooks dirs each engine reads (docs/matrix.md): rootless
-// podman reads /usr/share/containers/oci/hooks.d (above) and not
-// /etc/containers/oci/hooks.d; rootful podman reads both.
-TEST(RootlessHooksDirs, EtcContainersHooksDirIsReadRootfulOnly) {
+// Which default hooks dirs podman 4.3.1 reads (docs/matrix.md): only
+// /usr/share/containers/oci/hooks.d, rootless and rootful alike (its
+// containers.conf default `hooks_dir`); /etc/containers/oci/hooks.d is not
+// read without --hooks-dir or hooks_dir. The same file in the share dir is
+// the positive control (a lowering, which works rootless too).
+TEST(RootlessHooksDirs, OnlyUsrShareContainersHooksDirIsReadByDefault) {
   OCI_RLIMIT_REQUIRE("podman", "conmon", "runc", "unshare", "runuser", "prlimit", "newuidmap",
                      "useradd");
   ASSERT_EQ(EnsureRootlessUser(), "");
   TempDir dir;
   chmod(dir.path().c_str(), 0755);
   const std::string etc = MakeEtcDir(dir / "etc-containers");
+  const std::string share = MakeShareDir(dir / "share");
   const std::string config = dir / "config.toml";
   WriteFile(config, "rlimits = [\"memlock=2M:4M\"]\n");
   Json hook = {{"version", "1.0.0"},
@@ -306,18 +321,22 @@ TEST(RootlessHooksDirs, EtcContainersHooksDirIsReadRootfulOnly) {
                {"when", {{"always", true}}},
                {"stages", {"createRuntime"}}};
   WriteFile(etc + "/oci/hooks.d/oci-rlimit.json", hook.dump(2));
-  PodmanAs::Options o;
-  o.etc_dir = etc;
-  o.share_dir = MakeShareDir(dir / "share");
-  PodmanAs rootless(o);
-  ASSERT_TRUE(rootless.ok()) << rootless.error();
-  EXPECT_EQ(MemlockOf(rootless.Run({"--runtime", "runc"}, {}, kCatLimits)), kUsers)
-      << "rootless: /etc/containers/oci/hooks.d is not read";
-  o.rootless = false;
-  PodmanAs rootful(o);
-  ASSERT_TRUE(rootful.ok()) << rootful.error();
-  EXPECT_EQ(MemlockOf(rootful.Run({"--runtime", "runc"}, {}, kCatLimits)), (Limit{2 << 20, 4 << 20}))
-      << "rootful: it is";
+  constexpr Limit kLowered{2 << 20, 4 << 20};
+  for (bool as_user : {true, false}) {
+    const std::string who = as_user ? "rootless" : "rootful";
+    PodmanAs::Options o;
+    o.rootless = as_user;
+    o.etc_dir = etc;
+    o.share_dir = share;
+    PodmanAs podman(o);
+    ASSERT_TRUE(podman.ok()) << who << ": " << podman.error();
+    EXPECT_EQ(MemlockOf(podman.Run({"--runtime", "runc"}, {}, kCatLimits)), kUsers)
+        << who << ": /etc/containers/oci/hooks.d is not read";
+    WriteFile(share + "/oci/hooks.d/oci-rlimit.json", hook.dump(2));
+    EXPECT_EQ(MemlockOf(podman.Run({"--runtime", "runc"}, {}, kCatLimits)), kLowered)
+        << who << ": /usr/share/containers/oci/hooks.d is";
+    std::filesystem::remove(share + "/oci/hooks.d/oci-rlimit.json");
+  }
 }
 
 }  // namespace
