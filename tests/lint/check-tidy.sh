@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# clang-tidy over common/'s library sources, with the build's compile commands.
+# clang-tidy over common/'s and core/'s library sources, with the build's compile commands.
 set -euo pipefail
 build=${1:?usage: check-tidy.sh BUILD_DIR}
 cd "$(dirname "$0")/../.."
-mapfile -t files < <(git ls-files 'common/*.cc' | grep -v '_test\.cc$')
+mapfile -t files < <(git ls-files 'common/*.cc' 'core/*.cc' | grep -v '_test\.cc$')
 # GCC-only flags in compile_commands.json (-Wno-restrict) are not clang's to judge.
 clang-tidy -p "$build" --quiet --extra-arg=-Wno-unknown-warning-option "${files[@]}"
 echo "clang-tidy: ${#files[@]} files clean"
