@@ -162,6 +162,14 @@ TEST_P(RootlessTest, PackagedHookFileDegradesRootlessAndStillFailsRootful) {
   EXPECT_TRUE(Contains(log, std::string("warning=\"") + kWarning)) << log;
   EXPECT_FALSE(Contains(log, "error=")) << log;
 
+  // The documented opt-out: rootless = "fail" refuses, naming the limit.
+  AdminConfig("rootless = \"fail\"\n");
+  ExpectRefused(rootless->Run(Runtime(true), {}, kCatLimits), "rootless with rootless = \"fail\"");
+  log = ReadFile(Log());
+  EXPECT_TRUE(Contains(log, "hard limit cannot be raised above 8388608 (rootless = \\\"fail\\\")"))
+      << log;
+  AdminConfig("");
+
   auto rootful = Rootful();
   ASSERT_TRUE(rootful->ok());
   CmdResult r = rootful->Run(Runtime(false), {}, kCatLimits);
