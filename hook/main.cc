@@ -44,6 +44,10 @@ constexpr const char* kUsage =
     "\"warn\" excused a failure; a missing target, a chain to itself or a failed exec\n"
     "always fails. precreate never chains.\n"
     "\n"
+    "Rootless engines (not the initial user namespace): a hard limit above the\n"
+    "container's own is cut to it (soft capped at it) with one warning, and an\n"
+    "unreadable (EACCES) config is no config plus a warning; rootless = \"fail\" refuses.\n"
+    "\n"
     "Exit status: 0 applied, nothing configured, or on-error = \"warn\"; 1 failure;\n"
     "2 usage error. In chain mode, the chained hook's own status.\n";
 
