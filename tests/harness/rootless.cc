@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 namespace ocirlimit::itest {
@@ -120,8 +121,16 @@ PodmanAs::~PodmanAs() {
   // conmon's cleanup (`podman container cleanup`) runs after `run --rm` returns.
   for (int i = 0; i < 100; ++i) {
     CmdResult r = RunCmd({"pgrep", "-f", dir_.path()});
-    if (r.out.empty()) break;
+    if (r.out.empty()) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // Still there after 5 s (a failed test can leave conmon and a `crun create`
+  // waiting for a start that never comes): these processes name our own
+  // TempDir, so they are ours; end them by pid.
+  std::istringstream pids(RunCmd({"pgrep", "-f", dir_.path()}).out);
+  for (std::string line; std::getline(pids, line);) {
+    pid_t pid = static_cast<pid_t>(std::stol(line));
+    if (pid > 1 && pid != getpid()) kill(pid, SIGKILL);
   }
 }
 
