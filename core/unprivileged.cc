@@ -1,4 +1,4 @@
-#include "unprivileged.h"
+#include "core/unprivileged.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "common/config.h"
-#include "common/error.h"
-#include "common/rlimit.h"
+#include "core/config.h"
+#include "core/error.h"
+#include "core/rlimit.h"
 
 namespace ocirlimit {
 

@@ -1,4 +1,4 @@
-#include "unprivileged.h"
+#include "core/unprivileged.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
