@@ -83,6 +83,9 @@ Status Session::OnBytes(std::string_view in, std::string& out) {
 
 std::string Session::EofReason() const {
   if (!demux_.Idle()) return "the runtime closed the connection in the middle of a frame";
+  if (!demux_.Drained()) {
+    return "the runtime closed the connection in the middle of a ttrpc message";
+  }
   if (!registered_) return "the runtime closed the connection before registration completed";
   return "the runtime closed the connection";
 }

@@ -48,6 +48,8 @@ class Demux {
   std::string& Stream(uint32_t conn) { return streams_[conn == kPluginConn ? 0 : 1]; }
   // True when no partial frame is pending; at EOF, false means a truncated frame.
   [[nodiscard]] bool Idle() const { return pending_.empty(); }
+  // True when no connection holds bytes the caller has not consumed.
+  [[nodiscard]] bool Drained() const { return streams_[0].empty() && streams_[1].empty(); }
 
  private:
   std::string pending_;
