@@ -6,7 +6,8 @@ set -euo pipefail
 build=(build-essential cmake ninja-build pkg-config git
        nlohmann-json3-dev libtomlplusplus-dev libcap-dev googletest libgtest-dev libgmock-dev)
 runtimes=(runc crun podman docker.io containerd busybox-static util-linux libcap2-bin
-          iproute2 hyperfine jq clang-format clang-tidy clang libclang-rt-14-dev python3-yaml shellcheck)
+          iproute2 hyperfine jq clang-format clang-tidy clang libclang-rt-14-dev python3-yaml shellcheck
+          protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc)
 
 case "${1:-all}" in
   build) want=("${build[@]}") ;;
@@ -28,4 +29,10 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# containerd 1.7 and 2.x and the CRI and NRI protos, from newer Debian suites,
+# unpacked (never installed) into /var/cache/oci-rlimit (scripts/fetch-containerd.sh).
+if [[ ${1:-all} == all ]]; then
+  "$(dirname "$0")/fetch-containerd.sh"
 fi
