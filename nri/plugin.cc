@@ -18,13 +18,14 @@ std::string Pair(uint64_t soft, uint64_t hard) {
   return FormatLimitValue(soft) + ":" + FormatLimitValue(hard);
 }
 
-// "memlock unlimited:unlimited->unlimited:unlimited", as the hook's
-// changes; a type the spec did not set shows as "unset" before.
+// "memlock 65536:65536->unlimited:unlimited", as the hook's changes. The
+// "before" is the spec's entry when the runtime says (Container.rlimits),
+// else "?": containerd 1.7 and 2.1 leave that field empty.
 std::string Changes(const std::vector<Rlimit>& limits, const std::vector<Rlimit>& spec) {
   std::string s;
   for (const auto& l : limits) {
     if (!s.empty()) s += ' ';
-    std::string before = "unset";
+    std::string before = "?";
     for (const auto& r : spec) {
       if (r.resource == l.resource) before = Pair(r.soft, r.hard);
     }

@@ -11,12 +11,18 @@
 
 #include <chrono>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
 #include <thread>
 
 #include "cri_containerd.h"
 #include "harness.h"
 
 namespace ocirlimit::itest::cri {
+
+// Readable parameter values in gtest's messages.
+void PrintTo(const ContainerdRelease& r, std::ostream* os) { *os << TestName(r); }
+
 namespace {
 
 constexpr Limit kDaemon{1 << 20, 8 << 20};      // what containerd starts with
@@ -126,7 +132,7 @@ TEST_P(NriTest, InitAndExecReadTheConfiguredLimit) {
   EXPECT_EQ(r.init, kConfigured) << "init";
   EXPECT_EQ(ExecMemlock(r.id), kConfigured) << "ExecSync";
   std::string log = ReadFile(dir_ / "oci.log");
-  EXPECT_NE(log.find("id=\"" + r.id + "\" pid=0 memlock unset->8388608:8388608"), std::string::npos)
+  EXPECT_NE(log.find("id=\"" + r.id + "\" pid=0 memlock ?->8388608:8388608"), std::string::npos)
       << log;
 }
 
@@ -149,6 +155,54 @@ TEST_P(NriTest, AnnotationAndDeviceRulesMatchOnlyTheirPods) {
   EXPECT_EQ(fuse.init, kDaemon) << "device rule must not match";
   ASSERT_FALSE(rdma.id.empty());
   EXPECT_EQ(ExecMemlock(rdma.id), kRequested) << "ExecSync in the device-rule pod";
+}
+
+// A spec that already sets RLIMIT_MEMLOCK (2M:8M, from a handler's
+// base_runtime_spec; the handler is plain runc, no wrapper): the plugin's
+// entry of the same type wins, for init and for exec. (Neither containerd
+// fills Container.rlimits in CreateContainer, so the log's "before" is "?".)
+TEST_P(NriTest, SameTypeSpecEntryIsBeaten) {
+  WriteFile(ConfigPath(),
+            "rlimits = [\"memlock=8M\"]\nlog-file = \"" + (dir_ / "oci.log") + "\"\n");
+  CmdResult spec = RunCmd({GetParam().bin_dir + "/ctr", "oci", "spec"});
+  ASSERT_EQ(spec.status, 0) << spec.err;
+  auto base = nlohmann::json::parse(spec.out);
+  base["process"]["rlimits"] = {{{"type", "RLIMIT_MEMLOCK"}, {"soft", 2 << 20}, {"hard", 8 << 20}}};
+  const std::string base_path = dir_ / "base-spec.json";
+  WriteFile(base_path, base.dump());
+  const std::string cri = GetParam().config_version >= 3 ? "plugins.'io.containerd.cri.v1.runtime'"
+                                                         : "plugins.'io.containerd.grpc.v1.cri'";
+  const std::string table = cri + ".containerd.runtimes.based";
+  CriContainerd::Options opts;
+  opts.release = GetParam();
+  opts.prefix = kDaemonPrefix;
+  opts.nri = NriSetup{};
+  opts.extra_toml = "[" + table + "]\n  runtime_type = 'io.containerd.runc.v2'\n" +
+                    "  base_runtime_spec = '" + base_path + "'\n[" + table + ".options]\n" +
+                    "  Root = '" + (dir_ / "runc-based") + "'\n  SystemdCgroup = false\n";
+  containerd_ = std::make_unique<CriContainerd>(opts);
+  ASSERT_TRUE(containerd_->ok()) << containerd_->error();
+
+  auto pod = containerd_->RunPod(containerd_->NewPod("based", "based"));
+  ASSERT_TRUE(pod) << pod.error().Text();
+  ContainerSpec c = CriContainerd::NewContainer("limits", kInitPrintsLimits);
+  auto before = containerd_->RunContainer(*pod, c);
+  ASSERT_TRUE(before) << before.error().Text();
+  auto log = containerd_->WaitForLog(*pod, c, kMemlock);
+  ASSERT_TRUE(log) << log.error().Text();
+  EXPECT_EQ(LimitRow(*log, kMemlock), (Limit{2 << 20, 8 << 20}))
+      << "baseline: the base spec's entry, no plugin yet";
+
+  ASSERT_NO_FATAL_FAILURE(StartPlugin());
+  ContainerSpec c2 = CriContainerd::NewContainer("limits2", kInitPrintsLimits);
+  auto id = containerd_->RunContainer(*pod, c2);
+  ASSERT_TRUE(id) << id.error().Text();
+  log = containerd_->WaitForLog(*pod, c2, kMemlock);
+  ASSERT_TRUE(log) << log.error().Text();
+  EXPECT_EQ(LimitRow(*log, kMemlock), kConfigured) << "init";
+  EXPECT_EQ(ExecMemlock(*id), kConfigured) << "ExecSync";
+  std::string ours = ReadFile(dir_ / "oci.log");
+  EXPECT_NE(ours.find("memlock ?->8388608:8388608"), std::string::npos) << ours;
 }
 
 constexpr const char* kRequests =
@@ -220,7 +274,7 @@ TEST_P(NriTest, PreRegisteredFromThePluginDir) {
   ASSERT_FALSE(r.id.empty()) << r.error;
   EXPECT_EQ(r.init, kConfigured) << containerd_->Log();
   EXPECT_EQ(ExecMemlock(r.id), kConfigured);
-  EXPECT_NE(ReadFile(dir_ / "oci.log").find("memlock unset->8388608:8388608"), std::string::npos);
+  EXPECT_NE(ReadFile(dir_ / "oci.log").find("memlock ?->8388608:8388608"), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Releases, NriTest, ::testing::ValuesIn(NriReleases()),
