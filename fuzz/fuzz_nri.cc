@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/config.h"
+#include "core/config.h"
 #include "nri/plugin.h"
 #include "nri/session.h"
 #include "nri/wire.h"

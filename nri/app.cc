@@ -5,8 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "common/files.h"
-#include "common/version.h"
+#include "core/version.h"
+#include "effects/config_loader.h"
+#include "effects/files.h"
 #include "nri/args.h"
 #include "nri/plugin.h"
 #include "nri/serve.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "common/text.h"
+#include "core/text.h"
 
 namespace ocirlimit::nri {
 namespace {

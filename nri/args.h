@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "common/config.h"
-#include "common/error.h"
+#include "core/config.h"
+#include "core/error.h"
 
 namespace ocirlimit::nri {
 

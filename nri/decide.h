@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "common/config.h"
-#include "common/error.h"
-#include "common/policy.h"
+#include "core/config.h"
+#include "core/error.h"
+#include "core/policy.h"
 
 namespace ocirlimit::nri {
 

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/nri/facts.h"
-#include "common/text.h"
+#include "core/text.h"
 #include "nri/decide.h"
 
 namespace ocirlimit::nri {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/config.h"
+#include "core/config.h"
 #include "nri/session.h"
 
 namespace ocirlimit::nri {

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/error.h"
+#include "core/error.h"
 #include "nri/session.h"
 
 namespace ocirlimit::nri {

@@ -12,8 +12,8 @@
 #include <csignal>
 #include <cstring>
 
-#include "common/files.h"
-#include "common/text.h"
+#include "core/text.h"
+#include "effects/files.h"
 
 namespace ocirlimit::nri {
 namespace {

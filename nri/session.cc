@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "common/text.h"
+#include "core/text.h"
 
 namespace ocirlimit::nri {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/error.h"
+#include "core/error.h"
 #include "nri/wire.h"
 
 namespace ocirlimit::nri {

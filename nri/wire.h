@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/error.h"
+#include "core/error.h"
 
 namespace ocirlimit::nri {
 

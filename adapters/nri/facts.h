@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "common/policy.h"
-#include "common/rlimit.h"
+#include "core/policy.h"
+#include "core/rlimit.h"
 #include "nriapi/api.pb.h"
 
 namespace ocirlimit::nri {

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/error.h"
+#include "core/error.h"
 #include "cri-api/api.grpc.pb.h"
 
 namespace ocirlimit::itest::cri {
