@@ -3,6 +3,8 @@
 // policy) and back. Properties: no crash; whatever the plugin sends is
 // well-formed frames of at most 4096 payload bytes on connections 1 and 2;
 // the envelope decoders round-trip what they accept.
+#include <google/protobuf/stubs/logging.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -59,6 +61,11 @@ void CheckFrames(const std::string& out) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const bool quiet_protobuf = [] {
+    google::protobuf::SetLogHandler(nullptr);
+    return true;
+  }();
+  (void)quiet_protobuf;
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
 
   if (auto req = DecodeRequest(bytes); req && DecodeRequest(EncodeRequest(*req)).value() != *req) {

@@ -1,5 +1,7 @@
 #include "nri/app.h"
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <iostream>
 #include <memory>
 #include <string>
@@ -62,6 +64,10 @@ int RunNriPlugin(int argc, char** argv) {
     return 2;
   }
   auto config = std::make_unique<Config>(std::move(*loaded));
+  // A message protobuf refuses (invalid UTF-8 a pod author put in an
+  // annotation) is answered as undecodable; protobuf's own log line about it
+  // would only be noise on stderr.
+  google::protobuf::SetLogHandler(nullptr);
   if (auto st = InstallSignals(); !st) {
     Say(st.error().Text());
     return 1;
