@@ -60,14 +60,15 @@ class FdConn : public Conn {
 
   Result<ReadResult> Read() override {
     ReadResult r;
-    r.data.resize(64 * 1024);
+    r.data.resize(size_t{64} * 1024);
     ssize_t n = read(fd_, r.data.data(), r.data.size());
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-      n = 0, r.data.clear();
-    else if (n < 0)
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+      n = 0;  // nothing after all; the loop polls again
+    } else if (n < 0) {
       return MakeError("read from the runtime", errno);
-    else if (n == 0)
+    } else if (n == 0) {
       r.eof = true;
+    }
     r.data.resize(static_cast<size_t>(n));
     return r;
   }
