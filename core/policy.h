@@ -23,6 +23,7 @@ struct ContainerFacts {
   std::map<std::string, std::string> annotations;
   std::vector<std::string> env;      // NAME=VALUE, as in process.env
   std::vector<std::string> devices;  // linux.devices[].path
+  std::vector<Rlimit> spec_rlimits = {};  // the spec's own process.rlimits, in order
 };
 
 // True when deciding needs the container's spec: rules that look at it, or
