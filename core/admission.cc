@@ -46,9 +46,8 @@ Verdict OnContainerError(const Config& cfg, Error error) {
   Verdict v;
   if (cfg.on_error == OnError::kWarn) {
     v.action = Action::kProceedUnmodified;
-    v.warnings.push_back(
-        Cat("on-error = \"warn\": the container starts without oci-rlimit's limits: ",
-            error.Text()));
+    v.warnings.push_back(Cat(
+        "on-error = \"warn\": the container starts without oci-rlimit's limits: ", error.Text()));
   } else {
     v.action = Action::kFail;
   }
@@ -82,7 +81,8 @@ Verdict Admit(const Config& cfg, const ContainerFacts& facts, EntryPoint at) {
   for (auto& n : d->notes) v.notes.push_back(std::move(n));
   // Only the hook sets limits beside the spec's own entries, which runc
   // re-applies after hooks; every other path replaces the spec's entry.
-  if (at == EntryPoint::kHook) v.warnings = ConflictWarnings(FindConflicts(v.limits, facts.spec_rlimits));
+  if (at == EntryPoint::kHook)
+    v.warnings = ConflictWarnings(FindConflicts(v.limits, facts.spec_rlimits));
   return v;
 }
 

@@ -41,7 +41,11 @@ std::vector<Scenario> Scenarios() {
   return {
       {"NoRuleNoRequest", {}, {nofile}, false, "", false},
       {"RuleMatches", {{}, {"NVIDIA_VISIBLE_DEVICES=0"}, {}, {}}, {nofile, gpu}, false, "", false},
-      {"RuleVoidDoesNotMatch", {{}, {"NVIDIA_VISIBLE_DEVICES=void"}, {}, {}}, {nofile}, false, "",
+      {"RuleVoidDoesNotMatch",
+       {{}, {"NVIDIA_VISIBLE_DEVICES=void"}, {}, {}},
+       {nofile},
+       false,
+       "",
        false},
       {"RequestGranted",
        {{{"oci-rlimit.io/rlimits", "memlock=6M"}}, {}, {}, {}},
@@ -61,7 +65,11 @@ std::vector<Scenario> Scenarios() {
        false,
        "clamped to memlock=8388608:8388608",
        false},
-      {"RequestMalformed", {{{"oci-rlimit.io/rlimits", "memlock=lots"}}, {}, {}, {}}, {}, true, "",
+      {"RequestMalformed",
+       {{{"oci-rlimit.io/rlimits", "memlock=lots"}}, {}, {}, {}},
+       {},
+       true,
+       "",
        false},
       {"RequestOverCeilingRejected",
        {{{"oci-rlimit.io/rlimits", "memlock=1G"}}, {}, {}, {}},
@@ -71,7 +79,8 @@ std::vector<Scenario> Scenarios() {
        false,
        "over-ceiling = \"reject\"\n"},
       {"ContainerdSandboxGetsNoRequest",
-       {{{"oci-rlimit.io/rlimits", "memlock=lots"}, {"io.kubernetes.cri.container-type", "sandbox"}},
+       {{{"oci-rlimit.io/rlimits", "memlock=lots"},
+         {"io.kubernetes.cri.container-type", "sandbox"}},
         {"NVIDIA_VISIBLE_DEVICES=0"},
         {},
         {}},
@@ -89,7 +98,8 @@ std::vector<Scenario> Scenarios() {
        "ignored on a pod sandbox (pause) container",
        false},
       {"NonSandboxContainerTypeKeepsRequest",
-       {{{"oci-rlimit.io/rlimits", "memlock=6M"}, {"io.kubernetes.cri.container-type", "container"}},
+       {{{"oci-rlimit.io/rlimits", "memlock=6M"},
+         {"io.kubernetes.cri.container-type", "container"}},
         {},
         {},
         {}},
@@ -106,9 +116,9 @@ std::vector<Scenario> Scenarios() {
   };
 }
 
-const std::vector<EntryPoint> kEntryPoints = {
-    EntryPoint::kHook,        EntryPoint::kPrecreate, EntryPoint::kWrapperCreate,
-    EntryPoint::kWrapperExec, EntryPoint::kNri,       EntryPoint::kExplain};
+const std::vector<EntryPoint> kEntryPoints = {EntryPoint::kHook,          EntryPoint::kPrecreate,
+                                              EntryPoint::kWrapperCreate, EntryPoint::kWrapperExec,
+                                              EntryPoint::kNri,           EntryPoint::kExplain};
 
 using Param = std::tuple<size_t, OnError, EntryPoint>;
 
