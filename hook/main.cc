@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -234,4 +235,13 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace ocirlimit
 
-int main(int argc, char** argv) { return ocirlimit::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // Nothing should throw (errors are values); if the library does (bad_alloc),
+  // say so in one line instead of aborting.
+  try {
+    return ocirlimit::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "oci-rlimit-hook: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
