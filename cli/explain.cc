@@ -5,6 +5,7 @@
 #include "adapters/oci/facts.h"
 #include "core/admission.h"
 #include "core/text.h"
+#include "core/unprivileged.h"
 
 namespace ocirlimit {
 namespace {
@@ -57,6 +58,14 @@ Json MatchJson(const RuleMatch& m) {
   return o;
 }
 
+std::string RootlessMeaning(Rootless mode) {
+  if (mode == Rootless::kFail) {
+    return "a rootless engine fails the container when a hard limit would have to rise";
+  }
+  return "a rootless engine gets each soft limit raised up to its own hard limit, hard raises "
+         "dropped, lowering kept, one warning";
+}
+
 }  // namespace
 
 std::string ValidateText(const Config& cfg) {
@@ -81,6 +90,8 @@ std::string ValidateText(const Config& cfg) {
   }
   os << "on-error: " << (cfg.on_error == OnError::kFail ? "fail" : "warn") << "\n";
   os << "log-file: " << (cfg.log_file.empty() ? "(none)" : cfg.log_file) << "\n";
+  os << "rootless: " << RootlessName(cfg.rootless) << " (" << RootlessMeaning(cfg.rootless)
+     << ")\n";
   return os.str();
 }
 
@@ -101,12 +112,14 @@ Json ValidateJson(const Config& cfg) {
       {"over-ceiling", cfg.requests.over_ceiling == OverCeiling::kClamp ? "clamp" : "reject"}};
   o["on-error"] = cfg.on_error == OnError::kFail ? "fail" : "warn";
   o["log-file"] = cfg.log_file;
+  o["rootless"] = std::string(RootlessName(cfg.rootless));
   return o;
 }
 
 Result<Explanation> Explain(const Config& cfg, const Json& spec, const std::string& bundle) {
   Explanation e;
   e.bundle = bundle;
+  e.rootless = cfg.rootless;
   auto facts = FactsFromSpec(spec);
   if (!facts) return facts.error();
   for (const auto& r : cfg.rules) e.rules.emplace_back(r.name, RuleMatches(r, *facts));
@@ -161,6 +174,8 @@ std::string ExplainText(const Explanation& e) {
        << cell(o.spec ? FormatRlimit(*o.spec) : "-", 26) << cell(FormatRlimit(o.hook_runc), 26)
        << cell(FormatRlimit(o.hook_crun), 26) << FormatRlimit(o.wrapper) << "\n";
   }
+  os << "rootless engine: " << RootlessName(e.rootless) << " (" << RootlessMeaning(e.rootless)
+     << ")\n";
   for (const auto& o : e.outcomes) {
     if (o.spec && *o.spec != o.ours) {
       os << "conflict: the spec sets " << o.ours.info().spec_type << " to "
@@ -198,6 +213,7 @@ Json ExplainJson(const Explanation& e) {
     limits.push_back(l);
   }
   o["limits"] = limits;
+  o["rootless"] = std::string(RootlessName(e.rootless));
   return o;
 }
 

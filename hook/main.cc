@@ -11,8 +11,8 @@
 
 #include "adapters/oci/facts.h"
 #include "adapters/oci/state.h"
-#include "core/log_line.h"
 #include "core/admission.h"
+#include "core/log_line.h"
 #include "core/policy.h"
 #include "core/text.h"
 #include "core/version.h"
@@ -49,6 +49,10 @@ constexpr const char* kUsage =
     "state bytes. It still chains when no rlimits are configured or when on-error =\n"
     "\"warn\" excused a failure; a missing target, a chain to itself or a failed exec\n"
     "always fails. precreate never chains.\n"
+    "\n"
+    "Rootless engines (not the initial user namespace): a hard limit above the\n"
+    "container's own is cut to it (soft capped at it) with one warning, and an\n"
+    "unreadable (EACCES) config is no config plus a warning; rootless = \"fail\" refuses.\n"
     "\n"
     "Exit status: 0 applied, nothing configured, or on-error = \"warn\"; 1 failure;\n"
     "2 usage error. In chain mode, the chained hook's own status.\n";
@@ -150,8 +154,19 @@ int RunApply(const Config& cfg, const Result<std::string>& input) {
     Log(cfg, *state, {}, warnings, "");
     return 0;
   }
+  // A rootless engine (not the initial user namespace) gets what it can set.
+  auto fitted = FitForCaller(LinuxProcessOps(), state->pid, v.limits, cfg.rootless);
+  if (!fitted) {
+    std::string error = "container " + Quote(state->id) + ": " + fitted.error().Text();
+    Log(cfg, *state, {}, warnings, error);
+    return Failed(cfg, error);
+  }
+  if (!fitted->warning.empty()) {
+    Say("warning: " + fitted->warning);
+    warnings.push_back(fitted->warning);
+  }
 
-  ApplyOutcome outcome = ApplyRlimits(LinuxProcessOps(), state->pid, v.limits);
+  ApplyOutcome outcome = ApplyRlimits(LinuxProcessOps(), state->pid, fitted->limits);
   std::string error;
   if (!outcome.ok()) error = "container " + Quote(state->id) + ": " + outcome.error->Text();
   Log(cfg, *state, outcome.applied, warnings, error);
@@ -198,7 +213,20 @@ int RunPrecreate(const Config& cfg) {
   } else if (PolicyNeedsSpec(cfg)) {
     facts = FactsFromSpec(*spec);
   }
-  const Verdict v = HookVerdict(cfg, facts, EntryPoint::kPrecreate, warnings);
+  Verdict v = HookVerdict(cfg, facts, EntryPoint::kPrecreate, warnings);
+  // A rootless engine runs the container with podman's own hard limits as
+  // ceilings (ours too: we are podman's child): clamp the spec's values
+  // instead of handing the runtime a spec it cannot apply.
+  if (v.action == Action::kApply) {
+    auto fitted = FitForCaller(LinuxProcessOps(), getpid(), v.limits, cfg.rootless);
+    if (fitted) {
+      if (!fitted->warning.empty()) warnings.push_back(fitted->warning);
+      v.limits = fitted->limits;
+    } else {
+      v = OnContainerError(cfg, fitted.error());
+      warnings.insert(warnings.end(), v.warnings.begin(), v.warnings.end());
+    }
+  }
   for (const auto& w : warnings) Say("warning: " + w);
   if (!cfg.log_file.empty() && (!warnings.empty() || v.action != Action::kApply)) {
     // No container id or pid exists yet; the log line says what happened.
@@ -236,14 +264,18 @@ int Main(int argc, char** argv) {
     std::cout << kName << " " << kVersion << "\n";
     return 0;
   }
-  auto cfg = LoadConfig(args->config, ProcessEnv());
-  // A config we cannot read gives no on-error policy to follow: fail closed.
-  if (!cfg) {
-    Say(cfg.error().Text());
+  const bool unprivileged = !LinuxProcessOps().InInitialUserNamespace();
+  auto loaded = LoadConfigAs(args->config, ProcessEnv(), unprivileged);
+  // A config we cannot read gives no on-error policy to follow: fail closed
+  // (except a rootless engine's EACCES, which is no config and a warning).
+  if (!loaded) {
+    Say(loaded.error().Text());
     return 1;
   }
-  if (args->mode == HookMode::kPrecreate) return RunPrecreate(*cfg);
-  return RunApplyAndChain(*cfg, argv);
+  for (const auto& w : loaded->warnings) Say("warning: " + w);
+  const Config& cfg = loaded->config;
+  if (args->mode == HookMode::kPrecreate) return RunPrecreate(cfg);
+  return RunApplyAndChain(cfg, argv);
 }
 
 }  // namespace

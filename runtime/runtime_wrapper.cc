@@ -6,6 +6,7 @@
 #include "core/log_line.h"
 #include "core/policy.h"
 #include "core/text.h"
+#include "core/unprivileged.h"
 #include "runtime/runtime_args.h"
 #include "runtime/runtime_plan.h"
 
@@ -34,7 +35,8 @@ class Wrapper {
     global_ = *global;
     auto cfg = ops_.LoadConfig();
     if (!cfg) return Fail(cfg.error());
-    cfg_ = std::move(*cfg);
+    cfg_ = std::move(cfg->config);
+    for (const auto& w : cfg->warnings) ops_.Stderr(std::string(kRuntimeName) + ": warning: " + w);
     auto runtime = FindRuntime();
     if (!runtime) return Fail(runtime.error());
     runtime_ = *runtime;
@@ -76,6 +78,25 @@ class Wrapper {
 
   void Warn(const std::string& what) {
     ops_.Stderr(std::string(kRuntimeName) + ": warning: " + what);
+  }
+
+  // Outside the initial user namespace (a rootless engine) the runtime we
+  // exec cannot raise a hard limit above ours: clamp the values we write
+  // instead of handing it a spec it fails on (core/unprivileged.h). A
+  // warning joins the verdict's.
+  Status FitToUs(Verdict& v) {
+    if (v.limits.empty() || ops_.InInitialUserNamespace()) return Ok{};
+    std::vector<Rlimit> current;
+    for (const auto& l : v.limits) {
+      auto now = ops_.OwnLimit(l.resource);
+      if (!now) return now.error().Wrap("read our own " + std::string(l.info().name) + " limit");
+      current.push_back(*now);
+    }
+    auto fitted = FitToUnprivilegedCaller(v.limits, current, cfg_.rootless);
+    if (!fitted) return fitted.error();
+    if (!fitted->warning.empty()) v.warnings.push_back(fitted->warning);
+    v.limits = fitted->limits;
+    return Ok{};
   }
 
   // One line per decision in the config's log-file, as every program writes it.
@@ -133,8 +154,9 @@ class Wrapper {
       if (!f) return ContainerFailed(flags, f.error().Wrap(Quote(path)));
       facts = std::move(*f);
     }
-    const Verdict v = Admit(cfg_, facts, EntryPoint::kWrapperCreate);
+    Verdict v = Admit(cfg_, facts, EntryPoint::kWrapperCreate);
     if (v.action != Action::kApply) return ContainerFailed(flags, *v.error);
+    if (auto fitted = FitToUs(v); !fitted) return ContainerFailed(flags, fitted.error());
     Report(flags, v);
     auto merged = MergeBundleSpec(*text, path, v.limits);
     if (!merged) return ContainerFailed(flags, merged.error());
@@ -187,8 +209,9 @@ class Wrapper {
         facts = std::move(*f);
       }
     }
-    const Verdict v = Admit(cfg_, facts, EntryPoint::kWrapperExec);
+    Verdict v = Admit(cfg_, facts, EntryPoint::kWrapperExec);
     if (v.action != Action::kApply) return ContainerFailed(flags, *v.error);
+    if (auto fitted = FitToUs(v); !fitted) return ContainerFailed(flags, fitted.error());
     Report(flags, v);
     if (v.limits.empty()) return Ok{};
     if (auto merged = MergeExecProcess(*process, flags.process, v.limits); !merged) {
