@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "adapters/oci/facts.h"
+#include "core/admission.h"
 #include "core/text.h"
 #include "core/unprivileged.h"
 
@@ -121,18 +122,21 @@ Result<Explanation> Explain(const Config& cfg, const Json& spec, const std::stri
   e.rootless = cfg.rootless;
   auto facts = FactsFromSpec(spec);
   if (!facts) return facts.error();
-  auto spec_rlimits = SpecRlimits(spec);
-  if (!spec_rlimits) return spec_rlimits.error();
   for (const auto& r : cfg.rules) e.rules.emplace_back(r.name, RuleMatches(r, *facts));
-  auto decision = Decide(cfg, *facts);
-  if (!decision) {
-    e.error = decision.error().Text();
+  // The same admission step as the hook and the wrapper, so explain cannot
+  // disagree with them.
+  const Verdict v = Admit(cfg, *facts, EntryPoint::kExplain);
+  if (v.action != Action::kApply) {
+    e.error = v.error->Text();
     return e;
   }
-  e.decision = *decision;
+  e.decision.limits = v.limits;
+  e.decision.sources = v.sources;
+  e.decision.matched = v.matched;
+  e.decision.notes = v.notes;
   for (const auto& ours : e.decision.limits) {
     Outcome o{ours, std::nullopt, ours, ours, ours};
-    auto conflicts = FindConflicts({ours}, *spec_rlimits);
+    auto conflicts = FindConflicts({ours}, facts->spec_rlimits);
     if (!conflicts.empty()) {
       o.spec = conflicts[0].spec;
       o.hook_runc = conflicts[0].spec;

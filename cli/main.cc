@@ -1,6 +1,7 @@
 // oci-rlimit: the admin CLI. validate checks a config, explain shows what
 // it does to one bundle, doctor inspects this node. Each prints a table, or
 // JSON with --json, and exits 1 when something is wrong (2: usage).
+#include <exception>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -140,4 +141,13 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace ocirlimit
 
-int main(int argc, char** argv) { return ocirlimit::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // Nothing should throw (errors are values); if the library does (bad_alloc),
+  // say so in one line instead of aborting.
+  try {
+    return ocirlimit::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "oci-rlimit: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

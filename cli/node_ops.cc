@@ -15,6 +15,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/text.h"
 #include "effects/files.h"
 
 namespace ocirlimit {
@@ -55,7 +56,7 @@ class Rooted : public NodeOps {
     std::string dir;
     while (std::getline(dirs, dir, ':')) {
       if (!dir.starts_with("/")) continue;
-      const std::string candidate = dir + "/" + name;
+      const std::string candidate = Cat(dir, "/", name);
       auto real = Resolve(candidate);
       struct stat st {};
       if (real && stat(Host(*real).c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
@@ -76,7 +77,7 @@ class Rooted : public NodeOps {
       ssize_t n = readlink(Host(p).c_str(), buf.data(), buf.size() - 1);
       if (n < 0) return std::nullopt;
       std::string target(buf.data(), static_cast<size_t>(n));
-      p = target.starts_with("/") ? target : p.substr(0, p.rfind('/') + 1) + target;
+      p = target.starts_with("/") ? target : Cat(p.substr(0, p.rfind('/') + 1), target);
     }
     return std::nullopt;
   }

@@ -347,7 +347,15 @@ Result<Config> ParseConfig(std::string_view toml_text, const std::string& source
     return MakeError(os.str());
   }
   if (auto st = ParseTopLevel(root, cfg); !st) return st.error().Wrap(where);
+  for (auto& rule : cfg.rules) rule.match.compiled = CompileRuleMatch(rule.match);
   return cfg;
+}
+
+std::shared_ptr<const CompiledMatch> CompileRuleMatch(const RuleMatch& m) {
+  auto out = std::make_shared<CompiledMatch>();
+  for (const auto& [k, v] : m.annotations) out->annotations.emplace_back(Regex(k), Regex(v));
+  for (const auto& [name, v] : m.env_values) out->env_values.emplace_back(v);
+  return out;
 }
 
 Result<Config> ApplyEnvOverrides(Config config, const EnvLookup& env) {

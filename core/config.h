@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/pattern.h"
 #include "core/rlimit.h"
 
 namespace ocirlimit {
@@ -21,6 +23,14 @@ inline constexpr std::string_view kRlimitsEnv = "OCI_RLIMIT_RLIMITS";
 inline constexpr std::string_view kNvidiaRlimitsEnv = "NVIDIA_CONTAINER_RUNTIME_RLIMITS";
 
 enum class OnError { kFail, kWarn };
+
+// RuleMatch's regexes, compiled once when the config is parsed (a daemon
+// decides many containers with one config; 50k annotations must not mean
+// 50k compiles per pattern).
+struct CompiledMatch {
+  std::vector<std::pair<Regex, Regex>> annotations;
+  std::vector<Regex> env_values;  // one per RuleMatch::env_values entry
+};
 
 // `rootless`: what a caller outside the initial user namespace (a rootless
 // engine) does with a limit it cannot set (core/unprivileged.h).
@@ -41,7 +51,13 @@ struct RuleMatch {
   std::vector<std::pair<std::string, std::string>> env_values;
   // fnmatch(3) globs over linux.devices[].path.
   std::vector<std::string> devices;
+  // Set by ParseConfig (CompileRuleMatch); a hand-built RuleMatch without it
+  // is compiled on each match.
+  std::shared_ptr<const CompiledMatch> compiled;
 };
+
+// The compiled regexes of m's patterns.
+std::shared_ptr<const CompiledMatch> CompileRuleMatch(const RuleMatch& m);
 
 // One [[rule]] table.
 struct Rule {

@@ -18,14 +18,34 @@ std::string FormatChanges(const std::vector<Change>& changes) {
   return s;
 }
 
+std::string FormatLogLine(const LogRecord& r) {
+  std::string line = r.time + " id=" + JsonQuote(r.id);
+  if (r.pid) line += " pid=" + std::to_string(*r.pid);
+  if (!r.via.empty()) line += " via=" + JsonQuote(r.via);
+  if (!r.changes.empty()) {
+    line += " " + FormatChanges(r.changes);
+  } else if (!r.limits.empty()) {
+    line += " set";
+    for (const auto& l : r.limits) line += " " + FormatRlimit(l);
+  } else {
+    line += " unchanged";
+  }
+  for (const auto& w : r.warnings) line += " warning=" + JsonQuote(w);
+  if (!r.error.empty()) line += " error=" + JsonQuote(r.error);
+  return line;
+}
+
 std::string FormatLogLine(const std::string& rfc3339_time, const std::string& id, pid_t pid,
                           const std::vector<Change>& changes,
                           const std::vector<std::string>& warnings, const std::string& error) {
-  std::string line = rfc3339_time + " id=" + JsonQuote(id) + " pid=" + std::to_string(pid);
-  line += changes.empty() ? " unchanged" : " " + FormatChanges(changes);
-  for (const auto& w : warnings) line += " warning=" + JsonQuote(w);
-  if (!error.empty()) line += " error=" + JsonQuote(error);
-  return line;
+  LogRecord r;
+  r.time = rfc3339_time;
+  r.id = id;
+  r.pid = pid;
+  r.changes = changes;
+  r.warnings = warnings;
+  r.error = error;
+  return FormatLogLine(r);
 }
 
 }  // namespace ocirlimit

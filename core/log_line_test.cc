@@ -34,6 +34,23 @@ TEST(FormatLogLine, UnchangedWithWarningsAndError) {
             "T id=\"a\" pid=7 unchanged warning=\"w1\" warning=\"w2\" error=\"boom\"");
 }
 
+TEST(FormatLogLine, ASpecEditSaysWhereAndWhatWasSet) {
+  LogRecord r;
+  r.time = "T";
+  r.id = "c\"1";
+  r.via = "exec";
+  r.limits = {{RLIMIT_MEMLOCK, 1, 2}, {RLIMIT_NOFILE, 3, 3}};
+  r.warnings = {"annotation \"oci-rlimit.io/rlimits\" = \"x\": clamped"};
+  EXPECT_EQ(FormatLogLine(r),
+            R"(T id="c\"1" via="exec" set memlock=1:2 nofile=3:3 )"
+            R"(warning="annotation \"oci-rlimit.io/rlimits\" = \"x\": clamped")");
+  r.limits.clear();
+  r.error = "e";
+  EXPECT_EQ(FormatLogLine(r),
+            R"(T id="c\"1" via="exec" unchanged )"
+            R"(warning="annotation \"oci-rlimit.io/rlimits\" = \"x\": clamped" error="e")");
+}
+
 struct HostileId {
   const char* name;
   std::string id;

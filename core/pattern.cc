@@ -38,6 +38,19 @@ class CompiledRegex {
 
 }  // namespace
 
+class Regex::Compiled : public CompiledRegex {
+ public:
+  using CompiledRegex::CompiledRegex;
+};
+
+Regex::Regex(const std::string& pattern) : re_(std::make_shared<const Compiled>(pattern)) {}
+
+bool Regex::FullMatch(const std::string& text) const {
+  // An embedded NUL would end the C string early and match a prefix only.
+  if (text.find('\0') != std::string::npos) return false;
+  return re_->Matches(text);
+}
+
 Status CheckRegex(const std::string& pattern) {
   CompiledRegex re(pattern);
   if (re.rc() != 0) return MakeError(re.Why());

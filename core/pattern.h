@@ -5,6 +5,7 @@
 // container's long annotation cannot exhaust the hook's stack.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -16,8 +17,22 @@ namespace ocirlimit {
 Status CheckRegex(const std::string& pattern);
 
 // True when the whole of `text` matches the ERE `pattern`. A pattern that
-// does not compile matches nothing (configs are checked with CheckRegex).
+// does not compile matches nothing. Compiles on every call: match many
+// texts with a Regex instead.
 bool RegexFullMatch(const std::string& pattern, const std::string& text);
+
+// An ERE compiled once and matched against the whole text many times.
+// Copies share the compiled form; a pattern that does not compile matches
+// nothing (configs are checked with CheckRegex).
+class Regex {
+ public:
+  explicit Regex(const std::string& pattern);
+  bool FullMatch(const std::string& text) const;
+
+ private:
+  class Compiled;
+  std::shared_ptr<const Compiled> re_;
+};
 
 // fnmatch(3); with `pathname` (FNM_PATHNAME) `*` stays within one path
 // component, as for device paths.

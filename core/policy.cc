@@ -32,11 +32,11 @@ bool IsVoid(const std::string& value) {
   return v.empty() || v == "void" || v == "none";
 }
 
-bool AnyAnnotation(const std::vector<std::pair<std::string, std::string>>& patterns,
+bool AnyAnnotation(const std::vector<std::pair<Regex, Regex>>& patterns,
                    const std::map<std::string, std::string>& annotations) {
   return std::any_of(patterns.begin(), patterns.end(), [&](const auto& p) {
     return std::any_of(annotations.begin(), annotations.end(), [&](const auto& a) {
-      return RegexFullMatch(p.first, a.first) && RegexFullMatch(p.second, a.second);
+      return p.first.FullMatch(a.first) && p.second.FullMatch(a.second);
     });
   });
 }
@@ -49,11 +49,13 @@ bool AnyEnvSet(const std::vector<std::string>& names, const std::vector<std::str
 }
 
 bool AnyEnvValue(const std::vector<std::pair<std::string, std::string>>& patterns,
-                 const std::vector<std::string>& env) {
-  return std::any_of(patterns.begin(), patterns.end(), [&](const auto& p) {
-    const std::string* e = EnvValue(env, p.first);
-    return e != nullptr && RegexFullMatch(p.second, ValueOf(*e, p.first));
-  });
+                 const std::vector<Regex>& compiled, const std::vector<std::string>& env) {
+  for (size_t i = 0; i < patterns.size() && i < compiled.size(); ++i) {
+    const std::string& name = patterns[i].first;
+    const std::string* e = EnvValue(env, name);
+    if (e != nullptr && compiled[i].FullMatch(ValueOf(*e, name))) return true;
+  }
+  return false;
 }
 
 bool AnyDevice(const std::vector<std::string>& globs, const std::vector<std::string>& devices) {
@@ -118,9 +120,15 @@ bool PolicyNeedsSpec(const Config& cfg) { return !cfg.rules.empty() || cfg.reque
 bool RuleMatches(const Rule& rule, const ContainerFacts& facts) {
   const RuleMatch& m = rule.match;
   if (m.always) return true;
-  if (!m.annotations.empty() && !AnyAnnotation(m.annotations, facts.annotations)) return false;
+  const std::shared_ptr<const CompiledMatch> compiled =
+      m.compiled ? m.compiled : CompileRuleMatch(m);
+  if (!m.annotations.empty() && !AnyAnnotation(compiled->annotations, facts.annotations)) {
+    return false;
+  }
   if (!m.env.empty() && !AnyEnvSet(m.env, facts.env)) return false;
-  if (!m.env_values.empty() && !AnyEnvValue(m.env_values, facts.env)) return false;
+  if (!m.env_values.empty() && !AnyEnvValue(m.env_values, compiled->env_values, facts.env)) {
+    return false;
+  }
   if (!m.devices.empty() && !AnyDevice(m.devices, facts.devices)) return false;
   return true;
 }

@@ -21,8 +21,9 @@ inline constexpr std::string_view kRequestAnnotation = "oci-rlimit.io/rlimits";
 // What rules look at, whoever read them (a spec, an NRI message).
 struct ContainerFacts {
   std::map<std::string, std::string> annotations;
-  std::vector<std::string> env;      // NAME=VALUE, as in process.env
-  std::vector<std::string> devices;  // linux.devices[].path
+  std::vector<std::string> env;           // NAME=VALUE, as in process.env
+  std::vector<std::string> devices;       // linux.devices[].path
+  std::vector<Rlimit> spec_rlimits = {};  // the spec's own process.rlimits, in order
 };
 
 // True when deciding needs the container's spec: rules that look at it, or

@@ -34,6 +34,9 @@ class RuntimeOps {
   virtual Status AppendLine(const std::string& path, const std::string& line) = 0;
   virtual std::string Now() = 0;  // RFC 3339, UTC
   virtual void Stderr(const std::string& line) = 0;
+  // Runs argv (argv[0] a path) and returns its stdout; see RunCaptured.
+  virtual Result<std::string> RunCaptured(const std::vector<std::string>& argv, int timeout_ms,
+                                          size_t max_bytes) = 0;
   // execv(2); returns only when it failed.
   virtual Error Exec(const std::string& path, const std::vector<std::string>& argv) = 0;
 };

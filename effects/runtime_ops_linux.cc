@@ -7,6 +7,7 @@
 
 #include "core/text.h"
 #include "effects/config_loader.h"
+#include "effects/exec.h"
 #include "effects/files.h"
 #include "effects/process_ops.h"
 #include "effects/runtime_ops.h"
@@ -61,6 +62,11 @@ class LinuxOps final : public RuntimeOps {
 
   // Nowhere is left to report a failed write to stderr.
   void Stderr(const std::string& line) override { (void)WriteAll(STDERR_FILENO, line + "\n"); }
+
+  Result<std::string> RunCaptured(const std::vector<std::string>& argv, int timeout_ms,
+                                  size_t max_bytes) override {
+    return ocirlimit::RunCaptured(argv, timeout_ms, max_bytes);
+  }
 
   Error Exec(const std::string& path, const std::vector<std::string>& argv) override {
     std::vector<char*> cargv;

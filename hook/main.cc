@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "adapters/oci/facts.h"
 #include "adapters/oci/state.h"
+#include "core/admission.h"
 #include "core/log_line.h"
 #include "core/policy.h"
 #include "core/text.h"
@@ -85,30 +87,41 @@ Result<Json> BundleSpec(const Config& cfg, const BundleFile& bundle) {
   return ParseJsonObject(*bundle.text, bundle.path);
 }
 
-// Uses the DOM when rules or requests already built one, so the text is
-// parsed once either way.
-std::vector<std::string> SpecWarnings(const std::vector<Rlimit>& limits, const BundleFile& bundle,
-                                      const Result<Json>& spec) {
+// The container's facts for Admit: from the DOM when rules or requests
+// need one; else only the spec's own rlimits, for the conflict warnings
+// (then an unreadable spec is only a warning: conflicts only change what runc
+// ends up doing).
+Result<ContainerFacts> HookFacts(const Config& cfg, const BundleFile& bundle,
+                                 const Result<Json>& spec, std::vector<std::string>& warnings) {
+  if (PolicyNeedsSpec(cfg)) {
+    if (!spec) return spec.error().Wrap("rules and requests need the bundle's spec");
+    auto facts = FactsFromSpec(*spec);
+    if (!facts) return facts.error().Wrap("bundle spec");
+    return facts;
+  }
   const std::string cannot = "cannot check the bundle for conflicts: ";
-  if (!bundle.text) return {cannot + bundle.text.error().Text()};
-  Result<std::vector<Rlimit>> rlimits =
-      spec ? SpecRlimits(*spec) : SpecRlimitsOnly(*bundle.text, bundle.path);
-  if (!rlimits && spec) return {cannot + rlimits.error().Wrap(bundle.path).Text()};
-  if (!rlimits) return {cannot + rlimits.error().Text()};
-  return ConflictWarnings(FindConflicts(limits, *rlimits));
+  ContainerFacts facts;
+  if (!bundle.text) {
+    warnings.push_back(cannot + bundle.text.error().Text());
+    return facts;
+  }
+  auto rlimits = SpecRlimitsOnly(*bundle.text, bundle.path);
+  if (!rlimits) {
+    warnings.push_back(cannot + rlimits.error().Text());
+  } else {
+    facts.spec_rlimits = std::move(*rlimits);
+  }
+  return facts;
 }
 
-// The limits for this container (docs/policy.md); notes on requests join `warnings`.
-Result<std::vector<Rlimit>> PolicyLimits(const Config& cfg, const Result<Json>& spec,
-                                         std::vector<std::string>& warnings) {
-  if (!PolicyNeedsSpec(cfg)) return cfg.rlimits;
-  if (!spec) return spec.error().Wrap("rules and requests need the bundle's spec");
-  auto facts = FactsFromSpec(*spec);
-  if (!facts) return facts.error().Wrap("bundle spec");
-  auto decision = Decide(cfg, *facts);
-  if (!decision) return decision.error();
-  for (const auto& n : decision->notes) warnings.push_back(n);
-  return decision->limits;
+// The one admission step (core/admission.h); notes and warnings join `warnings`.
+Verdict HookVerdict(const Config& cfg, const Result<ContainerFacts>& facts, EntryPoint at,
+                    std::vector<std::string>& warnings) {
+  if (!facts) return OnContainerError(cfg, facts.error());
+  Verdict v = Admit(cfg, *facts, at);
+  warnings.insert(warnings.end(), v.notes.begin(), v.notes.end());
+  warnings.insert(warnings.end(), v.warnings.begin(), v.warnings.end());
+  return v;
 }
 
 void Log(const Config& cfg, const State& state, const std::vector<Change>& applied,
@@ -129,31 +142,28 @@ int RunApply(const Config& cfg, const Result<std::string>& input) {
   const BundleFile bundle = ReadBundleSpec(*state);
   const Result<Json> spec = BundleSpec(cfg, bundle);
   std::vector<std::string> warnings;
-  auto limits = PolicyLimits(cfg, spec, warnings);
+  auto facts = HookFacts(cfg, bundle, spec, warnings);
+  const Verdict v = HookVerdict(cfg, facts, EntryPoint::kHook, warnings);
   for (const auto& w : warnings) Say("warning: " + w);
-  if (!limits) {
-    std::string error = "container " + Quote(state->id) + ": " + limits.error().Text();
+  if (v.action != Action::kApply) {
+    std::string error = "container " + Quote(state->id) + ": " + v.error->Text();
     Log(cfg, *state, {}, warnings, error);
     return Failed(cfg, error);
   }
-  if (limits->empty()) {
+  if (v.limits.empty()) {
     Log(cfg, *state, {}, warnings, "");
     return 0;
   }
   // A rootless engine (not the initial user namespace) gets what it can set.
-  auto fitted = FitForCaller(LinuxProcessOps(), state->pid, *limits, cfg.rootless);
+  auto fitted = FitForCaller(LinuxProcessOps(), state->pid, v.limits, cfg.rootless);
   if (!fitted) {
-    std::string error = "container \"" + state->id + "\": " + fitted.error().Text();
+    std::string error = "container " + Quote(state->id) + ": " + fitted.error().Text();
     Log(cfg, *state, {}, warnings, error);
     return Failed(cfg, error);
   }
   if (!fitted->warning.empty()) {
     Say("warning: " + fitted->warning);
     warnings.push_back(fitted->warning);
-  }
-  for (const auto& w : SpecWarnings(fitted->limits, bundle, spec)) {
-    Say("warning: " + w);
-    warnings.push_back(w);
   }
 
   ApplyOutcome outcome = ApplyRlimits(LinuxProcessOps(), state->pid, fitted->limits);
@@ -197,25 +207,34 @@ int RunPrecreate(const Config& cfg) {
   if (!input) return Failed(cfg, "read spec from stdin: " + input.error().Text());
   auto spec = ParseJsonObject(*input, "precreate spec");
   std::vector<std::string> warnings;
-  Result<std::vector<Rlimit>> limits =
-      spec ? PolicyLimits(cfg, spec, warnings) : Result<std::vector<Rlimit>>(spec.error());
+  Result<ContainerFacts> facts = ContainerFacts{};
+  if (!spec) {
+    facts = spec.error();
+  } else if (PolicyNeedsSpec(cfg)) {
+    facts = FactsFromSpec(*spec);
+  }
+  Verdict v = HookVerdict(cfg, facts, EntryPoint::kPrecreate, warnings);
   // A rootless engine runs the container with podman's own hard limits as
   // ceilings (ours too: we are podman's child): clamp the spec's values
   // instead of handing the runtime a spec it cannot apply.
-  if (limits) {
-    auto fitted = FitForCaller(LinuxProcessOps(), getpid(), *limits, cfg.rootless);
-    if (fitted && !fitted->warning.empty()) warnings.push_back(fitted->warning);
-    limits = fitted ? Result<std::vector<Rlimit>>(fitted->limits)
-                    : Result<std::vector<Rlimit>>(fitted.error());
+  if (v.action == Action::kApply) {
+    auto fitted = FitForCaller(LinuxProcessOps(), getpid(), v.limits, cfg.rootless);
+    if (fitted) {
+      if (!fitted->warning.empty()) warnings.push_back(fitted->warning);
+      v.limits = fitted->limits;
+    } else {
+      v = OnContainerError(cfg, fitted.error());
+      warnings.insert(warnings.end(), v.warnings.begin(), v.warnings.end());
+    }
   }
   for (const auto& w : warnings) Say("warning: " + w);
-  if (!cfg.log_file.empty() && (!warnings.empty() || !limits)) {
+  if (!cfg.log_file.empty() && (!warnings.empty() || v.action != Action::kApply)) {
     // No container id or pid exists yet; the log line says what happened.
     State none;
     none.id = "precreate";
-    Log(cfg, none, {}, warnings, limits ? "" : limits.error().Text());
+    Log(cfg, none, {}, warnings, v.action != Action::kApply ? v.error->Text() : "");
   }
-  Status merged = limits ? MergeSpecRlimits(*spec, *limits) : Status(limits.error());
+  Status merged = v.action == Action::kApply ? MergeSpecRlimits(*spec, v.limits) : Status(*v.error);
   if (!merged) {
     int rc = Failed(cfg, merged.error().Text());
     // With on-error = "warn", podman still needs a spec back: the one it sent.
@@ -262,4 +281,13 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace ocirlimit
 
-int main(int argc, char** argv) { return ocirlimit::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // Nothing should throw (errors are values); if the library does (bad_alloc),
+  // say so in one line instead of aborting.
+  try {
+    return ocirlimit::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "oci-rlimit-hook: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -3,6 +3,7 @@
 // as a createRuntime/prestart hook with --state.
 #include <unistd.h>
 
+#include <exception>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -145,4 +146,13 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace ocirlimit
 
-int main(int argc, char** argv) { return ocirlimit::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // Nothing should throw (errors are values); if the library does (bad_alloc),
+  // say so in one line instead of aborting.
+  try {
+    return ocirlimit::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "oci-prlimit-helper: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,6 +1,9 @@
 #include "runtime/runtime_wrapper.h"
 
 #include "adapters/oci/facts.h"
+#include "adapters/oci/state.h"
+#include "core/admission.h"
+#include "core/log_line.h"
 #include "core/policy.h"
 #include "core/text.h"
 #include "core/unprivileged.h"
@@ -12,6 +15,10 @@ namespace {
 
 constexpr size_t kMaxSpecBytes = 64 << 20;
 constexpr size_t kMaxProcessBytes = 16 << 20;
+// `RUNTIME state ID` answers in milliseconds; a wedged runtime must not hang
+// an exec (docker and containerd wait on us).
+constexpr int kStateTimeoutMs = 5000;
+constexpr size_t kMaxStateOutputBytes = 1 << 20;
 // What execvp(3) searches when PATH is unset.
 constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -69,80 +76,151 @@ class Wrapper {
                           [this](const std::string& p) { return ops_.Probe(p); });
   }
 
-  // A warning on stderr and, with a log-file, one line there (under crun
-  // and podman stderr is often not shown).
-  void Warn(const std::string& id, const std::string& warning) {
-    ops_.Stderr(std::string(kRuntimeName) + ": warning: " + warning);
-    if (cfg_.log_file.empty()) return;
-    auto logged = ops_.AppendLine(cfg_.log_file,
-                                  ops_.Now() + " id=" + Quote(id) + " warning=" + Quote(warning));
-    if (!logged) ops_.Stderr(std::string(kRuntimeName) + ": warning: " + logged.error().Text());
+  void Warn(const std::string& what) {
+    ops_.Stderr(std::string(kRuntimeName) + ": warning: " + what);
   }
 
   // Outside the initial user namespace (a rootless engine) the runtime we
   // exec cannot raise a hard limit above ours: clamp the values we write
-  // instead of handing it a spec it fails on (core/unprivileged.h).
-  Result<std::vector<Rlimit>> FitToUs(const std::vector<Rlimit>& limits, const std::string& id) {
-    if (limits.empty() || ops_.InInitialUserNamespace()) return limits;
+  // instead of handing it a spec it fails on (core/unprivileged.h). A
+  // warning joins the verdict's.
+  Status FitToUs(Verdict& v) {
+    if (v.limits.empty() || ops_.InInitialUserNamespace()) return Ok{};
     std::vector<Rlimit> current;
-    for (const auto& l : limits) {
+    for (const auto& l : v.limits) {
       auto now = ops_.OwnLimit(l.resource);
       if (!now) return now.error().Wrap("read our own " + std::string(l.info().name) + " limit");
       current.push_back(*now);
     }
-    auto fitted = FitToUnprivilegedCaller(limits, current, cfg_.rootless);
+    auto fitted = FitToUnprivilegedCaller(v.limits, current, cfg_.rootless);
     if (!fitted) return fitted.error();
-    if (!fitted->warning.empty()) Warn(id, fitted->warning);
-    return fitted->limits;
+    if (!fitted->warning.empty()) v.warnings.push_back(fitted->warning);
+    v.limits = fitted->limits;
+    return Ok{};
   }
 
-  // The limits for this container (docs/policy.md). Rules and requests need
-  // the spec's DOM; without them the text-level merge skips that cost.
-  template <class DecideFn>
-  Result<std::vector<Rlimit>> Limits(const DecideFn& decide, const std::string& id) {
-    if (!PolicyNeedsSpec(cfg_)) return cfg_.rlimits;
-    Result<Decision> decision = decide();
-    if (!decision) return decision.error();
-    for (const auto& note : decision->notes) Warn(id, note);
-    return decision->limits;
+  // One line per decision in the config's log-file, as every program writes it.
+  void Log(LogRecord record) {
+    if (cfg_.log_file.empty()) return;
+    record.time = ops_.Now();
+    if (auto logged = ops_.AppendLine(cfg_.log_file, FormatLogLine(record)); !logged) {
+      Warn(logged.error().Text());
+    }
   }
+
+  // What on-error makes of a failure to admit or edit one container: "fail"
+  // refuses it, "warn" forwards the unmodified spec (or process file) with a
+  // warning, exactly as the hook starts the container untouched.
+  Status ContainerFailed(const CommandFlags& flags, const Error& error) {
+    Verdict v = OnContainerError(cfg_, error);
+    LogRecord r;
+    r.id = flags.id;
+    r.via = global_.subcommand;
+    r.warnings = v.warnings;
+    r.error = error.Text();
+    Log(std::move(r));
+    if (v.action == Action::kFail) return error;
+    for (const auto& w : v.warnings) Warn(w);
+    return Ok{};
+  }
+
+  // Notes and warnings of a verdict that applies, on stderr and in the log.
+  void Report(const CommandFlags& flags, const Verdict& v) {
+    std::vector<std::string> said = v.notes;
+    said.insert(said.end(), v.warnings.begin(), v.warnings.end());
+    for (const auto& s : said) Warn(s);
+    LogRecord r;
+    r.id = flags.id;
+    r.via = global_.subcommand;
+    r.limits = v.limits;
+    r.warnings = std::move(said);
+    Log(std::move(r));
+  }
+
+  bool NothingConfigured() const { return cfg_.rlimits.empty() && !PolicyNeedsSpec(cfg_); }
 
   Status EditBundle(const CommandFlags& flags) {
-    if (cfg_.rlimits.empty() && !PolicyNeedsSpec(cfg_)) return Ok{};
+    if (NothingConfigured()) return Ok{};
     const std::string path = flags.bundle + "/config.json";
     auto text = ops_.ReadFile(path, kMaxSpecBytes);
-    if (!text) return text.error();
-    auto decided = Limits([&] { return DecideForSpecText(cfg_, *text, path); }, flags.id);
-    if (!decided) return decided.error();
-    auto limits = FitToUs(*decided, flags.id);
-    if (!limits) return limits.error();
-    auto merged = MergeBundleSpec(*text, path, *limits);
-    if (!merged) return merged.error();
+    if (!text) return ContainerFailed(flags, text.error());
+    // Rules and requests need the spec's facts; without them the text-level
+    // merge below is the only parse.
+    ContainerFacts facts;
+    if (PolicyNeedsSpec(cfg_)) {
+      auto spec = ParseJsonObject(*text, Quote(path));
+      if (!spec) return ContainerFailed(flags, spec.error());
+      auto f = FactsFromSpec(*spec);
+      if (!f) return ContainerFailed(flags, f.error().Wrap(Quote(path)));
+      facts = std::move(*f);
+    }
+    Verdict v = Admit(cfg_, facts, EntryPoint::kWrapperCreate);
+    if (v.action != Action::kApply) return ContainerFailed(flags, *v.error);
+    if (auto fitted = FitToUs(v); !fitted) return ContainerFailed(flags, fitted.error());
+    Report(flags, v);
+    auto merged = MergeBundleSpec(*text, path, v.limits);
+    if (!merged) return ContainerFailed(flags, merged.error());
     if (!*merged) return Ok{};
-    return ops_.ReplaceFile(path, **merged);
+    if (auto replaced = ops_.ReplaceFile(path, **merged); !replaced) {
+      return ContainerFailed(flags, replaced.error());
+    }
+    return Ok{};
+  }
+
+  // The facts of the container an exec joins: its bundle's config.json, found
+  // through `RUNTIME --root R state ID`, so an exec session gets what the
+  // container's init got (requests, annotation and device rules included).
+  Result<ContainerFacts> ContainerSpecFacts(const std::string& id) {
+    std::vector<std::string> argv = {runtime_};
+    if (!global_.root.empty()) argv.insert(argv.end(), {"--root", global_.root});
+    argv.insert(argv.end(), {"state", id});
+    auto state = ops_.RunCaptured(argv, kStateTimeoutMs, kMaxStateOutputBytes);
+    if (!state) return state.error();
+    auto bundle = BundleFromRuntimeState(*state);
+    if (!bundle) return bundle.error();
+    const std::string path = *bundle + "/config.json";
+    auto text = ops_.ReadFile(path, kMaxSpecBytes);
+    if (!text) return text.error();
+    auto spec = ParseJsonObject(*text, Quote(path));
+    if (!spec) return spec.error();
+    auto facts = FactsFromSpec(*spec);
+    if (!facts) return facts.error().Wrap(Quote(path));
+    return facts;
   }
 
   Status EditProcess(const CommandFlags& flags) {
-    if ((cfg_.rlimits.empty() && !PolicyNeedsSpec(cfg_)) || flags.process.empty()) return Ok{};
+    if (NothingConfigured() || flags.process.empty()) return Ok{};
     auto text = ops_.ReadFile(flags.process, kMaxProcessBytes);
-    if (!text) return text.error();
+    if (!text) return ContainerFailed(flags, text.error());
     auto process = ParseProcessFile(*text, flags.process);
-    if (!process) return process.error();
-    // A process file carries env but no annotations or devices: env rules
-    // match here as at create, annotation and device rules and requests do not.
-    auto limits = Limits(
-        [&] {
-          return DecideForSpec(cfg_, Json({{"process", *process}}), flags.process);
-        },
-        flags.id);
-    if (!limits) return limits.error();
-    limits = FitToUs(*limits, flags.id);
-    if (!limits) return limits.error();
-    if (limits->empty()) return Ok{};
-    if (auto merged = MergeExecProcess(*process, flags.process, *limits); !merged) {
-      return merged.error();
+    if (!process) return ContainerFailed(flags, process.error());
+    ContainerFacts facts;
+    if (PolicyNeedsSpec(cfg_)) {
+      auto from_spec = ContainerSpecFacts(flags.id);
+      if (from_spec) {
+        facts = std::move(*from_spec);
+      } else {
+        // A process file carries env but no annotations or devices: env
+        // rules still match, annotation and device rules and requests do not.
+        Warn("exec " + Quote(flags.id) + ": cannot read the container's spec (" +
+             from_spec.error().Text() + "); deciding from the --process file's env alone");
+        auto f = FactsFromSpec(Json({{"process", *process}}));
+        if (!f) return ContainerFailed(flags, f.error().Wrap("--process " + Quote(flags.process)));
+        facts = std::move(*f);
+      }
     }
-    return ops_.ReplaceFile(flags.process, process->dump());
+    Verdict v = Admit(cfg_, facts, EntryPoint::kWrapperExec);
+    if (v.action != Action::kApply) return ContainerFailed(flags, *v.error);
+    if (auto fitted = FitToUs(v); !fitted) return ContainerFailed(flags, fitted.error());
+    Report(flags, v);
+    if (v.limits.empty()) return Ok{};
+    if (auto merged = MergeExecProcess(*process, flags.process, v.limits); !merged) {
+      return ContainerFailed(flags, merged.error());
+    }
+    if (auto replaced = ops_.ReplaceFile(flags.process, process->dump()); !replaced) {
+      return ContainerFailed(flags, replaced.error());
+    }
+    return Ok{};
   }
 
   std::vector<std::string> argv_;

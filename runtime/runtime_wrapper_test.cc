@@ -65,6 +65,16 @@ class FakeOps final : public RuntimeOps {
   }
   std::string Now() override { return "2024-01-02T03:04:05Z"; }
   void Stderr(const std::string& line) override { stderr_lines.push_back(line); }
+  // `RUNTIME ... state ID`: the JSON state per id; a missing id fails as runc does.
+  std::map<std::string, std::string> states;
+  std::vector<std::vector<std::string>> runs;
+  Result<std::string> RunCaptured(const std::vector<std::string>& argv, int /*timeout_ms*/,
+                                  size_t /*max_bytes*/) override {
+    runs.push_back(argv);
+    auto it = states.find(argv.back());
+    if (it == states.end()) return MakeError("run \"" + argv[0] + "\": exit status 1");
+    return it->second;
+  }
   Error Exec(const std::string& path, const std::vector<std::string>& argv) override {
     exec_path = path;
     exec_argv = argv;
@@ -209,7 +219,7 @@ TEST(RuntimeWrapper, NoLogLineWithoutJsonLogFormat) {
   EXPECT_FALSE(ops.exec_argv.has_value());
 }
 
-// Whatever the runtime, only the process file is read and written: no
+// Without rules or requests, only the process file is read and written: no
 // `state`, no container spec.
 TEST(RuntimeWrapper, ExecMergesIntoTheProcessFileOnly) {
   for (const auto& rt : {std::string("runc"), std::string("/opt/crun-wrapper.sh")}) {
@@ -245,6 +255,128 @@ TEST(RuntimeWrapper, ExecWithoutProcessFilePassesThrough) {
   RunRuntimeWrapper({"x", "exec", "c1", "sh", "-p", "/p.json"}, ops);
   EXPECT_TRUE(ops.written.empty());
   EXPECT_TRUE(ops.exec_argv.has_value());
+}
+
+// --- One admission step: on-error, exec gets what init got ---
+
+Config WithRequests(OnError on_error) {
+  Config c;
+  c.requests.enabled = true;
+  c.requests.ceilings = {{RLIMIT_MEMLOCK, 8 << 20, 8 << 20}};
+  c.on_error = on_error;
+  c.log_file = "/oci-rlimit.log";
+  return c;
+}
+
+constexpr const char* kAsks6M =
+    R"({"annotations":{"oci-rlimit.io/rlimits":"memlock=6M"},"process":{"args":["sh"]}})";
+constexpr const char* kAsksBadly =
+    R"({"annotations":{"oci-rlimit.io/rlimits":"memlock=lots"},"process":{"args":["sh"]}})";
+
+std::string LogText(const FakeOps& ops) {
+  std::string out;
+  for (const auto& [path, line] : ops.log_lines) out += path + ": " + line + "\n";
+  return out;
+}
+
+TEST(RuntimeWrapperOnError, WarnForwardsTheUnmodifiedSpecWithAWarning) {
+  FakeOps ops;
+  ops.config = WithRequests(OnError::kWarn);
+  ops.files["/b/config.json"] = kAsksBadly;
+  EXPECT_EQ(RunRuntimeWrapper(kCreate, ops), 1) << "the fake exec returns; a real one would not";
+  ASSERT_TRUE(ops.exec_argv.has_value()) << "the runtime runs";
+  EXPECT_TRUE(ops.written.empty());
+  EXPECT_EQ(ops.files["/b/config.json"], kAsksBadly);
+  ASSERT_FALSE(ops.stderr_lines.empty());
+  EXPECT_NE(ops.stderr_lines[0].find("warning: on-error = \"warn\""), std::string::npos)
+      << ops.stderr_lines[0];
+  EXPECT_NE(LogText(ops).find("/oci-rlimit.log: 2024-01-02T03:04:05Z id=\"c1\" via=\"create\" "
+                              "unchanged warning="),
+            std::string::npos)
+      << LogText(ops);
+}
+
+TEST(RuntimeWrapperOnError, FailRefusesTheContainer) {
+  FakeOps ops;
+  ops.config = WithRequests(OnError::kFail);
+  ops.files["/b/config.json"] = kAsksBadly;
+  EXPECT_EQ(RunRuntimeWrapper(kCreate, ops), 1);
+  EXPECT_FALSE(ops.exec_argv.has_value());
+  EXPECT_TRUE(ops.written.empty());
+  ASSERT_EQ(ops.stderr_lines.size(), 1u);
+  EXPECT_NE(ops.stderr_lines[0].find("create: annotation \"oci-rlimit.io/rlimits\" = "
+                                     "\"memlock=lots\""),
+            std::string::npos)
+      << ops.stderr_lines[0];
+}
+
+TEST(RuntimeWrapperOnError, WarnCoversAnUnwritableSpecToo) {
+  FakeOps ops;
+  ops.config = WithRequests(OnError::kWarn);
+  ops.files["/b/config.json"] = kAsks6M;
+  ops.fail_writes = true;
+  RunRuntimeWrapper(kCreate, ops);
+  EXPECT_TRUE(ops.exec_argv.has_value());
+  EXPECT_EQ(ops.files["/b/config.json"], kAsks6M);
+}
+
+TEST(RuntimeWrapperOnError, AConfigErrorIsFatalEvenWithWarn) {
+  FakeOps ops;
+  ops.config = MakeError("config \"/c.toml\": on-error: must be \"fail\" or \"warn\"");
+  RunRuntimeWrapper(kCreate, ops);
+  EXPECT_FALSE(ops.exec_argv.has_value());
+}
+
+TEST(RuntimeWrapperExec, GetsTheGrantedRequestOfTheContainersSpec) {
+  FakeOps ops;
+  ops.config = WithRequests(OnError::kFail);
+  ops.states["c1"] = R"({"id":"c1","pid":42,"status":"running","bundle":"/run/c1"})";
+  ops.files["/run/c1/config.json"] = kAsks6M;
+  ops.files["/p.json"] = R"({"args":["cat"]})";
+  RunRuntimeWrapper(kExecRunc, ops);
+  ASSERT_EQ(ops.runs.size(), 1u);
+  EXPECT_EQ(ops.runs[0],
+            (std::vector<std::string>{"/usr/sbin/runc", "--root", "/r", "state", "c1"}));
+  EXPECT_EQ(
+      ops.files["/p.json"],
+      R"({"args":["cat"],"rlimits":[{"type":"RLIMIT_MEMLOCK","hard":6291456,"soft":6291456}]})");
+  // The fake exec returns, so its failure is the one line on stderr.
+  EXPECT_EQ(ops.stderr_lines.size(), 1u);
+  ASSERT_TRUE(ops.exec_argv.has_value());
+  EXPECT_NE(LogText(ops).find("id=\"c1\" via=\"exec\" set memlock=6291456:6291456"),
+            std::string::npos)
+      << LogText(ops);
+}
+
+TEST(RuntimeWrapperExec, WithoutTheSpecFallsBackToTheProcessFileWithAWarning) {
+  FakeOps ops;
+  Config c = WithRequests(OnError::kFail);
+  Rule env_rule;
+  env_rule.name = "gpu";
+  env_rule.rlimits = {{RLIMIT_MEMLOCK, 2 << 20, 2 << 20}};
+  env_rule.match.env = {"NVIDIA_VISIBLE_DEVICES"};
+  c.rules.push_back(env_rule);
+  ops.config = c;
+  // No state for c1: `runc state` fails.
+  ops.files["/p.json"] = R"({"args":["cat"],"env":["NVIDIA_VISIBLE_DEVICES=0"]})";
+  RunRuntimeWrapper(kExecRunc, ops);
+  ASSERT_EQ(ops.stderr_lines.size(), 2u) << "the warning, then the fake exec's failure";
+  EXPECT_NE(ops.stderr_lines[0].find("warning: exec \"c1\": cannot read the container's spec"),
+            std::string::npos)
+      << ops.stderr_lines[0];
+  EXPECT_NE(ops.files["/p.json"].find(R"({"type":"RLIMIT_MEMLOCK","hard":2097152,"soft":2097152})"),
+            std::string::npos)
+      << "env rules still match on the process file: " << ops.files["/p.json"];
+  EXPECT_TRUE(ops.exec_argv.has_value());
+}
+
+TEST(RuntimeWrapperExec, NoStateLookupWithoutRulesOrRequests) {
+  FakeOps ops;
+  ops.config = WithMemlock();
+  ops.files["/p.json"] = R"({"args":["cat"]})";
+  RunRuntimeWrapper(kExecRunc, ops);
+  EXPECT_TRUE(ops.runs.empty());
+  EXPECT_EQ(ops.written, std::vector<std::string>{"/p.json"});
 }
 
 // --- A rootless caller (not the initial user namespace) ---
@@ -292,7 +424,11 @@ TEST_P(RuntimeWrapperRootless, ClampsToOurOwnHardLimitWithOneWarningAndExecs) {
             std::string::npos)
       << Warnings(ops)[0];
   ASSERT_EQ(ops.log_lines.size(), 1u) << "the log-file line names the warning";
-  EXPECT_NE(ops.log_lines[0].second.find("id=\"c1\" warning="), std::string::npos)
+  // The one log-line format (core/log_line.h): id, where, what was set, the warning.
+  EXPECT_TRUE(ops.log_lines[0].second.starts_with("2024-01-02T03:04:05Z id=\"c1\" via=\""))
+      << ops.log_lines[0].second;
+  EXPECT_NE(ops.log_lines[0].second.find(" set memlock=8388608:8388608 warning=\"rootless (not"),
+            std::string::npos)
       << ops.log_lines[0].second;
   EXPECT_TRUE(ops.exec_argv.has_value());
 }

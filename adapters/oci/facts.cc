@@ -48,6 +48,9 @@ Result<ContainerFacts> FactsFromSpec(const Json& spec) {
       }
     }
   }
+  auto rlimits = SpecRlimits(spec);
+  if (!rlimits) return rlimits.error();
+  f.spec_rlimits = std::move(*rlimits);
   return f;
 }
 

@@ -12,8 +12,9 @@
 
 namespace ocirlimit {
 
-// Reads annotations, process.env and linux.devices from a spec (config.json
-// or podman's precreate spec); a field of the wrong type is an error.
+// Reads annotations, process.env, linux.devices and process.rlimits from a
+// spec (config.json or podman's precreate spec); a field of the wrong type
+// is an error.
 Result<ContainerFacts> FactsFromSpec(const Json& spec);
 
 // FactsFromSpec, then Decide.

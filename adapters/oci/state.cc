@@ -80,6 +80,23 @@ Result<State> ParseState(std::string_view text) {
   return s;
 }
 
+Result<std::string> BundleFromRuntimeState(std::string_view text) {
+  if (text.size() > kMaxStateBytes) {
+    return MakeError("runtime state: larger than " + std::to_string(kMaxStateBytes) + " bytes");
+  }
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return MakeError("runtime state: not a JSON object");
+  auto b = j.find("bundle");
+  if (b == j.end() || !b->is_string() || b->get<std::string>().empty()) {
+    return MakeError("runtime state: bundle: missing or not a string");
+  }
+  std::string bundle = b->get<std::string>();
+  if (bundle.find('\0') != std::string::npos || bundle[0] != '/') {
+    return MakeError("runtime state: bundle " + JsonQuote(bundle) + " is not an absolute path");
+  }
+  return bundle;
+}
+
 Status CheckStateTiming(const State& state, std::string_view program) {
   if (state.status == "creating" || state.status == "created") return Ok{};
   if (state.status == "running" || state.status == "stopped") {

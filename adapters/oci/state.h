@@ -32,6 +32,10 @@ bool IsApplyStage(std::string_view stage);
 // Parses and validates: id, status and a positive pid are required.
 Result<State> ParseState(std::string_view json);
 
+// The bundle directory in `RUNTIME state ID` output (runc's and crun's JSON
+// state of a created or running container).
+Result<std::string> BundleFromRuntimeState(std::string_view json);
+
 // Refuses states in which the container's process already runs user code.
 // `program` is named in the advice, e.g. "oci-prlimit-helper".
 Status CheckStateTiming(const State& state, std::string_view program = "oci-rlimit-hook");

@@ -198,5 +198,38 @@ TEST(CheckStateTiming, TooLateNamesTheHookStages) {
       << st.error().Text();
 }
 
+struct RuntimeStateCase {
+  const char* name;
+  std::string json;
+  std::string bundle;  // empty: an error naming `error`
+  std::string error;
+};
+class BundleFromState : public ::testing::TestWithParam<RuntimeStateCase> {};
+
+TEST_P(BundleFromState, ReadsTheBundleOrSaysWhy) {
+  auto b = BundleFromRuntimeState(GetParam().json);
+  if (GetParam().bundle.empty()) {
+    ASSERT_FALSE(b.ok());
+    EXPECT_NE(b.error().Text().find(GetParam().error), std::string::npos) << b.error().Text();
+  } else {
+    ASSERT_TRUE(b.ok()) << b.error().Text();
+    EXPECT_EQ(*b, GetParam().bundle);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    State, BundleFromState,
+    ::testing::Values(
+        RuntimeStateCase{"Runc",
+                         R"({"ociVersion":"1.0.2","id":"c1","pid":42,"status":"running",)"
+                         R"("bundle":"/run/b","rootfs":"/run/b/rootfs","created":"x","owner":""})",
+                         "/run/b", ""},
+        RuntimeStateCase{"StoppedHasPidZero", R"({"id":"c1","pid":0,"status":"stopped","bundle":"/b"})",
+                         "/b", ""},
+        RuntimeStateCase{"NoBundle", R"({"id":"c1"})", "", "bundle: missing"},
+        RuntimeStateCase{"RelativeBundle", R"({"bundle":"b"})", "", "is not an absolute path"},
+        RuntimeStateCase{"NotJson", "container c1 does not exist", "", "not a JSON object"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
 }  // namespace
 }  // namespace ocirlimit

@@ -296,6 +296,50 @@ TEST_P(RuntimeTest, StateAndDeletePassThrough) {
       << "the runtime's own error, not ours: " << missing.err;
 }
 
+// One admission step: the hook and the wrapper give the same outcome for the
+// same config and bundle. A malformed request under on-error = "warn": the
+// container starts, unmodified, with a warning, on both paths.
+TEST_P(RuntimeTest, MalformedRequestWithWarnStartsUnmodifiedOnHookAndWrapperPaths) {
+  UseConfig(
+      "on-error = \"warn\"\nrlimits = [\"memlock=1M:4M\"]\n"
+      "[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\n");
+  spec_["annotations"]["oci-rlimit.io/rlimits"] = "memlock=lots";
+
+  CmdResult wrapped = RunBundle(wrapper());
+  ASSERT_EQ(wrapped.status, 0) << wrapped.err;
+  EXPECT_EQ(LimitRow(wrapped.out, kMemlock), kHost) << "forwarded unmodified";
+  EXPECT_NE(wrapped.err.find("oci-rlimit-runtime: warning: on-error = \"warn\""), std::string::npos)
+      << wrapped.err;
+
+  spec_["hooks"]["createRuntime"] =
+      Json::array({HookEntry(OurBinary("oci-rlimit-hook"),
+                             {"oci-rlimit-hook", "--config", config_path(), "createRuntime"})});
+  CmdResult hooked = RunBundle(runtime_);
+  ASSERT_EQ(hooked.status, 0) << hooked.err;
+  EXPECT_EQ(LimitRow(hooked.out, kMemlock), kHost) << "started without our limits";
+  EXPECT_EQ(LimitRow(hooked.out, kMemlock), LimitRow(wrapped.out, kMemlock));
+}
+
+// Exec gets what init got: a granted request reaches an exec session, which
+// the wrapper decides from the container's own spec (found through
+// `RUNTIME state`), not from the --process file alone.
+TEST_P(RuntimeTest, GrantedRequestReachesAnExecThroughTheWrapper) {
+  UseConfig("[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\n");
+  spec_["annotations"]["oci-rlimit.io/rlimits"] = "memlock=2M:4M";
+  spec_["process"]["args"] = {"sleep", "30"};
+  WriteSpec(bundle_, spec_);
+  const std::string id = NewId();
+  CmdResult created = Detached(Argv(wrapper(), {"create", "--bundle", bundle_, id}));
+  ASSERT_EQ(created.status, 0) << created.err;
+  CmdResult started = Wrapper({"start", id});
+  ASSERT_EQ(started.status, 0) << started.err;
+
+  CmdResult r = Wrapper({"exec", "--process", ProcessFile(nullptr), id});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(LimitRow(r.out, kMemlock), (Limit{2 << 20, 4 << 20})) << r.out;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Runtimes, RuntimeTest, ::testing::Values("runc", "crun"),
                          [](const auto& info) { return info.param; });
 

@@ -1,0 +1,89 @@
+#include "core/admission.h"
+
+#include "core/text.h"
+
+namespace ocirlimit {
+
+const char* EntryPointName(EntryPoint at) {
+  switch (at) {
+    case EntryPoint::kHook:
+      return "hook";
+    case EntryPoint::kPrecreate:
+      return "precreate";
+    case EntryPoint::kWrapperCreate:
+      return "create";
+    case EntryPoint::kWrapperExec:
+      return "exec";
+    case EntryPoint::kNri:
+      return "nri";
+    case EntryPoint::kExplain:
+      return "explain";
+  }
+  return "?";
+}
+
+const char* ActionName(Action a) {
+  switch (a) {
+    case Action::kApply:
+      return "apply";
+    case Action::kProceedUnmodified:
+      return "proceed-unmodified";
+    case Action::kFail:
+      return "fail";
+  }
+  return "?";
+}
+
+bool IsSandbox(const ContainerFacts& facts) {
+  for (std::string_view key : {kContainerdContainerType, kCrioContainerType}) {
+    auto it = facts.annotations.find(std::string(key));
+    if (it != facts.annotations.end() && it->second == "sandbox") return true;
+  }
+  return false;
+}
+
+Verdict OnContainerError(const Config& cfg, Error error) {
+  Verdict v;
+  if (cfg.on_error == OnError::kWarn) {
+    v.action = Action::kProceedUnmodified;
+    v.warnings.push_back(Cat(
+        "on-error = \"warn\": the container starts without oci-rlimit's limits: ", error.Text()));
+  } else {
+    v.action = Action::kFail;
+  }
+  v.error = std::move(error);
+  return v;
+}
+
+Verdict Admit(const Config& cfg, const ContainerFacts& facts, EntryPoint at) {
+  const ContainerFacts* decide_on = &facts;
+  ContainerFacts without_request;
+  std::vector<std::string> sandbox_notes;
+  if (IsSandbox(facts) && facts.annotations.count(std::string(kRequestAnnotation)) > 0) {
+    without_request = facts;
+    without_request.annotations.erase(std::string(kRequestAnnotation));
+    decide_on = &without_request;
+    sandbox_notes.push_back(Cat("annotation ", Quote(kRequestAnnotation),
+                                ": ignored on a pod sandbox (pause) container"));
+  }
+  Result<Decision> d = Decide(cfg, *decide_on);
+  if (!d) {
+    Verdict v = OnContainerError(cfg, d.error());
+    v.notes = std::move(sandbox_notes);
+    return v;
+  }
+  Verdict v;
+  v.action = Action::kApply;
+  v.limits = std::move(d->limits);
+  v.sources = std::move(d->sources);
+  v.matched = std::move(d->matched);
+  v.notes = std::move(sandbox_notes);
+  for (auto& n : d->notes) v.notes.push_back(std::move(n));
+  // Only the hook sets limits beside the spec's own entries, which runc
+  // re-applies after hooks; every other path replaces the spec's entry.
+  if (at == EntryPoint::kHook)
+    v.warnings = ConflictWarnings(FindConflicts(v.limits, facts.spec_rlimits));
+  return v;
+}
+
+}  // namespace ocirlimit

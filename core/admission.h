@@ -1,0 +1,67 @@
+// The admission step: config + one container's facts + the entry point that
+// asks -> what to do (docs/policy.md, "One decision on every path"). Every
+// program calls this and only this: the hook (createRuntime/prestart and
+// precreate), oci-rlimit-runtime (create/run and exec), `oci-rlimit
+// explain`, and the NRI plugin. Pure: no syscalls, no JSON.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/policy.h"
+#include "core/rlimit.h"
+
+namespace ocirlimit {
+
+enum class EntryPoint {
+  kHook,           // createRuntime/prestart: prlimit(2) on the init process
+  kPrecreate,      // podman's precreate hook: merged into the proposed spec
+  kWrapperCreate,  // oci-rlimit-runtime create/run: merged into config.json
+  kWrapperExec,    // oci-rlimit-runtime exec: merged into the --process file
+  kNri,            // the NRI plugin: adjusts the spec at CreateContainer
+  kExplain,        // oci-rlimit explain: says what the others would do
+};
+const char* EntryPointName(EntryPoint at);
+
+enum class Action {
+  kApply,              // set `limits` (none: nothing to change)
+  kProceedUnmodified,  // on-error = "warn" excused `error`: start the container untouched
+  kFail,               // refuse the container with `error`
+};
+const char* ActionName(Action a);
+
+struct Verdict {
+  Action action = Action::kApply;
+  std::vector<Rlimit> limits;        // with kApply, in a stable order
+  std::vector<LimitSource> sources;  // one per entry of limits
+  std::vector<std::string> matched;  // names of the rules that matched, in order
+  // For stderr and the log: conflicts with the spec's own rlimits (hook
+  // only), and the on-error excuse with kProceedUnmodified.
+  std::vector<std::string> warnings;
+  std::vector<std::string> notes;  // clamped or ignored requests
+  std::optional<Error> error;      // set with kProceedUnmodified and kFail
+};
+
+// The CRI's mark of a Kubernetes pod sandbox (pause) container: containerd's
+// and CRI-O's annotation, with the value "sandbox".
+inline constexpr std::string_view kContainerdContainerType = "io.kubernetes.cri.container-type";
+inline constexpr std::string_view kCrioContainerType = "io.kubernetes.cri-o.ContainerType";
+bool IsSandbox(const ContainerFacts& facts);
+
+// Top-level limits, then matching rules, then the container's request
+// (never for a sandbox: a pod's annotations reach its pause container too,
+// and it has no use for them). A malformed or rejected request is the
+// container's error, which on-error decides on, the same way on every path:
+// "fail" refuses the container, "warn" starts it unmodified with a warning.
+// Errors in the admin's own config never get here: they are fatal before.
+[[nodiscard]] Verdict Admit(const Config& cfg, const ContainerFacts& facts, EntryPoint at);
+
+// What the caller does when its own step fails after Admit (a prlimit,
+// writing the spec): the same on-error rule. `error` is the failure.
+[[nodiscard]] Verdict OnContainerError(const Config& cfg, Error error);
+
+}  // namespace ocirlimit
