@@ -41,9 +41,8 @@ TEST(FormatLogLine, ASpecEditSaysWhereAndWhatWasSet) {
   r.via = "exec";
   r.limits = {{RLIMIT_MEMLOCK, 1, 2}, {RLIMIT_NOFILE, 3, 3}};
   r.warnings = {"annotation \"oci-rlimit.io/rlimits\" = \"x\": clamped"};
-  EXPECT_EQ(FormatLogLine(r),
-            R"(T id="c\"1" via="exec" set memlock=1:2 nofile=3:3 )"
-            R"(warning="annotation \"oci-rlimit.io/rlimits\" = \"x\": clamped")");
+  EXPECT_EQ(FormatLogLine(r), R"(T id="c\"1" via="exec" set memlock=1:2 nofile=3:3 )"
+                              R"(warning="annotation \"oci-rlimit.io/rlimits\" = \"x\": clamped")");
   r.limits.clear();
   r.error = "e";
   EXPECT_EQ(FormatLogLine(r),

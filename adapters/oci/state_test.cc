@@ -224,8 +224,8 @@ INSTANTIATE_TEST_SUITE_P(
                          R"({"ociVersion":"1.0.2","id":"c1","pid":42,"status":"running",)"
                          R"("bundle":"/run/b","rootfs":"/run/b/rootfs","created":"x","owner":""})",
                          "/run/b", ""},
-        RuntimeStateCase{"StoppedHasPidZero", R"({"id":"c1","pid":0,"status":"stopped","bundle":"/b"})",
-                         "/b", ""},
+        RuntimeStateCase{"StoppedHasPidZero",
+                         R"({"id":"c1","pid":0,"status":"stopped","bundle":"/b"})", "/b", ""},
         RuntimeStateCase{"NoBundle", R"({"id":"c1"})", "", "bundle: missing"},
         RuntimeStateCase{"RelativeBundle", R"({"bundle":"b"})", "", "is not an absolute path"},
         RuntimeStateCase{"NotJson", "container c1 does not exist", "", "not a JSON object"}),
