@@ -91,7 +91,9 @@ class Wrapper {
     if (!limits) return limits.error();
     auto merged = MergeBundleSpec(*text, path, *limits);
     if (!merged) return merged.error();
-    if (!*merged) return Ok{};
+    // Nothing to add, or nothing that changes a byte: the file (and its
+    // inode) stays as it is.
+    if (!*merged || **merged == *text) return Ok{};
     return ops_.ReplaceFile(path, **merged);
   }
 
@@ -113,7 +115,9 @@ class Wrapper {
     if (auto merged = MergeExecProcess(*process, flags.process, *limits); !merged) {
       return merged.error();
     }
-    return ops_.ReplaceFile(flags.process, process->dump());
+    std::string out = process->dump();
+    if (out == *text) return Ok{};
+    return ops_.ReplaceFile(flags.process, out);
   }
 
   std::vector<std::string> argv_;

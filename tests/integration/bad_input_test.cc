@@ -563,6 +563,17 @@ const std::vector<Case>& Cases() {
        1,
        {"replace \"{bundle}/config.json\"", "No space left on device"},
        [](World& w) { FullDisk(w); }},
+      {"RuntimeRejectedCreateKeeps6644SpecInode",
+       Prog::kRuntime,
+       1,
+       {"rlimits[0].soft: -1 is not an unsigned integer"},
+       [](World& w) {
+         WriteFile(
+             w.bundle + "/config.json",
+             R"({"process":{"args":["sh"],"rlimits":[{"type":"RLIMIT_CORE","soft":-1,"hard":1}]}})");
+         ASSERT_EQ(chown((w.bundle + "/config.json").c_str(), 65534, 65534), 0);
+         ASSERT_EQ(chmod((w.bundle + "/config.json").c_str(), 06644), 0);
+       }},
       {"RuntimeConfigUnknownKey",
        Prog::kRuntime,
        1,
