@@ -169,9 +169,16 @@ Status AtomicWriteFile(const std::string& path, const std::string& content, Sync
 }
 
 Status AppendLine(const std::string& path, const std::string& line) {
-  Fd fd(
-      open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0640));
+  // O_NONBLOCK: a FIFO with no reader fails (ENXIO) instead of blocking the
+  // container's start until one comes; a socket fails too (ENXIO), a
+  // directory with EISDIR. Whatever opens is then checked to be a regular
+  // file, on which writes never block.
+  Fd fd(open(path.c_str(),
+             O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0640));
   if (fd.get() < 0) return MakeError("open log " + Quote(path), errno);
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return MakeError("stat log " + Quote(path), errno);
+  if (!S_ISREG(st.st_mode)) return MakeError("log " + Quote(path) + " is not a regular file");
   std::string data = line + "\n";
   ssize_t n = write(fd.get(), data.data(), data.size());
   if (n < 0) return MakeError("write log " + Quote(path), errno);

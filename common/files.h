@@ -41,6 +41,9 @@ Status AtomicWriteFile(const std::string& path, const std::string& content,
                        SyncOps& sync = LinuxSyncOps());
 
 // One O_APPEND write, so concurrent writers never interleave within a line.
+// Opened non-blocking without following a final symlink, and refused unless
+// it is a regular file: a FIFO, socket or directory there is an error, never
+// a wait.
 Status AppendLine(const std::string& path, const std::string& line);
 
 // Writes all of `data` to fd.

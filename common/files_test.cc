@@ -4,10 +4,13 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -309,6 +312,40 @@ TEST_F(FilesTest, AppendLineRefusesASymlink) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().err, ELOOP);
   EXPECT_EQ(Read(Path("target")), "");
+}
+
+// Never a wait: a FIFO with no reader, one with a reader, a socket and a
+// directory are each refused at once, and nothing is written to them.
+TEST_F(FilesTest, AppendLineRefusesWhatIsNotARegularFileWithoutBlocking) {
+  ASSERT_EQ(mkfifo(Path("fifo").c_str(), 0644), 0);
+  Status st = AppendLine(Path("fifo"), "x");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().err, ENXIO) << st.error().Text();
+
+  int reader = open(Path("fifo").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reader, 0) << strerror(errno);
+  st = AppendLine(Path("fifo"), "x");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().Text(), "log \"" + Path("fifo") + "\" is not a regular file");
+  char byte = 0;
+  EXPECT_EQ(read(reader, &byte, 1), 0) << "nothing reached the FIFO";
+  close(reader);
+
+  int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(sock, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", Path("sock").c_str());
+  ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << strerror(errno);
+  st = AppendLine(Path("sock"), "x");
+  close(sock);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().err, ENXIO) << st.error().Text();
+
+  ASSERT_EQ(mkdir(Path("dir").c_str(), 0755), 0);
+  st = AppendLine(Path("dir"), "x");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().err, EISDIR) << st.error().Text();
 }
 
 // --- WriteAll ---

@@ -46,14 +46,17 @@ class Wrapper {
 
  private:
   // One line on stderr and, for containerd and docker, one in the --log file.
+  // A --log that cannot take the line (a FIFO, a directory) is named on the
+  // same stderr line, so the error stays one line.
   int Fail(const Error& error) {
     const std::string msg = std::string(kRuntimeName) + ": " + error.Text();
-    ops_.Stderr(msg);
+    std::string not_logged;
     if (!global_.log.empty() && global_.log_format == "json") {
       if (auto logged = ops_.AppendLine(global_.log, ErrorLogLine(ops_.Now(), msg)); !logged) {
-        ops_.Stderr(std::string(kRuntimeName) + ": warning: " + logged.error().Text());
+        not_logged = " (warning: not logged: " + logged.error().Text() + ")";
       }
     }
+    ops_.Stderr(msg + not_logged);
     return 1;
   }
 

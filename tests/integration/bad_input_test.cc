@@ -17,7 +17,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -104,6 +106,9 @@ struct Case {
   int status;
   std::vector<std::string> needles;  // {dir}, {bundle}, {config}, {pid}, {live} are replaced
   std::function<void(World&)> setup;
+  // The program applies (exit 0 with one warning line): the live target's
+  // limits are then expected to change.
+  bool applies = false;
 };
 
 // Defaults per program; a case's setup then changes what it tests.
@@ -190,6 +195,47 @@ std::string Replace(std::string s, const std::map<std::string, std::string>& var
 }
 
 // ---- the cases ----
+
+// Something at `path` that is not a regular file and must never be waited on.
+enum class NotAFile { kFifo, kDirectory, kSocket };
+void MakeNotAFile(const std::string& path, NotAFile kind) {
+  switch (kind) {
+    case NotAFile::kFifo:
+      ASSERT_EQ(mkfifo(path.c_str(), 0644), 0) << strerror(errno);
+      break;
+    case NotAFile::kDirectory:
+      ASSERT_EQ(mkdir(path.c_str(), 0755), 0) << strerror(errno);
+      break;
+    case NotAFile::kSocket: {
+      int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      ASSERT_GE(sock, 0);
+      sockaddr_un addr{};
+      addr.sun_family = AF_UNIX;
+      ASSERT_LT(path.size(), sizeof addr.sun_path);
+      path.copy(addr.sun_path, path.size());
+      ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << strerror(errno);
+      close(sock);  // the socket file stays; nothing listens on it
+      break;
+    }
+  }
+}
+
+// The hook applies to a live target, then cannot log: one warning, exit 0.
+void HookLogNotAFile(World& w, NotAFile kind) {
+  MakeNotAFile(w.dir / "hook.log", kind);
+  WriteFile(w.config,
+            "rlimits = [\"memlock=1M:4M\"]\nlog-file = \"" + (w.dir / "hook.log") + "\"\n");
+  w.stdin_data = w.State(std::to_string(w.Live()));
+}
+
+// The wrapper fails (a bad spec) and cannot write runc's JSON error log.
+void RuntimeLogNotAFile(World& w, NotAFile kind) {
+  MakeNotAFile(w.dir / "runtime.log", kind);
+  WriteFile(w.bundle + "/config.json", "{\"process\": ");
+  w.args = {
+      "--log",    w.dir / "runtime.log", "--log-format", "json", "create", "--bundle", w.bundle,
+      "bad-input"};
+}
 
 void HookState(World& w, const std::string& state) { w.stdin_data = state; }
 
@@ -470,6 +516,24 @@ const std::vector<Case>& Cases() {
        [](World& w) {
          WriteFile(w.config, "rlimits = [\"memlock=1M\"]\n[hook]\nchain = \"next-hook\"\n");
        }},
+      {"HookLogFifoWarnsAndApplies",
+       Prog::kHook,
+       0,
+       {"warning: open log \"{dir}/hook.log\": No such device or address"},
+       [](World& w) { HookLogNotAFile(w, NotAFile::kFifo); },
+       true},
+      {"HookLogDirectoryWarnsAndApplies",
+       Prog::kHook,
+       0,
+       {"warning: open log \"{dir}/hook.log\": Is a directory"},
+       [](World& w) { HookLogNotAFile(w, NotAFile::kDirectory); },
+       true},
+      {"HookLogSocketWarnsAndApplies",
+       Prog::kHook,
+       0,
+       {"warning: open log \"{dir}/hook.log\": No such device or address"},
+       [](World& w) { HookLogNotAFile(w, NotAFile::kSocket); },
+       true},
       // ---------------- oci-rlimit-runtime create ----------------
       {"RuntimeSpecMissing",
        Prog::kRuntime,
@@ -574,6 +638,21 @@ const std::vector<Case>& Cases() {
          ASSERT_EQ(chown((w.bundle + "/config.json").c_str(), 65534, 65534), 0);
          ASSERT_EQ(chmod((w.bundle + "/config.json").c_str(), 06644), 0);
        }},
+      {"RuntimeLogFifoNamedOnTheErrorLine",
+       Prog::kRuntime,
+       1,
+       {"not valid JSON", "(warning: not logged: open log \"{dir}/runtime.log\": No such device"},
+       [](World& w) { RuntimeLogNotAFile(w, NotAFile::kFifo); }},
+      {"RuntimeLogDirectoryNamedOnTheErrorLine",
+       Prog::kRuntime,
+       1,
+       {"not valid JSON", "(warning: not logged: open log \"{dir}/runtime.log\": Is a directory"},
+       [](World& w) { RuntimeLogNotAFile(w, NotAFile::kDirectory); }},
+      {"RuntimeLogSocketNamedOnTheErrorLine",
+       Prog::kRuntime,
+       1,
+       {"not valid JSON", "(warning: not logged: open log \"{dir}/runtime.log\": No such device"},
+       [](World& w) { RuntimeLogNotAFile(w, NotAFile::kSocket); }},
       {"RuntimeConfigUnknownKey",
        Prog::kRuntime,
        1,
@@ -833,7 +912,7 @@ TEST_P(BadInput, ExactStatusOneLineErrorNothingModified) {
     }
   }
   EXPECT_FALSE(fs::exists(w.outside / "ran")) << "the real runtime was exec'd";
-  if (w.live > 0) {
+  if (w.live > 0 && !c.applies) {
     EXPECT_EQ(ReadFile("/proc/" + std::to_string(w.live) + "/limits"), live_limits_before)
         << "the live target's limits changed";
   }
