@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "json_guard.h"
+
 namespace ocirlimit {
 namespace {
 
@@ -40,6 +42,7 @@ Json ToEntry(const Rlimit& r) {
 }  // namespace
 
 Result<Json> ParseJsonObject(std::string_view text, const std::string& what) {
+  if (auto depth = CheckJsonDepth(text, what); !depth) return depth.error();
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return MakeError(what + ": not valid JSON");
   if (!j.is_object()) return MakeError(what + ": must be a JSON object");
@@ -111,6 +114,7 @@ Result<std::vector<Rlimit>> SpecRlimitsOnly(std::string_view text, const std::st
     if (depth == 2) return parsed == "rlimits";
     return true;
   };
+  if (auto depth = CheckJsonDepth(text, what); !depth) return depth.error();
   Json spec = Json::parse(text, keep, /*allow_exceptions=*/false);
   if (spec.is_discarded()) return MakeError(what + ": not valid JSON");
   if (!spec.is_object()) return MakeError(what + ": must be a JSON object");

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_guard.h"
+
 namespace ocirlimit {
 namespace {
 
@@ -24,6 +26,7 @@ Result<State> ParseState(std::string_view text) {
   if (text.size() > kMaxStateBytes) {
     return MakeError("state: larger than " + std::to_string(kMaxStateBytes) + " bytes");
   }
+  if (auto depth = CheckJsonDepth(text, "state"); !depth) return depth.error();
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return MakeError("state: not valid JSON");
   if (!j.is_object()) return MakeError("state: must be a JSON object");

@@ -149,6 +149,19 @@ void RuntimeConfig(World& w, const std::string& top) {
 
 std::string Big(size_t n) { return std::string(n, 'x'); }
 
+// 50,000 levels of {"a":...}: enough to overflow the stack of any recursive
+// dump or copy, as an outside review found.
+std::string Deep(size_t levels = 50000) {
+  std::string out;
+  for (size_t i = 0; i < levels; ++i) out += "{\"a\":";
+  out += "1";
+  out += std::string(levels, '}');
+  return out;
+}
+
+// A runc-like spec with a deep value under an unknown key.
+std::string DeepSpec() { return R"({"process":{"args":["sh"]},"x-deep":)" + Deep() + "}"; }
+
 // ---- the snapshot ----
 
 std::string Describe(const fs::path& p) {
@@ -397,6 +410,42 @@ const std::vector<Case>& Cases() {
        [](World& w) {
          HookState(w, R"({"id":"x","status":"paused","pid":)" + w.vars["{pid}"] + "}");
        }},
+      {"HookStateDeeplyNested",
+       Prog::kHook,
+       1,
+       {"state: nested deeper than 64 levels"},
+       [](World& w) { HookState(w, w.State(w.vars["{pid}"], R"(,"annotations":)" + Deep())); }},
+      {"HookSpecDeeplyNestedWithRules",
+       Prog::kHook,
+       1,
+       {"{bundle}/config.json: nested deeper than 64 levels"},
+       [](World& w) {
+         WriteFile(w.config,
+                   "[[rule]]\nname = \"all\"\nrlimits = [\"memlock=1M:4M\"]\nmatch = { always "
+                   "= true }\n");
+         WriteFile(w.bundle + "/config.json", DeepSpec());
+         w.stdin_data = w.State(std::to_string(w.Live()));
+       }},
+      // Without rules the spec is read only for the conflict check, whose
+      // failure is a warning: the limits still apply.
+      {"HookSpecDeeplyNestedConflictCheckWarns",
+       Prog::kHook,
+       0,
+       {"warning: cannot check the bundle for conflicts: {bundle}/config.json: nested deeper than "
+        "64 levels"},
+       [](World& w) {
+         WriteFile(w.bundle + "/config.json", DeepSpec());
+         w.stdin_data = w.State(std::to_string(w.Live()));
+       },
+       true},
+      {"HookPrecreateDeeplyNested",
+       Prog::kHook,
+       1,
+       {"precreate spec: nested deeper than 64 levels"},
+       [](World& w) {
+         w.args = {"--config", w.config, "precreate"};
+         HookState(w, DeepSpec());
+       }},
       {"HookTargetExitedBeforeApply",
        Prog::kHook,
        1,
@@ -592,6 +641,19 @@ const std::vector<Case>& Cases() {
        1,
        {"{bundle}/config.json\": must be a JSON object"},
        [](World& w) { WriteFile(w.bundle + "/config.json", "[]"); }},
+      {"RuntimeSpecDeeplyNested",
+       Prog::kRuntime,
+       1,
+       {"\"{bundle}/config.json\": nested deeper than 64 levels"},
+       [](World& w) { WriteFile(w.bundle + "/config.json", DeepSpec()); }},
+      {"RuntimeExecProcessDeeplyNested",
+       Prog::kRuntime,
+       1,
+       {"--process \"{dir}/process.json\": nested deeper than 64 levels"},
+       [](World& w) {
+         WriteFile(w.dir / "process.json", R"({"args":["sh"],"x":)" + Deep() + "}");
+         w.args = {"exec", "--process", w.dir / "process.json", "bad-input"};
+       }},
       {"RuntimeSpecRlimitsWrongType",
        Prog::kRuntime,
        1,
@@ -821,6 +883,14 @@ const std::vector<Case>& Cases() {
        [](World& w) {
          w.args = {"--state", "memlock=1M"};
          w.stdin_data = w.State(w.vars["{pid}"], R"(,"x":")" + Big(2 << 20) + "\"");
+       }},
+      {"HelperStateDeeplyNested",
+       Prog::kHelper,
+       1,
+       {"state: nested deeper than 64 levels"},
+       [](World& w) {
+         w.args = {"--state", "memlock=1M"};
+         w.stdin_data = w.State(w.vars["{pid}"], R"(,"annotations":)" + Deep());
        }},
       {"HelperStateNewlineInId",
        Prog::kHelper,
