@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "json_guard.h"
+#include "text.h"
 
 namespace ocirlimit {
 namespace {
@@ -46,6 +47,126 @@ Result<Json> ParseJsonObject(std::string_view text, const std::string& what) {
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return MakeError(what + ": not valid JSON");
   if (!j.is_object()) return MakeError(what + ": must be a JSON object");
+  return j;
+}
+
+namespace {
+
+// The object a key belongs to, as far as runc's rlimits go.
+enum class Role { kSpec, kProcess, kRlimits, kEntry, kOther };
+
+// The keys of a role that runc reads and we edit.
+std::vector<std::string_view> Watched(Role role) {
+  switch (role) {
+    case Role::kSpec:
+      return {"process"};
+    case Role::kProcess:
+      return {"rlimits"};
+    case Role::kEntry:
+      return {"type", "soft", "hard"};
+    default:
+      return {};
+  }
+}
+
+const char* RoleName(Role role) {
+  switch (role) {
+    case Role::kSpec:
+      return "the spec";
+    case Role::kProcess:
+      return "process";
+    case Role::kEntry:
+      return "process.rlimits[]";
+    default:
+      return "?";
+  }
+}
+
+// Key as Go's encoding/json compares it: ASCII case folded, and the two
+// non-ASCII runes that fold to ASCII letters ("ſ" U+017F to s, Kelvin sign
+// U+212A to k) replaced.
+std::string GoFold(std::string_view key) {
+  std::string out;
+  for (size_t i = 0; i < key.size(); ++i) {
+    if (key.substr(i).starts_with("\xc5\xbf")) {
+      out += 's';
+      i += 1;
+    } else if (key.substr(i).starts_with("\xe2\x84\xaa")) {
+      out += 'k';
+      i += 2;
+    } else {
+      char c = key[i];
+      out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+  }
+  return out;
+}
+
+struct Frame {
+  Role role;
+  std::string key;                // the last key seen, in an object
+  std::vector<std::string> seen;  // watched keys seen, folded
+};
+
+}  // namespace
+
+Result<Json> ParseJsonObjectForRunc(std::string_view text, const std::string& what,
+                                    RuncDocument root) {
+  if (auto depth = CheckJsonDepth(text, what); !depth) return depth.error();
+  std::vector<Frame> stack;
+  std::string error;
+  auto child_role = [&]() {
+    if (stack.empty()) return root == RuncDocument::kSpec ? Role::kSpec : Role::kProcess;
+    const Frame& parent = stack.back();
+    if (parent.role == Role::kSpec && parent.key == "process") return Role::kProcess;
+    if (parent.role == Role::kProcess && parent.key == "rlimits") return Role::kRlimits;
+    if (parent.role == Role::kRlimits) return Role::kEntry;
+    return Role::kOther;
+  };
+  Json::parser_callback_t check = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+      case Json::parse_event_t::array_start: {
+        Role role = child_role();
+        // An array where an object belongs (or the reverse) is not ours to
+        // judge here: ProcessRlimits reports it.
+        const bool array = event == Json::parse_event_t::array_start;
+        if ((role == Role::kRlimits) != array) role = Role::kOther;
+        stack.push_back({role, "", {}});
+        break;
+      }
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end:
+        if (!stack.empty()) stack.pop_back();
+        break;
+      case Json::parse_event_t::key: {
+        if (stack.empty() || !error.empty()) break;
+        Frame& f = stack.back();
+        f.key = parsed.get<std::string>();
+        const std::string folded = GoFold(f.key);
+        for (std::string_view w : Watched(f.role)) {
+          if (folded != w) continue;
+          if (f.key != w) {
+            error = "key " + Quote(f.key) + " in " + RoleName(f.role) +
+                    " differs only by case from " + Quote(w) + ": runc would read it as " +
+                    Quote(w) + " and we would not";
+          } else if (std::find(f.seen.begin(), f.seen.end(), folded) != f.seen.end()) {
+            error = "key " + Quote(w) + " appears twice in " + RoleName(f.role) +
+                    ": runc would read the last and we might edit another";
+          }
+          f.seen.push_back(folded);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    return true;
+  };
+  Json j = Json::parse(text, check, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return MakeError(what + ": not valid JSON");
+  if (!j.is_object()) return MakeError(what + ": must be a JSON object");
+  if (!error.empty()) return MakeError(what + ": " + error);
   return j;
 }
 

@@ -17,6 +17,19 @@ using Json = nlohmann::ordered_json;
 
 Result<Json> ParseJsonObject(std::string_view text, const std::string& what);
 
+// Where a document for runc starts: a whole spec (config.json) or a process
+// object (an exec --process file).
+enum class RuncDocument { kSpec, kProcess };
+
+// ParseJsonObject, refusing what runc's Go decoder would read differently
+// from nlohmann: a key that differs only by case from one we read or write
+// (`process`, `rlimits`, and an entry's `type`, `soft`, `hard`; Go matches
+// them case-insensitively, with its Unicode folds of "ſ" and "K"), or one
+// of these keys twice in an object. Either way an edit could report success
+// while runc applies another entry.
+Result<Json> ParseJsonObjectForRunc(std::string_view text, const std::string& what,
+                                    RuncDocument root);
+
 // The rlimits of a process object ({"rlimits":[{"type","soft","hard"}...]}).
 // Missing or null means none.
 Result<std::vector<Rlimit>> ProcessRlimits(const Json& process, const std::string& where);

@@ -654,6 +654,89 @@ const std::vector<Case>& Cases() {
          WriteFile(w.dir / "process.json", R"({"args":["sh"],"x":)" + Deep() + "}");
          w.args = {"exec", "--process", w.dir / "process.json", "bad-input"};
        }},
+      {"RuntimeSpecProcessKeyCase",
+       Prog::kRuntime,
+       1,
+       {"\"{bundle}/config.json\": key \"Process\" in the spec differs only by case from "
+        "\"process\""},
+       [](World& w) {
+         WriteFile(w.bundle + "/config.json",
+                   R"({"ociVersion":"1.0.2","Process":{"args":["sh"]}})");
+       }},
+      {"RuntimeSpecProcessTwice",
+       Prog::kRuntime,
+       1,
+       {"\"{bundle}/config.json\": key \"process\" appears twice in the spec"},
+       [](World& w) {
+         WriteFile(w.bundle + "/config.json",
+                   R"({"process":{"args":["sh"]},"process":{"args":["sh"]}})");
+       }},
+      {"RuntimeSpecRlimitsUpperCase",
+       Prog::kRuntime,
+       1,
+       {"\"{bundle}/config.json\": key \"RLIMITS\" in process differs only by case from "
+        "\"rlimits\""},
+       [](World& w) {
+         WriteFile(
+             w.bundle + "/config.json",
+             R"({"process":{"args":["sh"],"RLIMITS":[{"type":"RLIMIT_CORE","soft":0,"hard":0}]}})");
+       }},
+      {"RuntimeSpecRlimitsTwice",
+       Prog::kRuntime,
+       1,
+       {"\"{bundle}/config.json\": key \"rlimits\" appears twice in process"},
+       [](World& w) {
+         WriteFile(w.bundle + "/config.json",
+                   R"({"process":{"args":["sh"],"rlimits":[],"rlimits":[]}})");
+       }},
+      {"RuntimeSpecEntryTypeCase",
+       Prog::kRuntime,
+       1,
+       {"\"{bundle}/config.json\": key \"TYPE\" in process.rlimits[] differs only by case from "
+        "\"type\""},
+       [](World& w) {
+         WriteFile(
+             w.bundle + "/config.json",
+             R"({"process":{"rlimits":[{"TYPE":"RLIMIT_CORE","type":"RLIMIT_CORE","soft":0,"hard":0}]}})");
+       }},
+      {"RuntimeSpecEntrySoftTwice",
+       Prog::kRuntime,
+       1,
+       {"\"{bundle}/config.json\": key \"soft\" appears twice in process.rlimits[]"},
+       [](World& w) {
+         WriteFile(
+             w.bundle + "/config.json",
+             R"({"process":{"rlimits":[{"type":"RLIMIT_CORE","soft":0,"soft":1,"hard":1}]}})");
+       }},
+      {"RuntimeSpecEntryHardCase",
+       Prog::kRuntime,
+       1,
+       {"\"{bundle}/config.json\": key \"Hard\" in process.rlimits[] differs only by case from "
+        "\"hard\""},
+       [](World& w) {
+         WriteFile(
+             w.bundle + "/config.json",
+             R"({"process":{"rlimits":[{"type":"RLIMIT_CORE","soft":0,"Hard":1,"hard":1}]}})");
+       }},
+      {"RuntimeExecProcessRlimitsCase",
+       Prog::kRuntime,
+       1,
+       {"--process \"{dir}/process.json\": key \"Rlimits\" in process differs only by case from "
+        "\"rlimits\""},
+       [](World& w) {
+         WriteFile(w.dir / "process.json", R"({"args":["sh"],"Rlimits":[]})");
+         w.args = {"exec", "--process", w.dir / "process.json", "bad-input"};
+       }},
+      {"RuntimeExecProcessHardTwice",
+       Prog::kRuntime,
+       1,
+       {"--process \"{dir}/process.json\": key \"hard\" appears twice in process.rlimits[]"},
+       [](World& w) {
+         WriteFile(
+             w.dir / "process.json",
+             R"({"args":["sh"],"rlimits":[{"type":"RLIMIT_CORE","soft":0,"hard":0,"hard":1}]})");
+         w.args = {"exec", "--process", w.dir / "process.json", "bad-input"};
+       }},
       {"RuntimeSpecRlimitsWrongType",
        Prog::kRuntime,
        1,
