@@ -6,7 +6,8 @@ namespace ocirlimit {
 namespace {
 
 // JSON string syntax: escapes newlines and quotes, and replaces invalid
-// UTF-8 instead of throwing.
+// UTF-8 instead of throwing. Messages are quoted whole (their values are
+// already cut); the id, from the state, is cut like any echoed value.
 std::string Quoted(const std::string& s) {
   return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -73,7 +74,7 @@ std::string FormatLogLine(const std::string& rfc3339_time, const std::string& id
                           const std::vector<std::string>& warnings, const std::string& error) {
   // Values that a container can influence (id) are JSON-quoted so a line is
   // always one line.
-  std::string line = rfc3339_time + " id=" + Quoted(id) + " pid=" + std::to_string(pid);
+  std::string line = rfc3339_time + " id=" + JsonQuote(id) + " pid=" + std::to_string(pid);
   line += changes.empty() ? " unchanged" : " " + FormatChanges(changes);
   for (const auto& w : warnings) line += " warning=" + Quoted(w);
   if (!error.empty()) line += " error=" + Quoted(error);

@@ -78,8 +78,8 @@ class Wrapper {
     for (const auto& note : decision->notes) {
       ops_.Stderr(std::string(kRuntimeName) + ": warning: " + note);
       if (cfg_.log_file.empty()) continue;
-      auto logged = ops_.AppendLine(cfg_.log_file,
-                                    ops_.Now() + " id=" + Quote(id) + " warning=" + Quote(note));
+      auto logged = ops_.AppendLine(
+          cfg_.log_file, ops_.Now() + " id=" + Quote(id) + " warning=\"" + OneLine(note) + "\"");
       if (!logged) ops_.Stderr(std::string(kRuntimeName) + ": warning: " + logged.error().Text());
     }
     return decision->limits;

@@ -12,7 +12,7 @@ Result<uint64_t> LimitField(const Json& entry, const char* key, const std::strin
   auto it = entry.find(key);
   if (it == entry.end()) return MakeError(where + "." + key + ": missing");
   if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<int64_t>() >= 0)) {
-    return MakeError(where + "." + key + ": " + it->dump() + " is not an unsigned integer");
+    return MakeError(where + "." + key + ": " + ValueText(*it) + " is not an unsigned integer");
   }
   return it->get<uint64_t>();
 }
@@ -24,7 +24,7 @@ Result<Rlimit> EntryRlimit(const Json& entry, const std::string& where) {
     return MakeError(where + ".type: missing or not a string");
   }
   const RlimitInfo* info = FindRlimit(type->get<std::string>());
-  if (info == nullptr) return MakeError(where + ".type: unknown rlimit " + type->dump());
+  if (info == nullptr) return MakeError(where + ".type: unknown rlimit " + ValueText(*type));
   auto soft = LimitField(entry, "soft", where);
   if (!soft) return soft.error();
   auto hard = LimitField(entry, "hard", where);
@@ -41,6 +41,13 @@ Json ToEntry(const Rlimit& r) {
 }
 
 }  // namespace
+
+std::string JsonQuote(std::string_view s) {
+  const MessageCut c = CutForMessage(s);
+  std::string head(c.head);
+  if (c.cut()) head += "\u2026";
+  return Json(head).dump(-1, ' ', false, Json::error_handler_t::replace) + c.size_note;
+}
 
 Result<Json> ParseJsonObject(std::string_view text, const std::string& what) {
   if (auto depth = CheckJsonDepth(text, what); !depth) return depth.error();

@@ -17,6 +17,23 @@ using Json = nlohmann::ordered_json;
 
 Result<Json> ParseJsonObject(std::string_view text, const std::string& what);
 
+// A string in JSON syntax for a message or a log line (quotes, backslashes
+// and control characters escaped, invalid UTF-8 replaced), cut like Quote:
+// `"aaaa…" (60000 bytes)` past kMaxQuotedBytes.
+std::string JsonQuote(std::string_view s);
+
+// A foreign JSON value as a message shows it, never recursively: a string
+// by JsonQuote, a number, boolean or null as written, an array or object by
+// its kind and size ("an array of 3 elements").
+template <class J>
+std::string ValueText(const J& v) {
+  if (v.is_string()) return JsonQuote(v.template get_ref<const typename J::string_t&>());
+  const std::string n = std::to_string(v.size());
+  if (v.is_array()) return "an array of " + n + (v.size() == 1 ? " element" : " elements");
+  if (v.is_object()) return "an object of " + n + (v.size() == 1 ? " member" : " members");
+  return v.dump();
+}
+
 // Where a document for runc starts: a whole spec (config.json) or a process
 // object (an exec --process file).
 enum class RuncDocument { kSpec, kProcess };

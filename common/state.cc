@@ -3,15 +3,10 @@
 #include <nlohmann/json.hpp>
 
 #include "json_guard.h"
+#include "spec.h"
 
 namespace ocirlimit {
 namespace {
-
-// Status and annotation keys come from the container's creator: JSON
-// quoting keeps a newline in them from splitting the one-line error.
-std::string JsonQuote(const std::string& s) {
-  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 Result<std::string> OptionalString(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
@@ -58,14 +53,14 @@ Result<State> ParseState(std::string_view text) {
   auto pid = j.find("pid");
   if (pid == j.end()) return MakeError("state.pid: missing");
   if (!pid->is_number_integer()) {
-    return MakeError("state.pid: " + pid->dump() + " is not an integer");
+    return MakeError("state.pid: " + ValueText(*pid) + " is not an integer");
   }
   // Through int64_t, unsigned values past INT64_MAX would wrap to negatives.
   const bool valid = pid->is_number_unsigned()
                          ? pid->get<uint64_t>() >= 1 && pid->get<uint64_t>() <= INT32_MAX
                          : pid->get<int64_t>() >= 1 && pid->get<int64_t>() <= INT32_MAX;
   if (!valid) {
-    return MakeError("state.pid: " + pid->dump() + " is not a valid pid");
+    return MakeError("state.pid: " + ValueText(*pid) + " is not a valid pid");
   }
   s.pid = static_cast<pid_t>(pid->get<int64_t>());
 

@@ -15,6 +15,7 @@
 #include "common/hook_logic.h"
 #include "common/policy.h"
 #include "common/state.h"
+#include "common/text.h"
 #include "common/version.h"
 
 namespace ocirlimit {
@@ -124,7 +125,7 @@ int RunApply(const Config& cfg, const Result<std::string>& input) {
   auto limits = PolicyLimits(cfg, spec, warnings);
   for (const auto& w : warnings) Say("warning: " + w);
   if (!limits) {
-    std::string error = "container \"" + state->id + "\": " + limits.error().Text();
+    std::string error = "container " + Quote(state->id) + ": " + limits.error().Text();
     Log(cfg, *state, {}, warnings, error);
     return Failed(cfg, error);
   }
@@ -139,7 +140,7 @@ int RunApply(const Config& cfg, const Result<std::string>& input) {
 
   ApplyOutcome outcome = ApplyRlimits(LinuxProcessOps(), state->pid, *limits);
   std::string error;
-  if (!outcome.ok()) error = "container \"" + state->id + "\": " + outcome.error->Text();
+  if (!outcome.ok()) error = "container " + Quote(state->id) + ": " + outcome.error->Text();
   Log(cfg, *state, outcome.applied, warnings, error);
   if (!error.empty()) return Failed(cfg, error);
   return 0;

@@ -14,6 +14,7 @@
 #include "common/helper_output.h"
 #include "common/read_limits.h"
 #include "common/state.h"
+#include "common/text.h"
 #include "common/version.h"
 #include "privileges.h"
 #include "test_pause.h"
@@ -46,7 +47,7 @@ Result<Target> ResolveTarget(const HelperArgs& args) {
   auto state = ParseState(*input);
   if (!state) return state.error();
   if (auto timing = CheckStateTiming(*state, kName); !timing) return timing.error();
-  return Target{state->pid, "container \"" + state->id + "\": "};
+  return Target{state->pid, "container " + Quote(state->id) + ": "};
 }
 
 int Get(ProcessOps& ops, const HelperArgs& args, const Target& target) {

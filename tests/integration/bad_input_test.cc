@@ -446,6 +446,28 @@ const std::vector<Case>& Cases() {
          w.args = {"--config", w.config, "precreate"};
          HookState(w, DeepSpec());
        }},
+      {"HookStateHugeIdIsCutInTheMessage",
+       Prog::kHook,
+       1,
+       {"container \"aaaa", "\u2026\" (900000 bytes): pid {pid}: no such process"},
+       [](World& w) {
+         HookState(w, R"({"id":")" + std::string(900000, 'a') + R"(","status":"creating","pid":)" +
+                          w.vars["{pid}"] + R"(,"bundle":")" + w.bundle + "\"}");
+       }},
+      {"HookStatePidHugeStringIsCut",
+       Prog::kHook,
+       1,
+       {"state.pid: \"4444", "\u2026\" (60000 bytes) is not an integer"},
+       [](World& w) { HookState(w, w.State("\"" + std::string(60000, '4') + "\"")); }},
+      {"HookStatePidArrayIsNotDumped",
+       Prog::kHook,
+       1,
+       {"state.pid: an array of 20000 elements is not an integer"},
+       [](World& w) {
+         std::string many = "[";
+         for (int i = 0; i < 20000; ++i) many += i ? ",1" : "1";
+         HookState(w, w.State(many + "]"));
+       }},
       {"HookTargetExitedBeforeApply",
        Prog::kHook,
        1,
@@ -737,6 +759,15 @@ const std::vector<Case>& Cases() {
              R"({"args":["sh"],"rlimits":[{"type":"RLIMIT_CORE","soft":0,"hard":0,"hard":1}]})");
          w.args = {"exec", "--process", w.dir / "process.json", "bad-input"};
        }},
+      {"RuntimeSpecHugeRlimitTypeIsCut",
+       Prog::kRuntime,
+       1,
+       {"rlimits[0].type: unknown rlimit \"RLIMIT_XXXX", "\u2026\" (60007 bytes)"},
+       [](World& w) {
+         WriteFile(w.bundle + "/config.json", R"({"process":{"rlimits":[{"type":"RLIMIT_)" +
+                                                  std::string(60000, 'X') +
+                                                  R"(","soft":1,"hard":1}]}})");
+       }},
       {"RuntimeSpecRlimitsWrongType",
        Prog::kRuntime,
        1,
@@ -975,6 +1006,15 @@ const std::vector<Case>& Cases() {
          w.args = {"--state", "memlock=1M"};
          w.stdin_data = w.State(w.vars["{pid}"], R"(,"annotations":)" + Deep());
        }},
+      {"HelperStateHugeIdIsCutInTheMessage",
+       Prog::kHelper,
+       3,
+       {"container \"bbbb", "\u2026\" (900000 bytes): pid {pid}: no such process"},
+       [](World& w) {
+         w.args = {"--state", "memlock=1M"};
+         w.stdin_data = R"({"id":")" + std::string(900000, 'b') +
+                        R"(","status":"creating","pid":)" + w.vars["{pid}"] + "}";
+       }},
       {"HelperStateNewlineInId",
        Prog::kHelper,
        1,
@@ -1045,6 +1085,8 @@ TEST_P(BadInput, ExactStatusOneLineErrorNothingModified) {
   EXPECT_EQ(err.find('\n'), std::string::npos) << "more than one line: [" << r.err << "]";
   EXPECT_TRUE(err.starts_with(std::string(ProgName(c.prog)) + ": ")) << err;
   EXPECT_EQ(err.find('\0'), std::string::npos) << "a NUL in the message";
+  // Echoed values are cut (Quote, JsonQuote): no case makes a long line.
+  EXPECT_LT(err.size(), 2048u) << err.substr(0, 300);
   for (const auto& needle : c.needles) {
     std::string n = Replace(needle, w.vars);
     EXPECT_NE(err.find(n), std::string::npos) << "missing [" << n << "] in: " << err;
