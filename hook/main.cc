@@ -8,15 +8,18 @@
 #include <string>
 #include <vector>
 
-#include "chain_exec.h"
-#include "common/apply.h"
-#include "common/chain.h"
-#include "common/files.h"
-#include "common/hook_logic.h"
-#include "common/policy.h"
-#include "common/state.h"
-#include "common/text.h"
-#include "common/version.h"
+#include "adapters/oci/facts.h"
+#include "adapters/oci/state.h"
+#include "core/log_line.h"
+#include "core/policy.h"
+#include "core/text.h"
+#include "core/version.h"
+#include "effects/apply.h"
+#include "effects/config_loader.h"
+#include "effects/files.h"
+#include "hook/chain.h"
+#include "hook/chain_exec.h"
+#include "hook/hook_logic.h"
 
 namespace ocirlimit {
 namespace {
@@ -192,8 +195,12 @@ int RunPrecreate(const Config& cfg) {
   if (!merged) {
     int rc = Failed(cfg, merged.error().Text());
     // With on-error = "warn", podman still needs a spec back: the one it sent.
-    if (rc == 0) WriteAll(STDOUT_FILENO, *input);
-    return rc;
+    if (rc != 0) return rc;
+    if (auto written = WriteAll(STDOUT_FILENO, *input); !written) {
+      Say("write spec to stdout: " + written.error().Text());
+      return 1;
+    }
+    return 0;
   }
   auto written = WriteAll(STDOUT_FILENO, spec->dump());
   if (!written) return Failed(cfg, "write spec to stdout: " + written.error().Text());

@@ -8,16 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "common/apply.h"
-#include "common/files.h"
-#include "common/helper_args.h"
-#include "common/helper_output.h"
-#include "common/read_limits.h"
-#include "common/state.h"
-#include "common/text.h"
-#include "common/version.h"
-#include "privileges.h"
-#include "test_pause.h"
+#include "adapters/oci/state.h"
+#include "core/text.h"
+#include "core/version.h"
+#include "effects/apply.h"
+#include "effects/files.h"
+#include "prlimit-helper/helper_args.h"
+#include "prlimit-helper/helper_output.h"
+#include "prlimit-helper/privileges.h"
+#include "prlimit-helper/read_limits.h"
+#include "prlimit-helper/test_pause.h"
 
 namespace ocirlimit {
 namespace {
