@@ -74,7 +74,8 @@ struct World {
   std::string stdin_data;
   std::vector<std::string> env;
   bool as_nobody = false;
-  pid_t live = 0;  // a sleeping child, when a case needs a live target
+  pid_t live = 0;    // a sleeping child, when a case needs a live target
+  pid_t zombie = 0;  // an exited child not yet reaped
   std::map<std::string, std::string> vars;
 
   std::string State(const std::string& pid_json, const std::string& extra = "") const {
@@ -92,7 +93,22 @@ struct World {
     }
     return live;
   }
+  pid_t Zombie() {
+    if (zombie == 0) {
+      zombie = fork();
+      if (zombie == 0) _exit(0);
+      // Exited once its stat says so; not reaped until the World goes.
+      for (int i = 0; i < 500; ++i) {
+        std::string stat = ReadFile("/proc/" + std::to_string(zombie) + "/stat");
+        if (stat.find(") Z ") != std::string::npos) break;
+        usleep(2000);
+      }
+      vars["{zombie}"] = std::to_string(zombie);
+    }
+    return zombie;
+  }
   ~World() {
+    if (zombie > 0) waitpid(zombie, nullptr, 0);
     if (live > 0) {
       kill(live, SIGKILL);
       waitpid(live, nullptr, 0);
@@ -973,6 +989,30 @@ const std::vector<Case>& Cases() {
        {"pid {live}", "needs CAP_SYS_RESOURCE"},
        [](World& w) {
          w.args = {"--pid", std::to_string(w.Live()), "nofile=1024:4194304"};
+       }},
+      {"HelperTargetZombie",
+       Prog::kHelper,
+       3,
+       {"pid {zombie}: is a zombie (exited, not yet reaped) before its limits were set"},
+       [](World& w) {
+         w.args = {"--pid", std::to_string(w.Zombie()), "memlock=1M"};
+       }},
+      {"HelperTargetZombieGet",
+       Prog::kHelper,
+       3,
+       {"pid {zombie}: is a zombie"},
+       [](World& w) {
+         w.args = {"--get", "--pid", std::to_string(w.Zombie())};
+       }},
+      // kthreadd is pid 2 in the initial PID namespace (checked in setup).
+      {"HelperTargetKernelThread",
+       Prog::kHelper,
+       2,
+       {"pid 2: refusing to touch a kernel thread"},
+       [](World& w) {
+         ASSERT_NE(ReadFile("/proc/2/stat").find("(kthreadd)"), std::string::npos)
+             << "kthreadd is not pid 2 in this PID namespace";
+         w.args = {"--pid", "2", "memlock=1M"};
        }},
       {"HelperStateMalformed",
        Prog::kHelper,
