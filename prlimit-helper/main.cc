@@ -18,12 +18,19 @@
 #include "prlimit-helper/privileges.h"
 #include "prlimit-helper/read_limits.h"
 #include "prlimit-helper/target_kind.h"
+#ifdef OCI_RLIMIT_HELPER_TESTING
 #include "prlimit-helper/test_pause.h"
+#endif
 
 namespace ocirlimit {
 namespace {
 
 constexpr const char* kName = "oci-prlimit-helper";
+#ifdef OCI_RLIMIT_HELPER_TESTING
+constexpr bool kTestBuild = true;
+#else
+constexpr bool kTestBuild = false;
+#endif
 // Well under the shortest runtime hook timeout we know of (podman's 60 s).
 constexpr int kStdinTimeoutMs = 10000;
 constexpr size_t kMaxProcStatusBytes = 1 << 16;
@@ -96,7 +103,8 @@ int Apply(ProcessOps& ops, const HelperArgs& args, const Target& target) {
   // A target that exited while we worked is a zombie now: prlimit(2) still
   // succeeded on it, but nothing it changed will ever run.
   if (outcome.ok()) {
-    if (auto r = CheckTargetKind(ops, target.pid, "after its limits were set")) {
+    // Through the real ops: a test pause wraps only the apply's own pidfd.
+    if (auto r = CheckTargetKind(LinuxProcessOps(), target.pid, "after its limits were set")) {
       return Refuse(args, target, *r, outcome.applied);
     }
   }
@@ -106,7 +114,7 @@ int Apply(ProcessOps& ops, const HelperArgs& args, const Target& target) {
 }
 
 int Main(int argc, char** argv) {
-  auto args = ParseHelperArgs(std::vector<std::string>(argv + 1, argv + argc));
+  auto args = ParseHelperArgs(std::vector<std::string>(argv + 1, argv + argc), kTestBuild);
   if (!args) {
     Say(args.error().Text() + " (see --help)");
     return kExitUsage;
@@ -159,9 +167,13 @@ int Main(int argc, char** argv) {
   }
 
   ProcessOps& real = LinuxProcessOps();
+#ifdef OCI_RLIMIT_HELPER_TESTING
   std::optional<PauseAfterPidfdOps> paused;
   if (args->test_pause_fifo) paused.emplace(real, *args->test_pause_fifo);
   ProcessOps& ops = paused ? static_cast<ProcessOps&>(*paused) : real;
+#else
+  ProcessOps& ops = real;
+#endif
 
   if (auto r = CheckTargetKind(real, target->pid, "before its limits were set")) {
     return Refuse(*args, *target, *r);

@@ -1014,6 +1014,14 @@ const std::vector<Case>& Cases() {
              << "kthreadd is not pid 2 in this PID namespace";
          w.args = {"--pid", "2", "memlock=1M"};
        }},
+      {"HelperTestOnlyFlagUnknownInTheInstalledBinary",
+       Prog::kHelper,
+       2,
+       {"unknown flag \"--test-only-pause-after-pidfd\""},
+       [](World& w) {
+         w.args = {"--pid", std::to_string(w.Live()), "--test-only-pause-after-pidfd",
+                   w.dir / "fifo", "memlock=1M"};
+       }},
       {"HelperStateMalformed",
        Prog::kHelper,
        1,
