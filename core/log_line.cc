@@ -19,7 +19,7 @@ std::string FormatChanges(const std::vector<Change>& changes) {
 }
 
 std::string FormatLogLine(const LogRecord& r) {
-  std::string line = r.time + " id=" + JsonQuote(r.id);
+  std::string line = r.time + " id=" + JsonQuoteCut(r.id);
   if (r.pid) line += " pid=" + std::to_string(*r.pid);
   if (!r.via.empty()) line += " via=" + JsonQuote(r.via);
   if (!r.changes.empty()) {

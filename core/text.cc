@@ -5,14 +5,33 @@
 
 namespace ocirlimit {
 
+MessageCut CutForMessage(std::string_view s, size_t max) {
+  if (s.size() <= max) return {s, ""};
+  size_t end = max;
+  // Back off continuation bytes (10xxxxxx) so no character is split.
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xc0) == 0x80) --end;
+  return {s.substr(0, end), " (" + std::to_string(s.size()) + " bytes)"};
+}
+
 std::string Quote(std::string_view s) {
+  const MessageCut c = CutForMessage(s);
   // Built by appends: GCC 12 at -O3 warns falsely (-Wrestrict) on "\"" + s.
   std::string out;
-  out.reserve(s.size() + 2);
+  out.reserve(c.head.size() + 2 + c.size_note.size() + 3);
   out += '"';
-  out += OneLine(s);
+  out += OneLine(c.head);
+  if (c.cut()) out += "\u2026";
   out += '"';
+  out += c.size_note;
   return out;
+}
+
+std::string JsonQuoteCut(std::string_view s) {
+  const MessageCut c = CutForMessage(s);
+  if (!c.cut()) return JsonQuote(s);
+  std::string head(c.head);
+  head += "\u2026";
+  return JsonQuote(head) + c.size_note;
 }
 
 namespace {

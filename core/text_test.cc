@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 
 namespace ocirlimit {
@@ -49,6 +50,45 @@ TEST(Cat, JoinsStringsViewsAndLiterals) {
   std::string_view b = "b";
   EXPECT_EQ(Cat(a, b, "c", std::string("d")), "abcd");
   EXPECT_EQ(Cat(), "");
+}
+
+// --- values cut to kMaxQuotedBytes ---
+
+struct CutCase {
+  const char* name;
+  std::string in;
+  std::string want;
+};
+
+void PrintTo(const CutCase& c, std::ostream* os) { *os << c.name; }
+
+class QuoteCut : public ::testing::TestWithParam<CutCase> {};
+
+TEST_P(QuoteCut, EscapesAndBounds) { EXPECT_EQ(Quote(GetParam().in), GetParam().want); }
+
+const std::string k256(256, 'a');
+
+INSTANTIATE_TEST_SUITE_P(
+    Cut, QuoteCut,
+    ::testing::Values(CutCase{"Empty", "", "\"\""}, CutCase{"Plain", "abc", "\"abc\""},
+                      CutCase{"ControlCharacters", "a\nb\x01", "\"a\\nb\\x01\""},
+                      CutCase{"AtTheLimit", k256, "\"" + k256 + "\""},
+                      CutCase{"OnePastTheLimit", k256 + "b",
+                                "\"" + k256 + "\u2026\" (257 bytes)"},
+                      CutCase{"SixtyKilobytes", std::string(60000, 'a'),
+                                "\"" + k256 + "\u2026\" (60000 bytes)"},
+                      // "é" is 2 bytes: one starting at byte 255 would be split.
+                      CutCase{"NoCharacterIsSplit", std::string(255, 'a') + "\u00e9" + "zz",
+                                "\"" + std::string(255, 'a') + "\u2026\" (259 bytes)"},
+                      CutCase{"NewlinesPastTheCutAreGone", k256 + "\n" + std::string(1000, '\n'),
+                                "\"" + k256 + "\u2026\" (1257 bytes)"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(JsonQuoteCut, EscapesLikeJsonAndBounds) {
+  EXPECT_EQ(JsonQuoteCut("a\"b\n"), "\"a\\\"b\\n\"");
+  EXPECT_EQ(JsonQuoteCut(std::string(900000, 'i')),
+            "\"" + std::string(256, 'i') + "\u2026\" (900000 bytes)");
+  EXPECT_EQ(JsonQuoteCut("\xff"), "\"\xef\xbf\xbd\"") << "invalid UTF-8 is replaced";
 }
 
 }  // namespace

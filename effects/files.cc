@@ -113,7 +113,18 @@ Status WriteAll(int fd, const std::string& data) {
   return Ok{};
 }
 
-Status AtomicWriteFile(const std::string& path, const std::string& content) {
+SyncOps& LinuxSyncOps() {
+  struct Linux final : SyncOps {
+    Status Fsync(int fd, const char* what) override {
+      if (fsync(fd) != 0) return MakeError(std::string("fsync ") + what, errno);
+      return Ok{};
+    }
+  };
+  static Linux ops;
+  return ops;
+}
+
+Status AtomicWriteFile(const std::string& path, const std::string& content, SyncOps& sync) {
   struct stat st {};
   if (lstat(path.c_str(), &st) != 0) return MakeError("stat " + Quote(path), errno);
   if (S_ISLNK(st.st_mode)) return MakeError(Quote(path) + " is a symlink; refusing to replace it");
@@ -131,25 +142,40 @@ Status AtomicWriteFile(const std::string& path, const std::string& content) {
     unlink(tmp.c_str());
     return e;
   };
-  if (fchmod(fd.get(), st.st_mode & 07777) != 0) return fail("chmod");
+  // Owner first: chown(2) clears setuid and setgid, so fchmod must come after.
   if (fchown(fd.get(), st.st_uid, st.st_gid) != 0) return fail("chown");
+  if (fchmod(fd.get(), st.st_mode & 07777) != 0) return fail("chmod");
   if (auto w = WriteAll(fd.get(), content); !w) {
     errno = w.error().err;
     return fail("write");
   }
-  if (fsync(fd.get()) != 0) return fail("fsync");
+  if (auto s = sync.Fsync(fd.get(), "file"); !s) {
+    errno = s.error().err;
+    return fail("fsync");
+  }
   if (close(fd.release()) != 0) return fail("close");
   if (rename(tmp.c_str(), path.c_str()) != 0) return fail("rename to " + Quote(path) + " from");
   // The rename is durable only once the directory entry is.
   Fd dir(open(DirName(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.get() >= 0) fsync(dir.get());
+  if (dir.get() < 0)
+    return MakeError("open directory " + Quote(DirName(path)), errno).Wrap(context);
+  if (auto s = sync.Fsync(dir.get(), "directory"); !s) {
+    return s.error().Wrap(Quote(DirName(path))).Wrap(context);
+  }
   return Ok{};
 }
 
 Status AppendLine(const std::string& path, const std::string& line) {
-  Fd fd(
-      open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0640));
+  // O_NONBLOCK: a FIFO with no reader fails (ENXIO) instead of blocking the
+  // container's start until one comes; a socket fails too (ENXIO), a
+  // directory with EISDIR. Whatever opens is then checked to be a regular
+  // file, on which writes never block.
+  Fd fd(open(path.c_str(),
+             O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0640));
   if (fd.get() < 0) return MakeError("open log " + Quote(path), errno);
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return MakeError("stat log " + Quote(path), errno);
+  if (!S_ISREG(st.st_mode)) return MakeError("log " + Quote(path) + " is not a regular file");
   std::string data = line + "\n";
   ssize_t n = write(fd.get(), data.data(), data.size());
   if (n < 0) return MakeError("write log " + Quote(path), errno);

@@ -18,12 +18,32 @@ Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes);
 // timeout_ms in total (a runtime that never closes our stdin).
 Result<std::string> ReadFdBounded(int fd, size_t max_bytes, int timeout_ms);
 
-// Replaces path atomically: temp file in the same directory, fsync, rename,
-// fsync of the directory. Mode and owner of the old file are kept. Refuses
-// when path is a symlink.
-Status AtomicWriteFile(const std::string& path, const std::string& content);
+// The fsync(2) calls that make a replacement durable, behind a seam so a
+// test can see that both happen, on which file, and in which order.
+class SyncOps {
+ public:
+  virtual ~SyncOps() = default;
+  // fsync(2) of fd; `what` is "file" (the temp file, before the rename) or
+  // "directory" (the file's directory, after it).
+  virtual Status Fsync(int fd, const char* what) = 0;
+};
+
+// The real fsync(2).
+SyncOps& LinuxSyncOps();
+
+// Replaces path atomically: temp file in the same directory, owner then
+// mode (chown(2) clears setuid/setgid, so they are set after it), content,
+// fsync, rename, fsync of the directory. Mode (all 07777 bits) and owner of
+// the old file are kept. Refuses when path is a symlink. A failed fsync of
+// the temp file leaves the old file in place; a failed fsync of the
+// directory is an error too, though the new content is then in place.
+Status AtomicWriteFile(const std::string& path, const std::string& content,
+                       SyncOps& sync = LinuxSyncOps());
 
 // One O_APPEND write, so concurrent writers never interleave within a line.
+// Opened non-blocking without following a final symlink, and refused unless
+// it is a regular file: a FIFO, socket or directory there is an error, never
+// a wait.
 Status AppendLine(const std::string& path, const std::string& line);
 
 // Writes all of `data` to fd.

@@ -4,10 +4,13 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -188,6 +191,86 @@ TEST_F(FilesTest, AtomicWriteKeepsAnotherMode) {
   EXPECT_EQ(Read(Path("f")), "b");
 }
 
+// chown(2) clears setuid (and setgid on a group-executable file), so the
+// owner must be set before the mode; 0600 would not show it, mkostemp's own.
+TEST_F(FilesTest, AtomicWriteKeepsSetuidSetgidAndOwner) {
+  for (mode_t mode : {06644u, 06755u, 0640u, 0644u, 01777u}) {
+    Write(Path("f"), "a", mode);
+    ASSERT_EQ(chown(Path("f").c_str(), 65534, 65534), 0) << strerror(errno);
+    ASSERT_EQ(chmod(Path("f").c_str(), mode), 0) << strerror(errno);  // chown cleared bits
+    Status st = AtomicWriteFile(Path("f"), "b");
+    ASSERT_TRUE(st.ok()) << st.error().Text();
+    struct stat s {};
+    ASSERT_EQ(stat(Path("f").c_str(), &s), 0);
+    EXPECT_EQ(s.st_mode & 07777, mode) << std::oct << mode;
+    EXPECT_EQ(s.st_uid, 65534u);
+    EXPECT_EQ(s.st_gid, 65534u);
+  }
+}
+
+// Records each fsync: which file the fd is, and what `path` held then.
+class RecordingSync final : public SyncOps {
+ public:
+  explicit RecordingSync(std::string path, const char* fail = nullptr)
+      : path_(std::move(path)), fail_(fail) {}
+  Status Fsync(int fd, const char* what) override {
+    char target[4096] = {};
+    ssize_t n =
+        readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), target, sizeof target - 1);
+    std::ifstream in(path_, std::ios::binary);
+    std::stringstream content;
+    content << in.rdbuf();
+    calls.push_back(
+        {what, n > 0 ? std::string(target, static_cast<size_t>(n)) : "?", content.str()});
+    if (fail_ != nullptr && std::string(fail_) == what) return MakeError("fsync", EIO);
+    return Ok{};
+  }
+  struct Call {
+    std::string what, fd_path, content_then;
+  };
+  std::vector<Call> calls;
+
+ private:
+  std::string path_;
+  const char* fail_;
+};
+
+TEST_F(FilesTest, AtomicWriteFsyncsTheTempFileBeforeTheRenameAndTheDirectoryAfter) {
+  Write(Path("config.json"), "old");
+  RecordingSync sync(Path("config.json"));
+  ASSERT_TRUE(AtomicWriteFile(Path("config.json"), "new", sync).ok());
+  ASSERT_EQ(sync.calls.size(), 2u);
+  EXPECT_EQ(sync.calls[0].what, "file");
+  EXPECT_TRUE(fs::path(sync.calls[0].fd_path).filename().string().starts_with(".oci-rlimit."))
+      << sync.calls[0].fd_path;
+  EXPECT_EQ(fs::path(sync.calls[0].fd_path).parent_path(), fs::path(dir_));
+  EXPECT_EQ(sync.calls[0].content_then, "old") << "the file was synced after the rename";
+  EXPECT_EQ(sync.calls[1].what, "directory");
+  EXPECT_EQ(sync.calls[1].fd_path, dir_);
+  EXPECT_EQ(sync.calls[1].content_then, "new") << "the directory was synced before the rename";
+}
+
+TEST_F(FilesTest, AtomicWriteWhoseFileFsyncFailsLeavesTheOldFile) {
+  Write(Path("config.json"), "old");
+  RecordingSync sync(Path("config.json"), "file");
+  Status st = AtomicWriteFile(Path("config.json"), "new", sync);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().err, EIO);
+  EXPECT_NE(st.error().Text().find("replace \"" + Path("config.json") + "\""), std::string::npos)
+      << st.error().Text();
+  EXPECT_EQ(Read(Path("config.json")), "old");
+  EXPECT_EQ(Entries(), (std::vector<std::string>{"config.json"})) << "no temp file left";
+}
+
+TEST_F(FilesTest, AtomicWriteWhoseDirectoryFsyncFailsIsAnError) {
+  Write(Path("config.json"), "old");
+  RecordingSync sync(Path("config.json"), "directory");
+  Status st = AtomicWriteFile(Path("config.json"), "new", sync);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().err, EIO);
+  EXPECT_EQ(Entries(), (std::vector<std::string>{"config.json"}));
+}
+
 TEST_F(FilesTest, AtomicWriteRefusesASymlink) {
   Write(Path("target"), "target content");
   ASSERT_EQ(symlink(Path("target").c_str(), Path("link").c_str()), 0) << strerror(errno);
@@ -229,6 +312,40 @@ TEST_F(FilesTest, AppendLineRefusesASymlink) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().err, ELOOP);
   EXPECT_EQ(Read(Path("target")), "");
+}
+
+// Never a wait: a FIFO with no reader, one with a reader, a socket and a
+// directory are each refused at once, and nothing is written to them.
+TEST_F(FilesTest, AppendLineRefusesWhatIsNotARegularFileWithoutBlocking) {
+  ASSERT_EQ(mkfifo(Path("fifo").c_str(), 0644), 0);
+  Status st = AppendLine(Path("fifo"), "x");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().err, ENXIO) << st.error().Text();
+
+  int reader = open(Path("fifo").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reader, 0) << strerror(errno);
+  st = AppendLine(Path("fifo"), "x");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().Text(), "log \"" + Path("fifo") + "\" is not a regular file");
+  char byte = 0;
+  EXPECT_EQ(read(reader, &byte, 1), 0) << "nothing reached the FIFO";
+  close(reader);
+
+  int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(sock, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", Path("sock").c_str());
+  ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << strerror(errno);
+  st = AppendLine(Path("sock"), "x");
+  close(sock);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().err, ENXIO) << st.error().Text();
+
+  ASSERT_EQ(mkdir(Path("dir").c_str(), 0755), 0);
+  st = AppendLine(Path("dir"), "x");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().err, EISDIR) << st.error().Text();
 }
 
 // --- WriteAll ---

@@ -33,7 +33,7 @@ bool IsOtherStage(const std::string& s) {
 
 }  // namespace
 
-Result<HelperArgs> ParseHelperArgs(const std::vector<std::string>& args) {
+Result<HelperArgs> ParseHelperArgs(const std::vector<std::string>& args, bool test_flags) {
   HelperArgs out;
   bool get = false;
   std::vector<std::string> entries;
@@ -75,7 +75,8 @@ Result<HelperArgs> ParseHelperArgs(const std::vector<std::string>& args) {
       out.json = true;
     } else if (a == "--debug-caps") {
       out.debug_caps = true;
-    } else if (a == kTestPauseFlag || a.starts_with(std::string(kTestPauseFlag) + "=")) {
+    } else if (test_flags &&
+               (a == kTestPauseFlag || a.starts_with(std::string(kTestPauseFlag) + "="))) {
       std::string value;
       if (a == kTestPauseFlag) {
         if (i + 1 == args.size()) return MakeError(a + ": missing FIFO path");

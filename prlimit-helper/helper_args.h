@@ -34,11 +34,13 @@ struct HelperArgs {
   std::optional<std::string> test_pause_fifo;
 };
 
-// Flag spelled out for the tests and docs; never shown in --help.
+// Flag spelled out for the tests and docs; never shown in --help, and known
+// only to the test build (oci-prlimit-helper-testing).
 inline constexpr const char* kTestPauseFlag = "--test-only-pause-after-pidfd";
 
-// args excludes argv[0].
-Result<HelperArgs> ParseHelperArgs(const std::vector<std::string>& args);
+// args excludes argv[0]. With test_flags false (the installed helper),
+// kTestPauseFlag is an unknown flag like any other.
+Result<HelperArgs> ParseHelperArgs(const std::vector<std::string>& args, bool test_flags = false);
 
 // Refuses pid <= 1 and the helper's own pid, before any syscall touches them.
 Status CheckTarget(pid_t target, pid_t self);

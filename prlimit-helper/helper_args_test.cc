@@ -202,18 +202,25 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"ArgAfterStage",
                 {"--state", "createRuntime", "memlock=1M"},
                 "unexpected argument \"memlock=1M\" after stage \"createRuntime\""},
-        BadCase{"PauseEmpty",
-                {"--pid", "4", "memlock=1M", "--test-only-pause-after-pidfd="},
-                "--test-only-pause-after-pidfd: empty FIFO path"},
-        BadCase{"PauseMissing",
-                {"--pid", "4", "memlock=1M", "--test-only-pause-after-pidfd"},
-                "--test-only-pause-after-pidfd: missing FIFO path"}),
+        BadCase{"PauseUnknownOutsideTheTestBuild",
+                {"--pid", "4", "memlock=1M", "--test-only-pause-after-pidfd", "/tmp/f"},
+                "unknown flag \"--test-only-pause-after-pidfd\""},
+        BadCase{"PauseWithValueUnknownOutsideTheTestBuild",
+                {"--pid", "4", "memlock=1M", "--test-only-pause-after-pidfd=/tmp/f"},
+                "unknown flag \"--test-only-pause-after-pidfd=/tmp/f\""}),
     [](const auto& info) { return std::string(info.param.name); });
 
-TEST(HelperArgs, TestPauseFifoIsKept) {
-  auto a = ParseHelperArgs({"--pid", "4", "memlock=1M", kTestPauseFlag, "/tmp/f"});
+TEST(HelperArgs, TestPauseFifoIsKeptInTheTestBuild) {
+  auto a = ParseHelperArgs({"--pid", "4", "memlock=1M", kTestPauseFlag, "/tmp/f"}, true);
   ASSERT_TRUE(a.ok()) << a.error().Text();
   EXPECT_EQ(a->test_pause_fifo, "/tmp/f");
+  auto empty =
+      ParseHelperArgs({"--pid", "4", "memlock=1M", "--test-only-pause-after-pidfd="}, true);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().Text(), "--test-only-pause-after-pidfd: empty FIFO path");
+  auto missing = ParseHelperArgs({"--pid", "4", "memlock=1M", kTestPauseFlag}, true);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().Text(), "--test-only-pause-after-pidfd: missing FIFO path");
 }
 
 struct TargetCase {

@@ -17,8 +17,8 @@ namespace ocirlimit {
 enum HelperExit : int {
   kExitOk = 0,
   kExitFailure = 1,     // bad OCI state, I/O, an unexpected error; nothing applied
-  kExitUsage = 2,       // bad arguments or a refused target (pid <= 1, our own pid)
-  kExitTargetGone = 3,  // no such process, or it exited before or while we worked
+  kExitUsage = 2,       // bad arguments or a refused target (pid <= 1, our own pid, a kthread)
+  kExitTargetGone = 3,  // no such process, a zombie, or it exited before or while we worked
   kExitPermission = 4,  // EPERM before anything was applied
   kExitPartial = 5,     // some limits were applied, then one failed
 };

@@ -18,12 +18,20 @@
 #include "prlimit-helper/helper_output.h"
 #include "prlimit-helper/privileges.h"
 #include "prlimit-helper/read_limits.h"
+#include "prlimit-helper/target_kind.h"
+#ifdef OCI_RLIMIT_HELPER_TESTING
 #include "prlimit-helper/test_pause.h"
+#endif
 
 namespace ocirlimit {
 namespace {
 
 constexpr const char* kName = "oci-prlimit-helper";
+#ifdef OCI_RLIMIT_HELPER_TESTING
+constexpr bool kTestBuild = true;
+#else
+constexpr bool kTestBuild = false;
+#endif
 // Well under the shortest runtime hook timeout we know of (podman's 60 s).
 constexpr int kStdinTimeoutMs = 10000;
 constexpr size_t kMaxProcStatusBytes = 1 << 16;
@@ -51,6 +59,36 @@ Result<Target> ResolveTarget(const HelperArgs& args) {
   return Target{state->pid, "container " + Quote(state->id) + ": "};
 }
 
+constexpr size_t kMaxProcStatBytes = 4096;
+
+// Refuses a zombie or a kernel thread. The stat is read between a pidfd
+// open and a liveness check through it, so it is the pinned process's. A
+// target that cannot be pinned or read is left to the apply, which reports
+// it (no such process, permission).
+std::optional<TargetRefusal> CheckTargetKind(ProcessOps& ops, pid_t pid, const char* when) {
+  PinnedProcess pinned(ops, pid);
+  if (pinned.failure()) return std::nullopt;
+  auto text = ReadFileBounded("/proc/" + std::to_string(pid) + "/stat", kMaxProcStatBytes);
+  if (!text || pinned.CheckAlive(when)) return std::nullopt;
+  auto stat = ParseProcStat(*text);
+  if (!stat)
+    return TargetRefusal{stat.error().Wrap("pid " + std::to_string(pid)), ApplyFailure::kOther};
+  return RefuseTargetKind(pid, *stat, when);
+}
+
+int Refuse(const HelperArgs& args, const Target& target, const TargetRefusal& r,
+           const std::vector<Change>& applied = {}) {
+  ApplyOutcome refused;
+  refused.applied = applied;
+  refused.error = r.error;
+  refused.failure = r.failure;
+  if (args.json && args.mode == HelperMode::kApply) {
+    std::cout << ApplyJson(target.pid, args.limits, refused) << std::flush;
+  }
+  Say(target.context + r.error.Text());
+  return HelperExitCode(refused);
+}
+
 int Get(ProcessOps& ops, const HelperArgs& args, const Target& target) {
   ReadOutcome read = ReadRlimits(ops, target.pid);
   if (!read.ok()) {
@@ -76,13 +114,21 @@ int Apply(ProcessOps& ops, const HelperArgs& args, const Target& target) {
     limits = fitted->limits;
   }
   ApplyOutcome outcome = ApplyRlimits(ops, target.pid, limits);
+  // A target that exited while we worked is a zombie now: prlimit(2) still
+  // succeeded on it, but nothing it changed will ever run.
+  if (outcome.ok()) {
+    // Through the real ops: a test pause wraps only the apply's own pidfd.
+    if (auto r = CheckTargetKind(LinuxProcessOps(), target.pid, "after its limits were set")) {
+      return Refuse(args, target, *r, outcome.applied);
+    }
+  }
   if (args.json) std::cout << ApplyJson(target.pid, limits, outcome) << std::flush;
   if (!outcome.ok()) Say(target.context + ApplyFailureMessage(outcome, limits));
   return HelperExitCode(outcome);
 }
 
 int Main(int argc, char** argv) {
-  auto args = ParseHelperArgs(std::vector<std::string>(argv + 1, argv + argc));
+  auto args = ParseHelperArgs(std::vector<std::string>(argv + 1, argv + argc), kTestBuild);
   if (!args) {
     Say(args.error().Text() + " (see --help)");
     return kExitUsage;
@@ -135,10 +181,17 @@ int Main(int argc, char** argv) {
   }
 
   ProcessOps& real = LinuxProcessOps();
+#ifdef OCI_RLIMIT_HELPER_TESTING
   std::optional<PauseAfterPidfdOps> paused;
   if (args->test_pause_fifo) paused.emplace(real, *args->test_pause_fifo);
   ProcessOps& ops = paused ? static_cast<ProcessOps&>(*paused) : real;
+#else
+  ProcessOps& ops = real;
+#endif
 
+  if (auto r = CheckTargetKind(real, target->pid, "before its limits were set")) {
+    return Refuse(*args, *target, *r);
+  }
   if (args->mode == HelperMode::kGet) return Get(ops, *args, *target);
   return Apply(ops, *args, *target);
 }

@@ -63,7 +63,7 @@ Result<std::string> ResolveRuntime(const std::vector<std::string>& runtimes,
 Result<std::optional<std::string>> MergeBundleSpec(std::string_view text, const std::string& path,
                                                    const std::vector<Rlimit>& limits) {
   if (limits.empty()) return std::optional<std::string>();
-  auto spec = ParseJsonObject(text, Quote(path));
+  auto spec = ParseJsonObjectForRunc(text, Quote(path), RuncDocument::kSpec);
   if (!spec) return spec.error();
   if (auto merged = MergeSpecRlimits(*spec, limits); !merged) {
     return merged.error().Wrap(Quote(path));
@@ -72,7 +72,7 @@ Result<std::optional<std::string>> MergeBundleSpec(std::string_view text, const 
 }
 
 Result<Json> ParseProcessFile(std::string_view text, const std::string& path) {
-  auto process = ParseJsonObject(text, "--process " + Quote(path));
+  auto process = ParseJsonObjectForRunc(text, "--process " + Quote(path), RuncDocument::kProcess);
   if (!process) return process.error();
   if (auto rlimits = ProcessRlimits(*process, ProcessWhere(path)); !rlimits) {
     return rlimits.error();

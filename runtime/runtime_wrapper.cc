@@ -57,14 +57,17 @@ class Wrapper {
 
  private:
   // One line on stderr and, for containerd and docker, one in the --log file.
+  // A --log that cannot take the line (a FIFO, a directory) is named on the
+  // same stderr line, so the error stays one line.
   int Fail(const Error& error) {
     const std::string msg = std::string(kRuntimeName) + ": " + error.Text();
-    ops_.Stderr(msg);
+    std::string not_logged;
     if (!global_.log.empty() && global_.log_format == "json") {
       if (auto logged = ops_.AppendLine(global_.log, ErrorLogLine(ops_.Now(), msg)); !logged) {
-        ops_.Stderr(std::string(kRuntimeName) + ": warning: " + logged.error().Text());
+        not_logged = " (warning: not logged: " + logged.error().Text() + ")";
       }
     }
+    ops_.Stderr(msg + not_logged);
     return 1;
   }
 
@@ -160,7 +163,9 @@ class Wrapper {
     Report(flags, v);
     auto merged = MergeBundleSpec(*text, path, v.limits);
     if (!merged) return ContainerFailed(flags, merged.error());
-    if (!*merged) return Ok{};
+    // Nothing to add, or nothing that changes a byte: the file (and its
+    // inode) stays as it is.
+    if (!*merged || **merged == *text) return Ok{};
     if (auto replaced = ops_.ReplaceFile(path, **merged); !replaced) {
       return ContainerFailed(flags, replaced.error());
     }
@@ -217,7 +222,9 @@ class Wrapper {
     if (auto merged = MergeExecProcess(*process, flags.process, v.limits); !merged) {
       return ContainerFailed(flags, merged.error());
     }
-    if (auto replaced = ops_.ReplaceFile(flags.process, process->dump()); !replaced) {
+    std::string out = process->dump();
+    if (out == *text) return Ok{};
+    if (auto replaced = ops_.ReplaceFile(flags.process, out); !replaced) {
       return ContainerFailed(flags, replaced.error());
     }
     return Ok{};

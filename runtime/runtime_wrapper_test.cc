@@ -127,6 +127,18 @@ TEST(RuntimeWrapper, NothingConfiguredTouchesNothing) {
   EXPECT_TRUE(ops.exec_argv.has_value());
 }
 
+// A spec that already holds exactly what would be merged is not rewritten:
+// a new inode with the same bytes is still a change to whoever watches it.
+TEST(RuntimeWrapper, CreateWhoseMergeChangesNoByteWritesNothing) {
+  FakeOps ops;
+  ops.config = WithMemlock();
+  ops.files["/b/config.json"] = kMerged;
+  RunRuntimeWrapper({"oci-rlimit-runtime", "create", "--bundle", "/b", "c1"}, ops);
+  EXPECT_TRUE(ops.written.empty());
+  EXPECT_EQ(ops.files["/b/config.json"], kMerged);
+  EXPECT_TRUE(ops.exec_argv.has_value());
+}
+
 TEST(RuntimeWrapper, OtherSubcommandsPassStraightThrough) {
   for (const char* sub : {"start", "state", "delete", "kill", "features", "ps"}) {
     FakeOps ops;

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "adapters/oci/json_guard.h"
+#include "core/text.h"
+
 namespace ocirlimit {
 namespace {
 
@@ -9,7 +12,7 @@ Result<uint64_t> LimitField(const Json& entry, const char* key, const std::strin
   auto it = entry.find(key);
   if (it == entry.end()) return MakeError(where + "." + key + ": missing");
   if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<int64_t>() >= 0)) {
-    return MakeError(where + "." + key + ": " + it->dump() + " is not an unsigned integer");
+    return MakeError(where + "." + key + ": " + ValueText(*it) + " is not an unsigned integer");
   }
   return it->get<uint64_t>();
 }
@@ -21,7 +24,7 @@ Result<Rlimit> EntryRlimit(const Json& entry, const std::string& where) {
     return MakeError(where + ".type: missing or not a string");
   }
   const RlimitInfo* info = FindRlimit(type->get<std::string>());
-  if (info == nullptr) return MakeError(where + ".type: unknown rlimit " + type->dump());
+  if (info == nullptr) return MakeError(where + ".type: unknown rlimit " + ValueText(*type));
   auto soft = LimitField(entry, "soft", where);
   if (!soft) return soft.error();
   auto hard = LimitField(entry, "hard", where);
@@ -40,9 +43,130 @@ Json ToEntry(const Rlimit& r) {
 }  // namespace
 
 Result<Json> ParseJsonObject(std::string_view text, const std::string& what) {
+  if (auto depth = CheckJsonDepth(text, what); !depth) return depth.error();
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return MakeError(what + ": not valid JSON");
   if (!j.is_object()) return MakeError(what + ": must be a JSON object");
+  return j;
+}
+
+namespace {
+
+// The object a key belongs to, as far as runc's rlimits go.
+enum class Role { kSpec, kProcess, kRlimits, kEntry, kOther };
+
+// The keys of a role that runc reads and we edit.
+std::vector<std::string_view> Watched(Role role) {
+  switch (role) {
+    case Role::kSpec:
+      return {"process"};
+    case Role::kProcess:
+      return {"rlimits"};
+    case Role::kEntry:
+      return {"type", "soft", "hard"};
+    default:
+      return {};
+  }
+}
+
+const char* RoleName(Role role) {
+  switch (role) {
+    case Role::kSpec:
+      return "the spec";
+    case Role::kProcess:
+      return "process";
+    case Role::kEntry:
+      return "process.rlimits[]";
+    default:
+      return "?";
+  }
+}
+
+// Key as Go's encoding/json compares it: ASCII case folded, and the two
+// non-ASCII runes that fold to ASCII letters ("ſ" U+017F to s, Kelvin sign
+// U+212A to k) replaced.
+std::string GoFold(std::string_view key) {
+  std::string out;
+  for (size_t i = 0; i < key.size(); ++i) {
+    if (key.substr(i).starts_with("\xc5\xbf")) {
+      out += 's';
+      i += 1;
+    } else if (key.substr(i).starts_with("\xe2\x84\xaa")) {
+      out += 'k';
+      i += 2;
+    } else {
+      char c = key[i];
+      out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+  }
+  return out;
+}
+
+struct Frame {
+  Role role;
+  std::string key;                // the last key seen, in an object
+  std::vector<std::string> seen;  // watched keys seen, folded
+};
+
+}  // namespace
+
+Result<Json> ParseJsonObjectForRunc(std::string_view text, const std::string& what,
+                                    RuncDocument root) {
+  if (auto depth = CheckJsonDepth(text, what); !depth) return depth.error();
+  std::vector<Frame> stack;
+  std::string error;
+  auto child_role = [&]() {
+    if (stack.empty()) return root == RuncDocument::kSpec ? Role::kSpec : Role::kProcess;
+    const Frame& parent = stack.back();
+    if (parent.role == Role::kSpec && parent.key == "process") return Role::kProcess;
+    if (parent.role == Role::kProcess && parent.key == "rlimits") return Role::kRlimits;
+    if (parent.role == Role::kRlimits) return Role::kEntry;
+    return Role::kOther;
+  };
+  Json::parser_callback_t check = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+      case Json::parse_event_t::array_start: {
+        Role role = child_role();
+        // An array where an object belongs (or the reverse) is not ours to
+        // judge here: ProcessRlimits reports it.
+        const bool array = event == Json::parse_event_t::array_start;
+        if ((role == Role::kRlimits) != array) role = Role::kOther;
+        stack.push_back({role, "", {}});
+        break;
+      }
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end:
+        if (!stack.empty()) stack.pop_back();
+        break;
+      case Json::parse_event_t::key: {
+        if (stack.empty() || !error.empty()) break;
+        Frame& f = stack.back();
+        f.key = parsed.get<std::string>();
+        const std::string folded = GoFold(f.key);
+        for (std::string_view w : Watched(f.role)) {
+          if (folded != w) continue;
+          if (f.key != w) {
+            error = "key " + Quote(f.key) + " in " + RoleName(f.role) +
+                    " differs only by case from " + Quote(w) + ": runc would read it as " +
+                    Quote(w) + " and we would not";
+          } else if (std::find(f.seen.begin(), f.seen.end(), folded) != f.seen.end()) {
+            error = "key " + Quote(w) + " appears twice in " + RoleName(f.role) +
+                    ": runc would read the last and we might edit another";
+          }
+          f.seen.push_back(folded);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    return true;
+  };
+  Json j = Json::parse(text, check, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return MakeError(what + ": not valid JSON");
+  if (!j.is_object()) return MakeError(what + ": must be a JSON object");
+  if (!error.empty()) return MakeError(what + ": " + error);
   return j;
 }
 
@@ -99,6 +223,7 @@ Result<std::vector<Rlimit>> SpecRlimitsOnly(std::string_view text, const std::st
     if (depth == 2) return parsed == "rlimits";
     return true;
   };
+  if (auto depth = CheckJsonDepth(text, what); !depth) return depth.error();
   Json spec = Json::parse(text, keep, /*allow_exceptions=*/false);
   if (spec.is_discarded()) return MakeError(what + ": not valid JSON");
   if (!spec.is_object()) return MakeError(what + ": must be a JSON object");

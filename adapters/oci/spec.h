@@ -10,12 +10,38 @@
 
 #include "core/error.h"
 #include "core/rlimit.h"
+#include "core/text.h"
 
 namespace ocirlimit {
 
 using Json = nlohmann::ordered_json;
 
 Result<Json> ParseJsonObject(std::string_view text, const std::string& what);
+
+// A foreign JSON value as a message shows it, never recursively: a string
+// by JsonQuoteCut, a number, boolean or null as written, an array or object by
+// its kind and size ("an array of 3 elements").
+template <class J>
+std::string ValueText(const J& v) {
+  if (v.is_string()) return JsonQuoteCut(v.template get_ref<const typename J::string_t&>());
+  const std::string n = std::to_string(v.size());
+  if (v.is_array()) return "an array of " + n + (v.size() == 1 ? " element" : " elements");
+  if (v.is_object()) return "an object of " + n + (v.size() == 1 ? " member" : " members");
+  return v.dump();
+}
+
+// Where a document for runc starts: a whole spec (config.json) or a process
+// object (an exec --process file).
+enum class RuncDocument { kSpec, kProcess };
+
+// ParseJsonObject, refusing what runc's Go decoder would read differently
+// from nlohmann: a key that differs only by case from one we read or write
+// (`process`, `rlimits`, and an entry's `type`, `soft`, `hard`; Go matches
+// them case-insensitively, with its Unicode folds of "ſ" and "K"), or one
+// of these keys twice in an object. Either way an edit could report success
+// while runc applies another entry.
+Result<Json> ParseJsonObjectForRunc(std::string_view text, const std::string& what,
+                                    RuncDocument root);
 
 // The rlimits of a process object ({"rlimits":[{"type","soft","hard"}...]}).
 // Missing or null means none.

@@ -307,5 +307,93 @@ TEST(SpecRlimitsOnly, TheLastOfDuplicateKeysCounts) {
   EXPECT_EQ((*r)[0], (Rlimit{RLIMIT_NOFILE, 2, 2}));
 }
 
+// --- ParseJsonObjectForRunc: keys runc's Go decoder reads differently ---
+
+struct RuncKeyCase {
+  const char* name;
+  RuncDocument root;
+  std::string text;
+  std::string error;  // empty: accepted
+};
+
+void PrintTo(const RuncKeyCase& c, std::ostream* os) { *os << c.name; }
+
+class RuncKeys : public ::testing::TestWithParam<RuncKeyCase> {};
+
+TEST_P(RuncKeys, RefusesCaseVariantsAndDuplicatesOfWhatWeEdit) {
+  const RuncKeyCase& c = GetParam();
+  auto j = ParseJsonObjectForRunc(c.text, "\"config.json\"", c.root);
+  if (c.error.empty()) {
+    ASSERT_TRUE(j.ok()) << j.error().Text();
+    EXPECT_EQ(*j, Json::parse(c.text));
+  } else {
+    ASSERT_FALSE(j.ok());
+    EXPECT_EQ(j.error().Text(), "\"config.json\": " + c.error);
+  }
+}
+
+constexpr RuncDocument kSpecDoc = RuncDocument::kSpec;
+constexpr RuncDocument kProcessDoc = RuncDocument::kProcess;
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, RuncKeys,
+    ::testing::Values(
+        RuncKeyCase{"PlainSpec", kSpecDoc,
+                    R"({"process":{"rlimits":[{"type":"RLIMIT_CORE","soft":1,"hard":2}]}})", ""},
+        RuncKeyCase{
+            "OtherKeysMayRepeatOrVaryInCase", kSpecDoc,
+            R"({"Env":1,"env":2,"process":{"Args":[],"args":[]},"x":{"process":1,"PROCESS":2}})",
+            ""},
+        RuncKeyCase{"NestedUnderAnotherKeyIsNotOurs", kSpecDoc,
+                    R"({"annotations":{"Process":"x","process":"y"},"x":[{"Type":1,"type":2}]})",
+                    ""},
+        RuncKeyCase{"ProcessCapitalised", kSpecDoc, R"({"Process":{}})",
+                    "key \"Process\" in the spec differs only by case from \"process\": runc would "
+                    "read it as \"process\" and we would not"},
+        RuncKeyCase{"ProcessTwice", kSpecDoc, R"({"process":{},"process":{}})",
+                    "key \"process\" appears twice in the spec: runc would read the last and we "
+                    "might edit another"},
+        RuncKeyCase{"RlimitsUpperCase", kSpecDoc, R"({"process":{"rlimits":[],"RLIMITS":[]}})",
+                    "key \"RLIMITS\" in process differs only by case from \"rlimits\": runc would "
+                    "read it as \"rlimits\" and we would not"},
+        RuncKeyCase{"RlimitsTwice", kSpecDoc, R"({"process":{"rlimits":[],"rlimits":null}})",
+                    "key \"rlimits\" appears twice in process: runc would read the last and we "
+                    "might edit another"},
+        RuncKeyCase{"EntryTypeCase", kSpecDoc,
+                    R"({"process":{"rlimits":[{"Type":"RLIMIT_CORE","soft":1,"hard":1}]}})",
+                    "key \"Type\" in process.rlimits[] differs only by case from \"type\": runc "
+                    "would read it as \"type\" and we would not"},
+        RuncKeyCase{"EntrySoftTwice", kSpecDoc,
+                    R"({"process":{"rlimits":[{},{"type":"RLIMIT_CORE","soft":1,"soft":2}]}})",
+                    "key \"soft\" appears twice in process.rlimits[]: runc would read the last and "
+                    "we might edit another"},
+        RuncKeyCase{"LongSOfGo", kSpecDoc,
+                    "{\"process\":{\"rlimits\":[{\"type\":\"RLIMIT_CORE\",\"\xc5\xbfoft\":1}]}}",
+                    "key \"\xc5\xbfoft\" in process.rlimits[] differs only by case from \"soft\": "
+                    "runc would read it as \"soft\" and we would not"},
+        RuncKeyCase{"EscapedKeyIsTheSameKey", kSpecDoc, R"({"process":{},"\u0070rocess":{}})",
+                    "key \"process\" appears twice in the spec: runc would read the last and we "
+                    "might edit another"},
+        RuncKeyCase{"ProcessFileRlimitsCase", kProcessDoc, R"({"args":["sh"],"rLimits":[]})",
+                    "key \"rLimits\" in process differs only by case from \"rlimits\": runc would "
+                    "read it as \"rlimits\" and we would not"},
+        RuncKeyCase{"ProcessFileEntryHardCase", kProcessDoc,
+                    R"({"rlimits":[{"type":"RLIMIT_CORE","soft":1,"HARD":1}]})",
+                    "key \"HARD\" in process.rlimits[] differs only by case from \"hard\": runc "
+                    "would read it as \"hard\" and we would not"},
+        RuncKeyCase{"ProcessFileTopLevelProcessKeyIsNotOurs", kProcessDoc,
+                    R"({"Process":1,"process":2})", ""}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(ValueText, NeverDumpsAContainer) {
+  EXPECT_EQ(ValueText(Json::parse("[1,[2,[3]]]")), "an array of 2 elements");
+  EXPECT_EQ(ValueText(Json::parse(R"({"a":{"b":1}})")), "an object of 1 member");
+  EXPECT_EQ(ValueText(Json::parse("-1")), "-1");
+  EXPECT_EQ(ValueText(Json::parse("1.5")), "1.5");
+  EXPECT_EQ(ValueText(Json::parse("null")), "null");
+  EXPECT_EQ(ValueText(Json(std::string(300, 'x'))),
+            "\"" + std::string(256, 'x') + "\u2026\" (300 bytes)");
+}
+
 }  // namespace
 }  // namespace ocirlimit

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/oci/json_guard.h"
+#include "adapters/oci/spec.h"
 #include "core/text.h"
 
 namespace ocirlimit {
@@ -23,6 +25,7 @@ bool IsApplyStage(std::string_view stage) {
 // Status and annotation keys come from the container's creator: JsonQuote
 // keeps a newline in them from splitting the one-line error.
 Result<State> ParseState(std::string_view text) {
+  if (auto depth = CheckJsonDepth(text, "state"); !depth) return depth.error();
   if (text.size() > kMaxStateBytes) {
     return MakeError("state: larger than " + std::to_string(kMaxStateBytes) + " bytes");
   }
@@ -42,13 +45,13 @@ Result<State> ParseState(std::string_view text) {
   for (auto [field, value] : {std::pair{"ociVersion", &s.oci_version}, std::pair{"id", &s.id},
                               std::pair{"status", &s.status}, std::pair{"bundle", &s.bundle}}) {
     if (value->find('\0') != std::string::npos) {
-      return MakeError(std::string("state.") + field + ": " + JsonQuote(*value) +
+      return MakeError(std::string("state.") + field + ": " + JsonQuoteCut(*value) +
                        " contains a NUL character");
     }
   }
   for (unsigned char c : s.id) {
     if (c < 0x20 || c == 0x7f) {
-      return MakeError("state.id: " + JsonQuote(s.id) + " contains a control character");
+      return MakeError("state.id: " + JsonQuoteCut(s.id) + " contains a control character");
     }
   }
   if (s.id.empty()) return MakeError("state.id: missing or empty");
@@ -57,14 +60,14 @@ Result<State> ParseState(std::string_view text) {
   auto pid = j.find("pid");
   if (pid == j.end()) return MakeError("state.pid: missing");
   if (!pid->is_number_integer()) {
-    return MakeError("state.pid: " + pid->dump() + " is not an integer");
+    return MakeError("state.pid: " + ValueText(*pid) + " is not an integer");
   }
   // Through int64_t, unsigned values past INT64_MAX would wrap to negatives.
   const bool valid = pid->is_number_unsigned()
                          ? pid->get<uint64_t>() >= 1 && pid->get<uint64_t>() <= INT32_MAX
                          : pid->get<int64_t>() >= 1 && pid->get<int64_t>() <= INT32_MAX;
   if (!valid) {
-    return MakeError("state.pid: " + pid->dump() + " is not a valid pid");
+    return MakeError("state.pid: " + ValueText(*pid) + " is not a valid pid");
   }
   s.pid = static_cast<pid_t>(pid->get<int64_t>());
 
@@ -72,7 +75,7 @@ Result<State> ParseState(std::string_view text) {
     if (!a->is_object()) return MakeError("state.annotations: must be an object");
     for (const auto& [k, v] : a->items()) {
       if (!v.is_string()) {
-        return MakeError("state.annotations[" + JsonQuote(k) + "]: must be a string");
+        return MakeError("state.annotations[" + JsonQuoteCut(k) + "]: must be a string");
       }
       s.annotations[k] = v.get<std::string>();
     }
@@ -100,11 +103,11 @@ Result<std::string> BundleFromRuntimeState(std::string_view text) {
 Status CheckStateTiming(const State& state, std::string_view program) {
   if (state.status == "creating" || state.status == "created") return Ok{};
   if (state.status == "running" || state.status == "stopped") {
-    return MakeError("state.status: " + JsonQuote(state.status) +
+    return MakeError("state.status: " + JsonQuoteCut(state.status) +
                      " is too late: rlimits must be set before user code starts; run " +
                      std::string(program) + " as a createRuntime or prestart hook");
   }
-  return MakeError("state.status: " + JsonQuote(state.status) + " is not a known OCI status");
+  return MakeError("state.status: " + JsonQuoteCut(state.status) + " is not a known OCI status");
 }
 
 }  // namespace ocirlimit

@@ -17,7 +17,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,7 +74,8 @@ struct World {
   std::string stdin_data;
   std::vector<std::string> env;
   bool as_nobody = false;
-  pid_t live = 0;  // a sleeping child, when a case needs a live target
+  pid_t live = 0;    // a sleeping child, when a case needs a live target
+  pid_t zombie = 0;  // an exited child not yet reaped
   std::map<std::string, std::string> vars;
 
   std::string State(const std::string& pid_json, const std::string& extra = "") const {
@@ -90,7 +93,22 @@ struct World {
     }
     return live;
   }
+  pid_t Zombie() {
+    if (zombie == 0) {
+      zombie = fork();
+      if (zombie == 0) _exit(0);
+      // Exited once its stat says so; not reaped until the World goes.
+      for (int i = 0; i < 500; ++i) {
+        std::string stat = ReadFile("/proc/" + std::to_string(zombie) + "/stat");
+        if (stat.find(") Z ") != std::string::npos) break;
+        usleep(2000);
+      }
+      vars["{zombie}"] = std::to_string(zombie);
+    }
+    return zombie;
+  }
   ~World() {
+    if (zombie > 0) waitpid(zombie, nullptr, 0);
     if (live > 0) {
       kill(live, SIGKILL);
       waitpid(live, nullptr, 0);
@@ -104,6 +122,9 @@ struct Case {
   int status;
   std::vector<std::string> needles;  // {dir}, {bundle}, {config}, {pid}, {live} are replaced
   std::function<void(World&)> setup;
+  // The program applies (exit 0 with one warning line): the live target's
+  // limits are then expected to change.
+  bool applies = false;
 };
 
 // Defaults per program; a case's setup then changes what it tests.
@@ -143,6 +164,19 @@ void RuntimeConfig(World& w, const std::string& top) {
 }
 
 std::string Big(size_t n) { return std::string(n, 'x'); }
+
+// 50,000 levels of {"a":...}: enough to overflow the stack of any recursive
+// dump or copy, as an outside review found.
+std::string Deep(size_t levels = 50000) {
+  std::string out;
+  for (size_t i = 0; i < levels; ++i) out += "{\"a\":";
+  out += "1";
+  out += std::string(levels, '}');
+  return out;
+}
+
+// A runc-like spec with a deep value under an unknown key.
+std::string DeepSpec() { return R"({"process":{"args":["sh"]},"x-deep":)" + Deep() + "}"; }
 
 // ---- the snapshot ----
 
@@ -190,6 +224,47 @@ std::string Replace(std::string s, const std::map<std::string, std::string>& var
 }
 
 // ---- the cases ----
+
+// Something at `path` that is not a regular file and must never be waited on.
+enum class NotAFile { kFifo, kDirectory, kSocket };
+void MakeNotAFile(const std::string& path, NotAFile kind) {
+  switch (kind) {
+    case NotAFile::kFifo:
+      ASSERT_EQ(mkfifo(path.c_str(), 0644), 0) << strerror(errno);
+      break;
+    case NotAFile::kDirectory:
+      ASSERT_EQ(mkdir(path.c_str(), 0755), 0) << strerror(errno);
+      break;
+    case NotAFile::kSocket: {
+      int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      ASSERT_GE(sock, 0);
+      sockaddr_un addr{};
+      addr.sun_family = AF_UNIX;
+      ASSERT_LT(path.size(), sizeof addr.sun_path);
+      path.copy(addr.sun_path, path.size());
+      ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << strerror(errno);
+      close(sock);  // the socket file stays; nothing listens on it
+      break;
+    }
+  }
+}
+
+// The hook applies to a live target, then cannot log: one warning, exit 0.
+void HookLogNotAFile(World& w, NotAFile kind) {
+  MakeNotAFile(w.dir / "hook.log", kind);
+  WriteFile(w.config,
+            "rlimits = [\"memlock=1M:4M\"]\nlog-file = \"" + (w.dir / "hook.log") + "\"\n");
+  w.stdin_data = w.State(std::to_string(w.Live()));
+}
+
+// The wrapper fails (a bad spec) and cannot write runc's JSON error log.
+void RuntimeLogNotAFile(World& w, NotAFile kind) {
+  MakeNotAFile(w.dir / "runtime.log", kind);
+  WriteFile(w.bundle + "/config.json", "{\"process\": ");
+  w.args = {
+      "--log",    w.dir / "runtime.log", "--log-format", "json", "create", "--bundle", w.bundle,
+      "bad-input"};
+}
 
 void HookState(World& w, const std::string& state) { w.stdin_data = state; }
 
@@ -351,6 +426,64 @@ const std::vector<Case>& Cases() {
        [](World& w) {
          HookState(w, R"({"id":"x","status":"paused","pid":)" + w.vars["{pid}"] + "}");
        }},
+      {"HookStateDeeplyNested",
+       Prog::kHook,
+       1,
+       {"state: nested deeper than 64 levels"},
+       [](World& w) { HookState(w, w.State(w.vars["{pid}"], R"(,"annotations":)" + Deep())); }},
+      {"HookSpecDeeplyNestedWithRules",
+       Prog::kHook,
+       1,
+       {"{bundle}/config.json: nested deeper than 64 levels"},
+       [](World& w) {
+         WriteFile(w.config,
+                   "[[rule]]\nname = \"all\"\nrlimits = [\"memlock=1M:4M\"]\nmatch = { always "
+                   "= true }\n");
+         WriteFile(w.bundle + "/config.json", DeepSpec());
+         w.stdin_data = w.State(std::to_string(w.Live()));
+       }},
+      // Without rules the spec is read only for the conflict check, whose
+      // failure is a warning: the limits still apply.
+      {"HookSpecDeeplyNestedConflictCheckWarns",
+       Prog::kHook,
+       0,
+       {"warning: cannot check the bundle for conflicts: {bundle}/config.json: nested deeper than "
+        "64 levels"},
+       [](World& w) {
+         WriteFile(w.bundle + "/config.json", DeepSpec());
+         w.stdin_data = w.State(std::to_string(w.Live()));
+       },
+       true},
+      {"HookPrecreateDeeplyNested",
+       Prog::kHook,
+       1,
+       {"precreate spec: nested deeper than 64 levels"},
+       [](World& w) {
+         w.args = {"--config", w.config, "precreate"};
+         HookState(w, DeepSpec());
+       }},
+      {"HookStateHugeIdIsCutInTheMessage",
+       Prog::kHook,
+       1,
+       {"container \"aaaa", "\u2026\" (900000 bytes): pid {pid}: no such process"},
+       [](World& w) {
+         HookState(w, R"({"id":")" + std::string(900000, 'a') + R"(","status":"creating","pid":)" +
+                          w.vars["{pid}"] + R"(,"bundle":")" + w.bundle + "\"}");
+       }},
+      {"HookStatePidHugeStringIsCut",
+       Prog::kHook,
+       1,
+       {"state.pid: \"4444", "\u2026\" (60000 bytes) is not an integer"},
+       [](World& w) { HookState(w, w.State("\"" + std::string(60000, '4') + "\"")); }},
+      {"HookStatePidArrayIsNotDumped",
+       Prog::kHook,
+       1,
+       {"state.pid: an array of 20000 elements is not an integer"},
+       [](World& w) {
+         std::string many = "[";
+         for (int i = 0; i < 20000; ++i) many += i ? ",1" : "1";
+         HookState(w, w.State(many + "]"));
+       }},
       {"HookTargetExitedBeforeApply",
        Prog::kHook,
        1,
@@ -470,6 +603,24 @@ const std::vector<Case>& Cases() {
        [](World& w) {
          WriteFile(w.config, "rlimits = [\"memlock=1M\"]\n[hook]\nchain = \"next-hook\"\n");
        }},
+      {"HookLogFifoWarnsAndApplies",
+       Prog::kHook,
+       0,
+       {"warning: open log \"{dir}/hook.log\": No such device or address"},
+       [](World& w) { HookLogNotAFile(w, NotAFile::kFifo); },
+       true},
+      {"HookLogDirectoryWarnsAndApplies",
+       Prog::kHook,
+       0,
+       {"warning: open log \"{dir}/hook.log\": Is a directory"},
+       [](World& w) { HookLogNotAFile(w, NotAFile::kDirectory); },
+       true},
+      {"HookLogSocketWarnsAndApplies",
+       Prog::kHook,
+       0,
+       {"warning: open log \"{dir}/hook.log\": No such device or address"},
+       [](World& w) { HookLogNotAFile(w, NotAFile::kSocket); },
+       true},
       // ---------------- oci-rlimit-runtime create ----------------
       {"RuntimeSpecMissing",
        Prog::kRuntime,
@@ -528,6 +679,111 @@ const std::vector<Case>& Cases() {
        1,
        {"{bundle}/config.json\": must be a JSON object"},
        [](World& w) { WriteFile(w.bundle + "/config.json", "[]"); }},
+      {"RuntimeSpecDeeplyNested",
+       Prog::kRuntime,
+       1,
+       {"\"{bundle}/config.json\": nested deeper than 64 levels"},
+       [](World& w) { WriteFile(w.bundle + "/config.json", DeepSpec()); }},
+      {"RuntimeExecProcessDeeplyNested",
+       Prog::kRuntime,
+       1,
+       {"--process \"{dir}/process.json\": nested deeper than 64 levels"},
+       [](World& w) {
+         WriteFile(w.dir / "process.json", R"({"args":["sh"],"x":)" + Deep() + "}");
+         w.args = {"exec", "--process", w.dir / "process.json", "bad-input"};
+       }},
+      {"RuntimeSpecProcessKeyCase",
+       Prog::kRuntime,
+       1,
+       {"\"{bundle}/config.json\": key \"Process\" in the spec differs only by case from "
+        "\"process\""},
+       [](World& w) {
+         WriteFile(w.bundle + "/config.json",
+                   R"({"ociVersion":"1.0.2","Process":{"args":["sh"]}})");
+       }},
+      {"RuntimeSpecProcessTwice",
+       Prog::kRuntime,
+       1,
+       {"\"{bundle}/config.json\": key \"process\" appears twice in the spec"},
+       [](World& w) {
+         WriteFile(w.bundle + "/config.json",
+                   R"({"process":{"args":["sh"]},"process":{"args":["sh"]}})");
+       }},
+      {"RuntimeSpecRlimitsUpperCase",
+       Prog::kRuntime,
+       1,
+       {"\"{bundle}/config.json\": key \"RLIMITS\" in process differs only by case from "
+        "\"rlimits\""},
+       [](World& w) {
+         WriteFile(
+             w.bundle + "/config.json",
+             R"({"process":{"args":["sh"],"RLIMITS":[{"type":"RLIMIT_CORE","soft":0,"hard":0}]}})");
+       }},
+      {"RuntimeSpecRlimitsTwice",
+       Prog::kRuntime,
+       1,
+       {"\"{bundle}/config.json\": key \"rlimits\" appears twice in process"},
+       [](World& w) {
+         WriteFile(w.bundle + "/config.json",
+                   R"({"process":{"args":["sh"],"rlimits":[],"rlimits":[]}})");
+       }},
+      {"RuntimeSpecEntryTypeCase",
+       Prog::kRuntime,
+       1,
+       {"\"{bundle}/config.json\": key \"TYPE\" in process.rlimits[] differs only by case from "
+        "\"type\""},
+       [](World& w) {
+         WriteFile(
+             w.bundle + "/config.json",
+             R"({"process":{"rlimits":[{"TYPE":"RLIMIT_CORE","type":"RLIMIT_CORE","soft":0,"hard":0}]}})");
+       }},
+      {"RuntimeSpecEntrySoftTwice",
+       Prog::kRuntime,
+       1,
+       {"\"{bundle}/config.json\": key \"soft\" appears twice in process.rlimits[]"},
+       [](World& w) {
+         WriteFile(
+             w.bundle + "/config.json",
+             R"({"process":{"rlimits":[{"type":"RLIMIT_CORE","soft":0,"soft":1,"hard":1}]}})");
+       }},
+      {"RuntimeSpecEntryHardCase",
+       Prog::kRuntime,
+       1,
+       {"\"{bundle}/config.json\": key \"Hard\" in process.rlimits[] differs only by case from "
+        "\"hard\""},
+       [](World& w) {
+         WriteFile(
+             w.bundle + "/config.json",
+             R"({"process":{"rlimits":[{"type":"RLIMIT_CORE","soft":0,"Hard":1,"hard":1}]}})");
+       }},
+      {"RuntimeExecProcessRlimitsCase",
+       Prog::kRuntime,
+       1,
+       {"--process \"{dir}/process.json\": key \"Rlimits\" in process differs only by case from "
+        "\"rlimits\""},
+       [](World& w) {
+         WriteFile(w.dir / "process.json", R"({"args":["sh"],"Rlimits":[]})");
+         w.args = {"exec", "--process", w.dir / "process.json", "bad-input"};
+       }},
+      {"RuntimeExecProcessHardTwice",
+       Prog::kRuntime,
+       1,
+       {"--process \"{dir}/process.json\": key \"hard\" appears twice in process.rlimits[]"},
+       [](World& w) {
+         WriteFile(
+             w.dir / "process.json",
+             R"({"args":["sh"],"rlimits":[{"type":"RLIMIT_CORE","soft":0,"hard":0,"hard":1}]})");
+         w.args = {"exec", "--process", w.dir / "process.json", "bad-input"};
+       }},
+      {"RuntimeSpecHugeRlimitTypeIsCut",
+       Prog::kRuntime,
+       1,
+       {"rlimits[0].type: unknown rlimit \"RLIMIT_XXXX", "\u2026\" (60007 bytes)"},
+       [](World& w) {
+         WriteFile(w.bundle + "/config.json", R"({"process":{"rlimits":[{"type":"RLIMIT_)" +
+                                                  std::string(60000, 'X') +
+                                                  R"(","soft":1,"hard":1}]}})");
+       }},
       {"RuntimeSpecRlimitsWrongType",
        Prog::kRuntime,
        1,
@@ -563,6 +819,32 @@ const std::vector<Case>& Cases() {
        1,
        {"replace \"{bundle}/config.json\"", "No space left on device"},
        [](World& w) { FullDisk(w); }},
+      {"RuntimeRejectedCreateKeeps6644SpecInode",
+       Prog::kRuntime,
+       1,
+       {"rlimits[0].soft: -1 is not an unsigned integer"},
+       [](World& w) {
+         WriteFile(
+             w.bundle + "/config.json",
+             R"({"process":{"args":["sh"],"rlimits":[{"type":"RLIMIT_CORE","soft":-1,"hard":1}]}})");
+         ASSERT_EQ(chown((w.bundle + "/config.json").c_str(), 65534, 65534), 0);
+         ASSERT_EQ(chmod((w.bundle + "/config.json").c_str(), 06644), 0);
+       }},
+      {"RuntimeLogFifoNamedOnTheErrorLine",
+       Prog::kRuntime,
+       1,
+       {"not valid JSON", "(warning: not logged: open log \"{dir}/runtime.log\": No such device"},
+       [](World& w) { RuntimeLogNotAFile(w, NotAFile::kFifo); }},
+      {"RuntimeLogDirectoryNamedOnTheErrorLine",
+       Prog::kRuntime,
+       1,
+       {"not valid JSON", "(warning: not logged: open log \"{dir}/runtime.log\": Is a directory"},
+       [](World& w) { RuntimeLogNotAFile(w, NotAFile::kDirectory); }},
+      {"RuntimeLogSocketNamedOnTheErrorLine",
+       Prog::kRuntime,
+       1,
+       {"not valid JSON", "(warning: not logged: open log \"{dir}/runtime.log\": No such device"},
+       [](World& w) { RuntimeLogNotAFile(w, NotAFile::kSocket); }},
       {"RuntimeConfigUnknownKey",
        Prog::kRuntime,
        1,
@@ -708,6 +990,38 @@ const std::vector<Case>& Cases() {
        [](World& w) {
          w.args = {"--pid", std::to_string(w.Live()), "nofile=1024:4194304"};
        }},
+      {"HelperTargetZombie",
+       Prog::kHelper,
+       3,
+       {"pid {zombie}: is a zombie (exited, not yet reaped) before its limits were set"},
+       [](World& w) {
+         w.args = {"--pid", std::to_string(w.Zombie()), "memlock=1M"};
+       }},
+      {"HelperTargetZombieGet",
+       Prog::kHelper,
+       3,
+       {"pid {zombie}: is a zombie"},
+       [](World& w) {
+         w.args = {"--get", "--pid", std::to_string(w.Zombie())};
+       }},
+      // kthreadd is pid 2 in the initial PID namespace (checked in setup).
+      {"HelperTargetKernelThread",
+       Prog::kHelper,
+       2,
+       {"pid 2: refusing to touch a kernel thread"},
+       [](World& w) {
+         ASSERT_NE(ReadFile("/proc/2/stat").find("(kthreadd)"), std::string::npos)
+             << "kthreadd is not pid 2 in this PID namespace";
+         w.args = {"--pid", "2", "memlock=1M"};
+       }},
+      {"HelperTestOnlyFlagUnknownInTheInstalledBinary",
+       Prog::kHelper,
+       2,
+       {"unknown flag \"--test-only-pause-after-pidfd\""},
+       [](World& w) {
+         w.args = {"--pid", std::to_string(w.Live()), "--test-only-pause-after-pidfd",
+                   w.dir / "fifo", "memlock=1M"};
+       }},
       {"HelperStateMalformed",
        Prog::kHelper,
        1,
@@ -731,6 +1045,23 @@ const std::vector<Case>& Cases() {
        [](World& w) {
          w.args = {"--state", "memlock=1M"};
          w.stdin_data = w.State(w.vars["{pid}"], R"(,"x":")" + Big(2 << 20) + "\"");
+       }},
+      {"HelperStateDeeplyNested",
+       Prog::kHelper,
+       1,
+       {"state: nested deeper than 64 levels"},
+       [](World& w) {
+         w.args = {"--state", "memlock=1M"};
+         w.stdin_data = w.State(w.vars["{pid}"], R"(,"annotations":)" + Deep());
+       }},
+      {"HelperStateHugeIdIsCutInTheMessage",
+       Prog::kHelper,
+       3,
+       {"container \"bbbb", "\u2026\" (900000 bytes): pid {pid}: no such process"},
+       [](World& w) {
+         w.args = {"--state", "memlock=1M"};
+         w.stdin_data = R"({"id":")" + std::string(900000, 'b') +
+                        R"(","status":"creating","pid":)" + w.vars["{pid}"] + "}";
        }},
       {"HelperStateNewlineInId",
        Prog::kHelper,
@@ -802,6 +1133,8 @@ TEST_P(BadInput, ExactStatusOneLineErrorNothingModified) {
   EXPECT_EQ(err.find('\n'), std::string::npos) << "more than one line: [" << r.err << "]";
   EXPECT_TRUE(err.starts_with(std::string(ProgName(c.prog)) + ": ")) << err;
   EXPECT_EQ(err.find('\0'), std::string::npos) << "a NUL in the message";
+  // Echoed values are cut (Quote, JsonQuote): no case makes a long line.
+  EXPECT_LT(err.size(), 2048u) << err.substr(0, 300);
   for (const auto& needle : c.needles) {
     std::string n = Replace(needle, w.vars);
     EXPECT_NE(err.find(n), std::string::npos) << "missing [" << n << "] in: " << err;
@@ -822,7 +1155,7 @@ TEST_P(BadInput, ExactStatusOneLineErrorNothingModified) {
     }
   }
   EXPECT_FALSE(fs::exists(w.outside / "ran")) << "the real runtime was exec'd";
-  if (w.live > 0) {
+  if (w.live > 0 && !c.applies) {
     EXPECT_EQ(ReadFile("/proc/" + std::to_string(w.live) + "/limits"), live_limits_before)
         << "the live target's limits changed";
   }

@@ -223,12 +223,11 @@ TEST_F(HookHygiene, WrapperLogSymlinkIsRefusedWithAWarning) {
                         "--log-format", "json", "create", "--bundle", bundle_, "x"},
                        opts);
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("oci-rlimit-runtime: config \"" + config() + "\""), std::string::npos)
+  EXPECT_TRUE(r.err.starts_with("oci-rlimit-runtime: config \"" + config() + "\"")) << r.err;
+  EXPECT_TRUE(r.err.ends_with(" (warning: not logged: open log \"" + (dir_ / "runtime.log") +
+                              "\": Too many levels of symbolic links)\n"))
       << r.err;
-  EXPECT_NE(r.err.find("oci-rlimit-runtime: warning: open log \"" + (dir_ / "runtime.log") +
-                       "\": Too many levels of symbolic links"),
-            std::string::npos)
-      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_EQ(FileState(victim), before);
 }
 

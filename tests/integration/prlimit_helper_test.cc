@@ -18,6 +18,8 @@ constexpr int kSysResourceBit = 24;
 const Limit kHost{8 << 20, 8 << 20};
 
 std::string Helper() { return OurBinary("oci-prlimit-helper"); }
+// The test build: the installed helper has no --test-only-pause-after-pidfd.
+std::string TestingHelper() { return OurBinary("oci-prlimit-helper-testing"); }
 
 // "CapEff:\t000001fffeffffff" -> {"CapEff": 0x1fffeffffff}, and NoNewPrivs.
 std::map<std::string, uint64_t> StatusFields(const std::string& status) {
@@ -188,7 +190,7 @@ PausedRun RunPaused(const TempDir& dir, const std::string& meanwhile) {
       "sleep 1000 & T=$!\n"
       "sleep 1000 & S=$!\n"
       "echo $T > $D/target\n" +
-      Helper() + " --json --pid $T --test-only-pause-after-pidfd $D/fifo memlock=1M:4M " +
+      TestingHelper() + " --json --pid $T --test-only-pause-after-pidfd $D/fifo memlock=1M:4M " +
       ">$D/out 2>$D/err & P=$!\n"
       // Opening the FIFO returns once the helper opened it: its pidfd is open.
       "exec 3>$D/fifo\n"

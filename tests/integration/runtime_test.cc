@@ -190,21 +190,26 @@ TEST_P(RuntimeTest, CreateKeepsModeOwnerAndEveryOtherField) {
   spec_["x-vendor"] = {{"big", 18446744073709551615ULL}, {"neg", -5}, {"f", 1.5}};
   spec_["process"]["rlimits"].push_back(
       {{"type", "RLIMIT_CORE"}, {"hard", 18446744073709551615ULL}, {"soft", 0}});
-  WriteSpec(bundle_, spec_);
-  ASSERT_EQ(chmod((bundle_ + "/config.json").c_str(), 0600), 0);
-  ASSERT_EQ(chown((bundle_ + "/config.json").c_str(), 65534, 65534), 0);
   UseConfig(kConfigured1M4M);
-  const std::string id = NewId();
-  CmdResult r = Detached(Argv(wrapper(), {"create", "--bundle", bundle_, id}));
-  ASSERT_EQ(r.status, 0) << r.err;
-  struct stat st {};
-  ASSERT_EQ(stat((bundle_ + "/config.json").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0600u);
-  EXPECT_EQ(st.st_uid, 65534u);
   Json want = spec_;
   want["process"]["rlimits"].push_back(
       {{"type", "RLIMIT_MEMLOCK"}, {"hard", 4 << 20}, {"soft", 1 << 20}});
-  EXPECT_EQ(ReadSpec(bundle_), want);
+  // Not 0600, which mkostemp gives the temp file anyway: a lost mode must
+  // show. 06644 also shows setuid/setgid surviving the chown.
+  for (mode_t mode : {0644u, 0640u, 06644u}) {
+    WriteSpec(bundle_, spec_);
+    ASSERT_EQ(chown((bundle_ + "/config.json").c_str(), 65534, 65534), 0);
+    ASSERT_EQ(chmod((bundle_ + "/config.json").c_str(), mode), 0);
+    const std::string id = NewId();
+    CmdResult r = Detached(Argv(wrapper(), {"create", "--bundle", bundle_, id}));
+    ASSERT_EQ(r.status, 0) << r.err;
+    struct stat st {};
+    ASSERT_EQ(stat((bundle_ + "/config.json").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, mode) << std::oct << mode;
+    EXPECT_EQ(st.st_uid, 65534u);
+    EXPECT_EQ(st.st_gid, 65534u);
+    EXPECT_EQ(ReadSpec(bundle_), want) << std::oct << mode;
+  }
 }
 
 // Measured here: runc 1.1.5 and crun 1.8.1 both give a `exec --process`

@@ -1,0 +1,47 @@
+#include "prlimit-helper/target_kind.h"
+
+#include <charconv>
+#include <string>
+
+namespace ocirlimit {
+
+Result<ProcStat> ParseProcStat(std::string_view text) {
+  const size_t close = text.rfind(')');
+  if (close == std::string_view::npos) return MakeError("/proc stat: no \")\" after the command");
+  std::string_view rest = text.substr(close + 1);
+  auto next = [&rest]() {
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    size_t end = rest.find(' ');
+    std::string_view field = rest.substr(0, end);
+    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
+    return field;
+  };
+  ProcStat out;
+  std::string_view state = next();
+  if (state.size() != 1) return MakeError("/proc stat: no process state");
+  out.state = state[0];
+  for (int i = 0; i < 5; ++i) next();  // ppid, pgrp, session, tty_nr, tpgid
+  std::string_view flags = next();
+  auto [end, ec] = std::from_chars(flags.data(), flags.data() + flags.size(), out.flags);
+  if (ec != std::errc() || end != flags.data() + flags.size() || flags.empty()) {
+    return MakeError("/proc stat: no process flags");
+  }
+  return out;
+}
+
+std::optional<TargetRefusal> RefuseTargetKind(pid_t pid, const ProcStat& stat,
+                                              std::string_view when) {
+  const std::string target = "pid " + std::to_string(pid);
+  if (stat.flags & kPfKthread) {
+    return TargetRefusal{MakeError(target + ": refusing to touch a kernel thread"),
+                         ApplyFailure::kInvalidTarget};
+  }
+  if (stat.state == 'Z' || stat.state == 'X') {
+    return TargetRefusal{
+        MakeError(target + ": is a zombie (exited, not yet reaped) " + std::string(when)),
+        ApplyFailure::kTargetGone};
+  }
+  return std::nullopt;
+}
+
+}  // namespace ocirlimit

@@ -1,0 +1,73 @@
+#include "prlimit-helper/target_kind.h"
+
+#include <gtest/gtest.h>
+
+#include <ostream>
+#include <string>
+
+namespace ocirlimit {
+namespace {
+
+struct StatCase {
+  const char* name;
+  std::string text;
+  std::string error;  // of ParseProcStat; empty: parsed
+  char state = '?';
+  uint64_t flags = 0;
+  std::string refusal;  // of RefuseTargetKind; empty: a fine target
+  ApplyFailure failure = ApplyFailure::kNone;
+};
+
+void PrintTo(const StatCase& c, std::ostream* os) { *os << c.name; }
+
+class ProcStatTable : public ::testing::TestWithParam<StatCase> {};
+
+TEST_P(ProcStatTable, ParsesAndJudges) {
+  const StatCase& c = GetParam();
+  auto stat = ParseProcStat(c.text);
+  if (!c.error.empty()) {
+    ASSERT_FALSE(stat.ok());
+    EXPECT_EQ(stat.error().Text(), c.error);
+    return;
+  }
+  ASSERT_TRUE(stat.ok()) << stat.error().Text();
+  EXPECT_EQ(stat->state, c.state);
+  EXPECT_EQ(stat->flags, c.flags);
+  auto refused = RefuseTargetKind(42, *stat, "before its limits were set");
+  if (c.refusal.empty()) {
+    EXPECT_FALSE(refused.has_value()) << refused->error.Text();
+  } else {
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_EQ(refused->error.Text(), c.refusal);
+    EXPECT_EQ(refused->failure, c.failure);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ProcStatTable,
+    ::testing::Values(
+        StatCase{"Sleeping", "42 (sleep) S 1 42 42 0 -1 4194560 100 0 0", "", 'S', 4194560, "",
+                 ApplyFailure::kNone},
+        StatCase{"Kthreadd", "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0", "", 'S', 2129984,
+                 "pid 42: refusing to touch a kernel thread", ApplyFailure::kInvalidTarget},
+        StatCase{"Zombie", "42 (sh) Z 1 42 42 0 -1 4227084 0 0", "", 'Z', 4227084,
+                 "pid 42: is a zombie (exited, not yet reaped) before its limits were set",
+                 ApplyFailure::kTargetGone},
+        StatCase{"Dead", "42 (sh) X 1 42 42 0 -1 0 0", "", 'X', 0,
+                 "pid 42: is a zombie (exited, not yet reaped) before its limits were set",
+                 ApplyFailure::kTargetGone},
+        // A command may hold ") Z " to fake a state: only the last ')' counts.
+        StatCase{"CommWithParenthesesAndSpaces", "42 (a) Z 1 2 3 4 5 6 (b) R 1 42 42 0 -1 64 0", "",
+                 'R', 64, "", ApplyFailure::kNone},
+        StatCase{"NoCloseParen", "42 (sleep S 1", "/proc stat: no \")\" after the command", '?', 0,
+                 "", ApplyFailure::kNone},
+        StatCase{"NoState", "42 (x)", "/proc stat: no process state", '?', 0, "",
+                 ApplyFailure::kNone},
+        StatCase{"ShortLine", "42 (x) S 1 2 3", "/proc stat: no process flags", '?', 0, "",
+                 ApplyFailure::kNone},
+        StatCase{"FlagsNotANumber", "42 (x) S 1 2 3 4 5 zz", "/proc stat: no process flags", '?', 0,
+                 "", ApplyFailure::kNone}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace ocirlimit
