@@ -3,10 +3,17 @@
 # Only missing packages are installed, so a warm machine pays nothing.
 set -euo pipefail
 
-build=(build-essential cmake ninja-build pkg-config git
+# The build and the .deb: `file` is what cpack's CPACK_DEBIAN_PACKAGE_SHLIBDEPS
+# (dpkg-shlibdeps) runs on every binary.
+build=(build-essential cmake ninja-build pkg-config git ca-certificates file
        nlohmann-json3-dev libtomlplusplus-dev libcap-dev googletest libgtest-dev libgmock-dev)
+# The tests: the real runtimes and daemons (on a machine running systemd, the
+# docker.io, containerd and podman packages may start system services), the
+# demo's rootfs, lint, ASan/fuzz (clang), man-page checks (man-db, groff-base),
+# and debootstrap for the fresh-root CI step (tests/fresh-root/run.sh).
 runtimes=(runc crun podman docker.io containerd busybox-static util-linux libcap2-bin
-          iproute2 hyperfine jq clang-format clang-tidy clang libclang-rt-14-dev python3-yaml shellcheck)
+          iproute2 hyperfine jq clang-format clang-tidy clang libclang-rt-14-dev python3-yaml shellcheck
+          man-db groff-base debootstrap)
 
 case "${1:-all}" in
   build) want=("${build[@]}") ;;
