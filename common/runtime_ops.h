@@ -27,6 +27,8 @@ class RuntimeOps {
   virtual Status AppendLine(const std::string& path, const std::string& line) = 0;
   virtual std::string Now() = 0;  // RFC 3339, UTC
   virtual void Stderr(const std::string& line) = 0;
+  // Unbuffered, so it lands before the output of a runtime exec'd next.
+  virtual void Stdout(const std::string& text) = 0;
   // execv(2); returns only when it failed.
   virtual Error Exec(const std::string& path, const std::vector<std::string>& argv) = 0;
 };

@@ -56,6 +56,8 @@ class LinuxOps final : public RuntimeOps {
 
   void Stderr(const std::string& line) override { WriteAll(STDERR_FILENO, line + "\n"); }
 
+  void Stdout(const std::string& text) override { WriteAll(STDOUT_FILENO, text); }
+
   Error Exec(const std::string& path, const std::vector<std::string>& argv) override {
     std::vector<char*> cargv;
     cargv.reserve(argv.size() + 1);
