@@ -339,11 +339,11 @@ TEST(RuntimeSelfDescription, HelpAndVersionWithNoRuncOnPath) {
   CmdResult help = RunCmd({OurBinary("oci-rlimit-runtime"), "--oci-rlimit-help"}, no_runtime);
   EXPECT_EQ(help.status, 0) << help.err;
   EXPECT_EQ(help.err, "");
-  for (const std::string piece :
-       {"usage: oci-rlimit-runtime [RUNTIME-FLAGS] COMMAND", "--oci-rlimit-help",
-        "$OCI_RLIMIT_CONFIG, else /etc/oci-rlimit/config.toml",
-        "Here: config " + cfg + ": 1 default limit(s), 0 rule(s)",
-        "runtime: none: ", "(PATH=" + dir.path() + ")", version}) {
+  for (const std::string& piece : std::vector<std::string>{
+           "usage: oci-rlimit-runtime [RUNTIME-FLAGS] COMMAND", "--oci-rlimit-help",
+           "$OCI_RLIMIT_CONFIG, else /etc/oci-rlimit/config.toml",
+           "Here: config " + cfg + ": 1 default limit(s), 0 rule(s)",
+           "runtime: none: ", "(PATH=" + dir.path() + ")", version}) {
     EXPECT_NE(help.out.find(piece), std::string::npos) << piece << "\n" << help.out;
   }
 
