@@ -173,7 +173,11 @@ TEST_F(DebPackageTest, InstallUseRemovePurge) {
   for (const std::string want :
        {"/usr/bin/oci-rlimit-hook", kConffile, "/usr/share/containers/oci/hooks.d/oci-rlimit.json",
         "/usr/lib/oci-rlimit/shim/nvidia-container-runtime-hook",
-        "/usr/share/oci-rlimit/docker/oci-rlimit.conf", "/usr/share/man/man1/oci-rlimit-hook.1.gz",
+        "/usr/share/oci-rlimit/docker/oci-rlimit.conf", "/usr/share/man/man8/oci-rlimit.8.gz",
+        "/usr/share/man/man8/oci-rlimit-hook.8.gz", "/usr/share/man/man8/oci-rlimit-runtime.8.gz",
+        "/usr/share/man/man8/oci-prlimit-helper.8.gz",
+        // where `oci-rlimit doctor` tells admins to copy the hooks.d file from
+        "/usr/share/oci-rlimit/hooks.d/oci-rlimit.json",
         "/usr/share/doc/oci-rlimit/README.md"}) {
     EXPECT_NE(std::find(files.begin(), files.end(), want), files.end()) << want;
     EXPECT_TRUE(Exists(want)) << want;
