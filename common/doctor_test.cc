@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "tests/testing/case_name.h"
+
 namespace ocirlimit {
 namespace {
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/testing/case_name.h"
+
 namespace ocirlimit {
 namespace {
 

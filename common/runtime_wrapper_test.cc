@@ -8,6 +8,7 @@
 #include <map>
 
 #include "common/version.h"
+#include "tests/testing/case_name.h"
 
 namespace ocirlimit {
 namespace {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "config.h"
+#include "tests/testing/case_name.h"
 
 namespace ocirlimit {
 namespace {

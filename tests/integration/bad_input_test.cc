@@ -105,6 +105,8 @@ struct Case {
   std::vector<std::string> needles;  // {dir}, {bundle}, {config}, {pid}, {live} are replaced
   std::function<void(World&)> setup;
 };
+// gtest prints a parameter with PrintTo: the case's name, not a hex dump.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 // Defaults per program; a case's setup then changes what it tests.
 void DefaultWorld(Prog prog, World& w) {
