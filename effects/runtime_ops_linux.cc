@@ -48,7 +48,11 @@ class LinuxOps final : public RuntimeOps {
   // Nowhere is left to report a failed write to stderr.
   void Stderr(const std::string& line) override { (void)WriteAll(STDERR_FILENO, line + "\n"); }
 
-  void Stdout(const std::string& text) override { WriteAll(STDOUT_FILENO, text); }
+  void Stdout(const std::string& text) override {
+    if (auto written = WriteAll(STDOUT_FILENO, text); !written) {
+      Stderr("oci-rlimit-runtime: write to stdout: " + written.error().Text());
+    }
+  }
 
   Error Exec(const std::string& path, const std::vector<std::string>& argv) override {
     std::vector<char*> cargv;
