@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "tests/testing/case_name.h"
+
 namespace ocirlimit {
 namespace {
 
