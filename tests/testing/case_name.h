@@ -17,7 +17,9 @@ namespace ocirlimit {
 namespace {
 
 template <class Case>
-concept NamedCase = requires(const Case& c) { std::string_view(c.name); };
+concept NamedCase = requires(const Case& c) {
+  std::string_view(c.name);
+};
 
 template <NamedCase Case>
 void PrintTo(const Case& c, std::ostream* os) {
