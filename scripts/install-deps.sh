@@ -13,7 +13,8 @@ build=(build-essential cmake ninja-build pkg-config git ca-certificates file
 # and debootstrap for the fresh-root CI step (tests/fresh-root/run.sh).
 runtimes=(runc crun podman docker.io containerd busybox-static util-linux libcap2-bin
           iproute2 hyperfine jq clang-format clang-tidy clang libclang-rt-14-dev python3-yaml shellcheck
-          man-db groff-base debootstrap)
+          protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc
+          uidmap slirp4netns man-db groff-base debootstrap)
 
 case "${1:-all}" in
   build) want=("${build[@]}") ;;
@@ -35,4 +36,22 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# containerd 1.7 and 2.x and the CRI and NRI protos, from newer Debian suites,
+# unpacked (never installed) into /var/cache/oci-rlimit (scripts/fetch-containerd.sh).
+if [[ ${1:-all} == all ]]; then
+  "$(dirname "$0")/fetch-containerd.sh"
+fi
+
+# Rootless podman tests (tests/integration/rootless_test.cc): a user with
+# /etc/subuid and /etc/subgid ranges, which useradd -m writes. Idempotent.
+rootless_user=oci-rlimit-test
+if [[ ${1:-all} == all ]] && ! id -u "$rootless_user" >/dev/null 2>&1; then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install-deps: user $rootless_user missing; run as root" >&2
+    exit 1
+  fi
+  echo "install-deps: adding user $rootless_user (rootless podman tests)"
+  useradd -m -s /bin/sh "$rootless_user"
 fi
