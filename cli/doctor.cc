@@ -117,7 +117,7 @@ class Doctor {
     if (!text) {
       if (text.error().err == ENOENT) {
         Add("config", CheckStatus::kWarn, "no config: the hook and the wrapper apply nothing", path,
-            "write " + path + " (docs/policy.md)");
+            "write " + path + " (" + std::string(kDocDir) + "/policy.md)");
       } else {
         Add("config", CheckStatus::kFail, "cannot read: " + text.error().Text(), path);
       }
@@ -210,8 +210,8 @@ class Doctor {
     if (!nvidia) {
       Add("docker", CheckStatus::kInfo,
           "no nvidia-container-runtime-hook on PATH: docker --gpus fails to start containers", "",
-          "for docker --gpus, link nvidia-container-runtime-hook to oci-rlimit-hook (chain mode, "
-          "docs/deployment.md)");
+          "for docker --gpus, link nvidia-container-runtime-hook to oci-rlimit-hook (chain mode, " +
+              std::string(kDocDir) + "/deployment.md)");
     } else if (IsOurs(*nvidia, kHook)) {
       Add("docker", CheckStatus::kOk,
           "nvidia-container-runtime-hook is oci-rlimit-hook: docker --gpus containers get the "
@@ -220,7 +220,9 @@ class Doctor {
     } else {
       Add("docker", CheckStatus::kInfo,
           "nvidia-container-runtime-hook is NVIDIA's, not ours: docker --gpus sets no rlimits",
-          *nvidia, "put oci-rlimit-hook in front of it (chain mode, docs/deployment.md)");
+          *nvidia,
+          "put oci-rlimit-hook in front of it (chain mode, " + std::string(kDocDir) +
+              "/deployment.md)");
     }
     Systemd("docker", "docker.service");
   }
@@ -283,8 +285,8 @@ class Doctor {
     if (!text) {
       Add("containerd", CheckStatus::kInfo,
           "no config.toml: built-in defaults, no runtime handler runs oci-rlimit-runtime", path,
-          "add a runtime handler with BinaryName = \"/usr/bin/oci-rlimit-runtime\" "
-          "(docs/deployment.md)");
+          "add a runtime handler with BinaryName = \"/usr/bin/oci-rlimit-runtime\" (" +
+              std::string(kDocDir) + "/deployment.md)");
     } else if (auto handlers = ContainerdHandlers(*text); !handlers) {
       Add("containerd", CheckStatus::kFail, handlers.error().Text(), path,
           "containerd will not start with this config");
@@ -416,7 +418,9 @@ class Doctor {
     if (!found) {
       Add("hooks.d", CheckStatus::kInfo,
           "no oci-rlimit hook in /usr/share/containers/oci/hooks.d or /etc/containers/oci/hooks.d",
-          "", "install packaging/hooks.d/oci-rlimit.json for " + users);
+          "",
+          "install -m 644 " + std::string(kPackagedHooksFile) +
+              " /etc/containers/oci/hooks.d/ (the oci-rlimit package ships it) for " + users);
     }
   }
 
@@ -495,7 +499,7 @@ Json DoctorJson(const DoctorReport& report) {
   Json checks = Json::array();
   for (const auto& c : report.checks) {
     checks.push_back({{"area", c.area},
-                      {"status", Lower(StatusName(c.status))},
+                      {"status", StatusName(c.status)},
                       {"what", c.what},
                       {"path", c.path},
                       {"advice", c.advice}});

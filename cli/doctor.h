@@ -29,7 +29,13 @@ class NodeOps {
   virtual Result<std::string> Version(const std::string& path) = 0;
 };
 
+// Advice names paths on the node as the .deb installs them
+// (packaging/CMakeLists.txt), never paths in a source tree.
+inline constexpr const char* kDocDir = "/usr/share/doc/oci-rlimit";
+inline constexpr const char* kPackagedHooksFile = "/usr/share/oci-rlimit/hooks.d/oci-rlimit.json";
+
 enum class CheckStatus { kOk, kInfo, kWarn, kFail };
+// "ok", "info", "warn", "FAIL", in the table and in --json (docs/doctor.md).
 const char* StatusName(CheckStatus s);
 
 struct Check {

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <map>
+#include <set>
+
+#include "tests/testing/case_name.h"
 
 namespace ocirlimit {
 namespace {
@@ -140,6 +143,60 @@ TEST(Doctor, FailsOnABrokenConfigAndNoRuntime) {
   EXPECT_EQ(Find(r, "capabilities", "no CAP_SYS_RESOURCE")->status, CheckStatus::kWarn);
   EXPECT_NE(DoctorText(r).find("doctor: FAILED"), std::string::npos);
   EXPECT_EQ(DoctorJson(r)["ok"], false);
+}
+
+// Advice is read on a node: it names files the .deb installs, never a
+// source-tree path such as packaging/... or docs/....
+TEST(Doctor, AdviceNamesInstalledPathsOnly) {
+  FakeNode bare;  // podman present, nothing configured: every "how to" advice
+  bare.programs = {{"podman", "/usr/bin/podman"},
+                   {"dockerd", "/usr/sbin/dockerd"},
+                   {"containerd", "/usr/bin/containerd"}};
+  FakeNode nvidia = GoodNode();
+  nvidia.links.clear();  // NVIDIA's own hook on PATH
+  const std::vector<std::string> installed = {kPackagedHooksFile,
+                                              std::string(kDocDir) + "/policy.md",
+                                              std::string(kDocDir) + "/deployment.md"};
+  size_t advised = 0;
+  for (FakeNode* n : {&bare, &nvidia}) {
+    DoctorReport r = RunDoctor(*n);
+    for (const auto& c : r.checks) {
+      EXPECT_EQ(c.advice.find("packaging/"), std::string::npos) << c.advice;
+      EXPECT_EQ(c.advice.find("(docs/"), std::string::npos) << c.advice;
+      for (size_t at = c.advice.find("/usr/share/"); at != std::string::npos;
+           at = c.advice.find("/usr/share/", at + 1)) {
+        const std::string path = c.advice.substr(at, c.advice.find_first_of(" )", at) - at);
+        EXPECT_NE(std::find(installed.begin(), installed.end(), path), installed.end())
+            << path << " in: " << c.advice;
+        ++advised;
+      }
+    }
+  }
+  EXPECT_GE(advised, 4u) << "the hooks.d, config, containerd and docker advice name files";
+  const DoctorReport bare_report = RunDoctor(bare);
+  const Check* hooks = Find(bare_report, "hooks.d", "no oci-rlimit hook");
+  ASSERT_NE(hooks, nullptr);
+  EXPECT_EQ(hooks->advice,
+            "install -m 644 /usr/share/oci-rlimit/hooks.d/oci-rlimit.json "
+            "/etc/containers/oci/hooks.d/ (the oci-rlimit package ships it) for podman");
+}
+
+// docs/doctor.md: statuses are ok, info, warn and FAIL, the same in --json.
+TEST(Doctor, JsonStatusesAreTheDocumentedOnes) {
+  FakeNode n;
+  n.files["/etc/oci-rlimit/config.toml"] = "rlimits = ['memlok=1']\n";
+  n.programs = {{"runc", "/usr/sbin/runc"}};
+  n.files["/proc/self/status"] = "CapEff:\t000001fffeffffff\n";
+  DoctorReport r = RunDoctor(n);
+  Json j = DoctorJson(r);
+  std::set<std::string> seen;
+  for (size_t i = 0; i < r.checks.size(); ++i) {
+    const std::string status = j["checks"][i]["status"];
+    EXPECT_EQ(status, StatusName(r.checks[i].status));
+    seen.insert(status);
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"ok", "info", "warn", "FAIL"}));
+  EXPECT_EQ(StatusName(CheckStatus::kFail), std::string("FAIL"));
 }
 
 TEST(Doctor, WarnsWhenRequestsCannotReachTheSpec) {

@@ -25,6 +25,7 @@ constexpr const char* kUsage =
     "usage: oci-rlimit validate [--config PATH] [--json]\n"
     "       oci-rlimit explain --bundle DIR [--config PATH] [--json]\n"
     "       oci-rlimit doctor [--root DIR] [--json]\n"
+    "       oci-rlimit --help | --version\n"
     "\n"
     "validate  checks a config and prints the effective limits, rules and requests.\n"
     "explain   shows which rules match DIR/config.json, the limits oci-rlimit would set,\n"

@@ -5,6 +5,8 @@
 
 #include <map>
 
+#include "tests/testing/case_name.h"
+
 namespace ocirlimit {
 namespace {
 
@@ -269,6 +271,7 @@ struct BadEnvCase {
   const char* value;
   const char* message_part;
 };
+void PrintTo(const BadEnvCase& c, std::ostream* os) { *os << c.variable << "=" << c.value; }
 
 class EnvOverridesBad : public ::testing::TestWithParam<BadEnvCase> {};
 

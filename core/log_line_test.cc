@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include "tests/testing/case_name.h"
+
 namespace ocirlimit {
 namespace {
 

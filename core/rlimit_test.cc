@@ -5,6 +5,13 @@
 
 #include <algorithm>
 
+#include "tests/testing/case_name.h"
+
+namespace ocirlimit {
+// RlimitInfo is the library's own type, so its PrintTo sits in ocirlimit.
+void PrintTo(const RlimitInfo& info, std::ostream* os) { *os << info.name; }
+}  // namespace ocirlimit
+
 namespace ocirlimit {
 namespace {
 
@@ -16,6 +23,7 @@ struct GoodCase {
   uint64_t soft;
   uint64_t hard;
 };
+void PrintTo(const GoodCase& c, std::ostream* os) { *os << '"' << c.entry << '"'; }
 
 class ParseRlimitGood : public ::testing::TestWithParam<GoodCase> {};
 
@@ -61,6 +69,7 @@ struct BadCase {
   const char* entry;
   const char* message_part;  // the error must name this
 };
+void PrintTo(const BadCase& c, std::ostream* os) { *os << '"' << c.entry << '"'; }
 
 class ParseRlimitBad : public ::testing::TestWithParam<BadCase> {};
 
@@ -123,6 +132,8 @@ struct NameCase {
   const char* name;
   int resource;  // -1: not an rlimit
 };
+// Some names are empty or have spaces: printed quoted (the template prints bare).
+void PrintTo(const NameCase& c, std::ostream* os) { *os << '"' << c.name << '"'; }
 
 class FindRlimitTest : public ::testing::TestWithParam<NameCase> {};
 

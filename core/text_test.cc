@@ -5,6 +5,8 @@
 #include <ostream>
 #include <string>
 
+#include "tests/testing/case_name.h"
+
 namespace ocirlimit {
 namespace {
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/config.h"
+#include "tests/testing/case_name.h"
 
 namespace ocirlimit {
 namespace {

@@ -37,6 +37,8 @@ class RuntimeOps {
   // Runs argv (argv[0] a path) and returns its stdout; see RunCaptured.
   virtual Result<std::string> RunCaptured(const std::vector<std::string>& argv, int timeout_ms,
                                           size_t max_bytes) = 0;
+  // Unbuffered, so it lands before the output of a runtime exec'd next.
+  virtual void Stdout(const std::string& text) = 0;
   // execv(2); returns only when it failed.
   virtual Error Exec(const std::string& path, const std::vector<std::string>& argv) = 0;
 };

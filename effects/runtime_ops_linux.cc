@@ -68,6 +68,12 @@ class LinuxOps final : public RuntimeOps {
     return ocirlimit::RunCaptured(argv, timeout_ms, max_bytes);
   }
 
+  void Stdout(const std::string& text) override {
+    if (auto written = WriteAll(STDOUT_FILENO, text); !written) {
+      Stderr("oci-rlimit-runtime: write to stdout: " + written.error().Text());
+    }
+  }
+
   Error Exec(const std::string& path, const std::vector<std::string>& argv) override {
     std::vector<char*> cargv;
     cargv.reserve(argv.size() + 1);

@@ -5,6 +5,8 @@
 
 #include <cerrno>
 
+#include "tests/testing/case_name.h"
+
 namespace ocirlimit {
 namespace {
 

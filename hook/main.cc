@@ -33,6 +33,7 @@ constexpr size_t kMaxSpecBytes = 64 << 20;
 
 constexpr const char* kUsage =
     "usage: oci-rlimit-hook [--config PATH] [createRuntime|prestart|precreate]\n"
+    "       oci-rlimit-hook --help | --version\n"
     "\n"
     "As a createRuntime or prestart hook: reads the OCI state on stdin and sets the\n"
     "configured rlimits on the container's init process with prlimit(2).\n"

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include "tests/testing/case_name.h"
+
 namespace ocirlimit {
 namespace {
 
@@ -228,6 +230,9 @@ struct TargetCase {
   pid_t self;
   const char* message_part;  // empty: accepted
 };
+void PrintTo(const TargetCase& c, std::ostream* os) {
+  *os << "pid " << c.target << " from helper pid " << c.self;
+}
 
 class CheckTargetTable : public ::testing::TestWithParam<TargetCase> {};
 

@@ -41,6 +41,7 @@ const char* const kHelperUsage =
     "[createRuntime|prestart]\n"
     "       oci-prlimit-helper [--json] --get (--pid PID | --state)\n"
     "       oci-prlimit-helper --debug-caps\n"
+    "       oci-prlimit-helper --help | --version\n"
     "\n"
     "Sets rlimits on another process with prlimit(2), from outside its seccomp filter.\n"
     "  --pid PID     the target process\n"

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
+#include "tests/testing/case_name.h"
+
 namespace ocirlimit {
 namespace {
 

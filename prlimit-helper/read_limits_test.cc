@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <map>
 
+#include "tests/testing/case_name.h"
+
 namespace ocirlimit {
 namespace {
 

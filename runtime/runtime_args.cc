@@ -89,6 +89,11 @@ Result<GlobalFlags> ParseGlobalFlags(const std::vector<std::string>& args) {
       g.command = CommandOf(g.subcommand);
       return g;
     }
+    // --oci-rlimit-help wins over --version wherever both appear.
+    if (flag->name == kSelfHelpFlag) g.self = SelfRequest::kHelp;
+    if ((flag->name == "version" || flag->name == "v") && g.self == SelfRequest::kNone) {
+      g.self = SelfRequest::kVersion;
+    }
     if (!Contains(kGlobalValueFlags, flag->name)) continue;
     auto value = TakeValue(*flag, args, i, "global ");
     if (!value) return value.error();

@@ -16,6 +16,12 @@ namespace ocirlimit {
 
 enum class RuntimeCommand { kNone, kCreate, kRun, kExec, kOther };
 
+// What the wrapper answers itself, before any subcommand: --oci-rlimit-help
+// (its own usage; --help is the runtime's) and --version/-v (our version
+// line, then the runtime's).
+enum class SelfRequest { kNone, kHelp, kVersion };
+inline constexpr std::string_view kSelfHelpFlag = "oci-rlimit-help";
+
 struct GlobalFlags {
   std::string root;        // --root, empty when absent
   std::string log;         // --log
@@ -23,6 +29,7 @@ struct GlobalFlags {
   std::string subcommand;  // as given; empty when there is none
   RuntimeCommand command = RuntimeCommand::kNone;
   size_t subcommand_at = 0;  // index of the subcommand in args
+  SelfRequest self = SelfRequest::kNone;
 };
 
 struct CommandFlags {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/testing/case_name.h"
+
 namespace ocirlimit {
 namespace {
 
@@ -16,6 +18,7 @@ struct ArgsCase {
   std::string root{};
   std::string log{};
   std::string log_format{};
+  SelfRequest self = SelfRequest::kNone;
 };
 
 class ParseRuntimeArgsGood : public ::testing::TestWithParam<ArgsCase> {};
@@ -32,6 +35,7 @@ TEST_P(ParseRuntimeArgsGood, Parses) {
   EXPECT_EQ(r->global.root, c.root);
   EXPECT_EQ(r->global.log, c.log);
   EXPECT_EQ(r->global.log_format, c.log_format);
+  EXPECT_EQ(r->global.self, c.self);
   if (!c.subcommand.empty()) {
     EXPECT_EQ(c.args.at(r->global.subcommand_at), c.subcommand);
   }
@@ -217,7 +221,45 @@ INSTANTIATE_TEST_SUITE_P(
         ArgsCase{.name = "version_flag_only",
                  .args = {"--version"},
                  .subcommand = "",
-                 .command = RC::kNone},
+                 .command = RC::kNone,
+                 .self = SelfRequest::kVersion},
+        ArgsCase{.name = "v_short_is_version",
+                 .args = {"-v"},
+                 .command = RC::kNone,
+                 .self = SelfRequest::kVersion},
+        ArgsCase{.name = "version_after_global_flags",
+                 .args = {"--root", "/r", "--version"},
+                 .command = RC::kNone,
+                 .root = "/r",
+                 .self = SelfRequest::kVersion},
+        ArgsCase{.name = "oci_rlimit_help",
+                 .args = {"--oci-rlimit-help"},
+                 .command = RC::kNone,
+                 .self = SelfRequest::kHelp},
+        ArgsCase{.name = "oci_rlimit_help_single_dash",
+                 .args = {"-oci-rlimit-help"},
+                 .command = RC::kNone,
+                 .self = SelfRequest::kHelp},
+        ArgsCase{.name = "oci_rlimit_help_wins_over_version",
+                 .args = {"--version", "--oci-rlimit-help"},
+                 .command = RC::kNone,
+                 .self = SelfRequest::kHelp},
+        // --help is the real runtime's: the wrapper passes it through.
+        ArgsCase{.name = "help_is_the_runtimes", .args = {"--help"}, .command = RC::kNone},
+        ArgsCase{.name = "version_after_subcommand_is_the_commands",
+                 .args = {"create", "--version"},
+                 .subcommand = "create",
+                 .command = RC::kCreate},
+        ArgsCase{.name = "root_named_version_is_a_value",
+                 .args = {"--root", "--version", "state", "c1"},
+                 .subcommand = "state",
+                 .command = RC::kOther,
+                 .root = "--version"},
+        ArgsCase{.name = "help_flag_as_exec_argument_is_not_ours",
+                 .args = {"exec", "c1", "sh", "--oci-rlimit-help"},
+                 .subcommand = "exec",
+                 .command = RC::kExec,
+                 .id = "c1"},
         ArgsCase{.name = "double_dash_before_subcommand",
                  .args = {"--debug", "--", "create", "c1"},
                  .subcommand = "create",

@@ -5,6 +5,8 @@
 
 #include <map>
 
+#include "tests/testing/case_name.h"
+
 namespace ocirlimit {
 namespace {
 

@@ -7,6 +7,7 @@
 #include "core/policy.h"
 #include "core/text.h"
 #include "core/unprivileged.h"
+#include "core/version.h"
 #include "runtime/runtime_args.h"
 #include "runtime/runtime_plan.h"
 
@@ -22,6 +23,25 @@ constexpr size_t kMaxStateOutputBytes = 1 << 20;
 // What execvp(3) searches when PATH is unset.
 constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
+constexpr const char* kUsage =
+    "usage: oci-rlimit-runtime [RUNTIME-FLAGS] COMMAND [ARGS...]   (runc's argv)\n"
+    "       oci-rlimit-runtime --oci-rlimit-help\n"
+    "       oci-rlimit-runtime --version\n"
+    "\n"
+    "A runc-compatible wrapper. On create and run it merges the configured rlimits into\n"
+    "process.rlimits of the bundle's config.json, on exec into the --process file; then\n"
+    "it execs the real runtime with the same argv. Every other command, --help included,\n"
+    "goes to the real runtime unchanged. --version prints this version line, then the\n"
+    "runtime's.\n"
+    "\n"
+    "Config: $OCI_RLIMIT_CONFIG, else /etc/oci-rlimit/config.toml (there is no --config:\n"
+    "the argv is runc's). $OCI_RLIMIT_RLIMITS and $NVIDIA_CONTAINER_RUNTIME_RLIMITS\n"
+    "(\"memlock=unlimited,...\") override file entries of the same type.\n"
+    "Runtime: the first of [runtime] runtimes (default \"runc\", \"crun\") found on PATH,\n"
+    "or an absolute path; never this wrapper itself.\n"
+    "Exit status: the runtime's; 1 when the wrapper failed before exec'ing it (then it\n"
+    "changed nothing and ran nothing).\n";
+
 class Wrapper {
  public:
   Wrapper(const std::vector<std::string>& argv, RuntimeOps& ops) : argv_(argv), ops_(ops) {
@@ -33,11 +53,18 @@ class Wrapper {
     auto global = ParseGlobalFlags(args);
     if (!global) return Fail(global.error());
     global_ = *global;
+    if (global_.self == SelfRequest::kHelp) return Help();
+    if (global_.self == SelfRequest::kVersion) ops_.Stdout(VersionLine());
     auto cfg = ops_.LoadConfig();
     if (!cfg) return Fail(cfg.error());
     cfg_ = std::move(cfg->config);
     for (const auto& w : cfg->warnings) ops_.Stderr(std::string(kRuntimeName) + ": warning: " + w);
     auto runtime = FindRuntime();
+    if (!runtime && global_.self == SelfRequest::kVersion) {
+      ops_.Stderr(std::string(kRuntimeName) +
+                  ": note: no runtime to ask for its version: " + runtime.error().Text());
+      return 0;
+    }
     if (!runtime) return Fail(runtime.error());
     runtime_ = *runtime;
 
@@ -56,6 +83,30 @@ class Wrapper {
   }
 
  private:
+  static std::string VersionLine() {
+    return std::string(kRuntimeName) + " version " + kVersion + " (oci-rlimit)\n";
+  }
+
+  // Usage, and what this node's config and PATH give, without running anything.
+  int Help() {
+    std::string out = kUsage;
+    const std::string path = ops_.Getenv(kConfigEnv).value_or(std::string(kDefaultConfigPath));
+    out += "\nHere: config " + path;
+    auto cfg = ops_.LoadConfig();
+    if (!cfg) {
+      out += ": " + cfg.error().Text() + "\n";
+    } else {
+      cfg_ = std::move(cfg->config);
+      out += ": " + std::to_string(cfg_.rlimits.size()) + " default limit(s), " +
+             std::to_string(cfg_.rules.size()) + " rule(s)\n";
+      auto runtime = FindRuntime();
+      out += runtime ? "runtime: " + *runtime + "\n"
+                     : "runtime: none: " + runtime.error().Text() + "\n";
+    }
+    ops_.Stdout(out + VersionLine());
+    return 0;
+  }
+
   // One line on stderr and, for containerd and docker, one in the --log file.
   // A --log that cannot take the line (a FIFO, a directory) is named on the
   // same stderr line, so the error stays one line.

@@ -7,7 +7,9 @@
 
 #include <map>
 
+#include "core/version.h"
 #include "runtime/runtime_plan.h"
+#include "tests/testing/case_name.h"
 
 namespace ocirlimit {
 namespace {
@@ -24,6 +26,7 @@ class FakeOps final : public RuntimeOps {
 
   std::vector<std::string> written;  // paths
   std::vector<std::string> stderr_lines;
+  std::string stdout_text;
   std::vector<std::pair<std::string, std::string>> log_lines;
   std::optional<std::vector<std::string>> exec_argv;
   std::string exec_path;
@@ -75,6 +78,7 @@ class FakeOps final : public RuntimeOps {
     if (it == states.end()) return MakeError("run \"" + argv[0] + "\": exit status 1");
     return it->second;
   }
+  void Stdout(const std::string& text) override { stdout_text += text; }
   Error Exec(const std::string& path, const std::vector<std::string>& argv) override {
     exec_path = path;
     exec_argv = argv;
@@ -504,6 +508,105 @@ TEST(RuntimeWrapper, LoadWarningsAreShownAndTheRuntimeRuns) {
   EXPECT_EQ(Warnings(ops)[0], "oci-rlimit-runtime: warning: " + ops.load_warnings[0]);
   EXPECT_TRUE(ops.exec_argv.has_value());
 }
+
+}  // namespace
+}  // namespace ocirlimit
+
+namespace ocirlimit {
+namespace {
+
+// --oci-rlimit-help and --version, with and without a runtime on PATH.
+struct SelfCase {
+  const char* name;
+  std::vector<std::string> argv;
+  bool runtime_present;
+  int rc;                        // when no exec happens
+  bool execs;                    // runs the runtime with the same argv
+  std::vector<std::string> out;  // each is in stdout, in this order
+  const char* err;               // in stderr ("" = stderr empty)
+};
+
+class RuntimeWrapperSelf : public ::testing::TestWithParam<SelfCase> {};
+
+TEST_P(RuntimeWrapperSelf, DescribesItself) {
+  const SelfCase& c = GetParam();
+  FakeOps ops;
+  ops.config = WithMemlock();
+  if (!c.runtime_present) ops.executables.clear();
+  const int rc = RunRuntimeWrapper(c.argv, ops);
+  if (c.out.empty()) {
+    EXPECT_EQ(ops.stdout_text, "");
+  }
+  size_t at = 0;
+  for (const auto& piece : c.out) {
+    size_t found = ops.stdout_text.find(piece, at);
+    ASSERT_NE(found, std::string::npos) << "\"" << piece << "\" not in\n" << ops.stdout_text;
+    at = found + piece.size();
+  }
+  std::string err;
+  for (const auto& l : ops.stderr_lines) err += l + "\n";
+  if (*c.err == '\0') {
+    EXPECT_EQ(err, "");
+  } else {
+    EXPECT_NE(err.find(c.err), std::string::npos) << err;
+  }
+  EXPECT_TRUE(ops.written.empty());
+  if (c.execs) {
+    ASSERT_TRUE(ops.exec_argv.has_value());
+    std::vector<std::string> want = c.argv;
+    want[0] = "/usr/sbin/runc";
+    EXPECT_EQ(*ops.exec_argv, want);
+  } else {
+    EXPECT_FALSE(ops.exec_argv.has_value());
+    EXPECT_EQ(rc, c.rc);
+  }
+}
+
+const std::string kVersionLine =
+    std::string("oci-rlimit-runtime version ") + kVersion + " (oci-rlimit)\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, RuntimeWrapperSelf,
+    ::testing::Values(
+        SelfCase{
+            "help_without_runtime",
+            {"oci-rlimit-runtime", "--oci-rlimit-help"},
+            false,
+            0,
+            false,
+            {"usage: oci-rlimit-runtime", "$OCI_RLIMIT_CONFIG, else /etc/oci-rlimit/config.toml",
+             "Here: config /etc/oci-rlimit/config.toml: 1 default limit(s), 0 rule(s)\n",
+             "runtime: none: [runtime] runtimes", kVersionLine},
+            ""},
+        SelfCase{"help_with_runtime",
+                 {"oci-rlimit-runtime", "--oci-rlimit-help"},
+                 true,
+                 0,
+                 false,
+                 {"usage: oci-rlimit-runtime", "runtime: /usr/sbin/runc\n", kVersionLine},
+                 ""},
+        SelfCase{"version_then_the_runtimes",
+                 {"oci-rlimit-runtime", "--version"},
+                 true,
+                 0,
+                 true,
+                 {kVersionLine},
+                 "exec \"/usr/sbin/runc\""},
+        SelfCase{"version_without_runtime_notes_it",
+                 {"oci-rlimit-runtime", "-v"},
+                 false,
+                 0,
+                 false,
+                 {kVersionLine},
+                 "oci-rlimit-runtime: note: no runtime to ask for its version: [runtime] runtimes"},
+        SelfCase{"help_is_passed_to_the_runtime",
+                 {"oci-rlimit-runtime", "--help"},
+                 true,
+                 0,
+                 true,
+                 {},
+                 "exec \"/usr/sbin/runc\""}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace ocirlimit

@@ -3,15 +3,18 @@
 # Only missing packages are installed, so a warm machine pays nothing.
 set -euo pipefail
 
-build=(build-essential cmake ninja-build pkg-config git
+# The build and the .deb: `file` is what cpack's CPACK_DEBIAN_PACKAGE_SHLIBDEPS
+# (dpkg-shlibdeps) runs on every binary.
+build=(build-essential cmake ninja-build pkg-config git ca-certificates file
        nlohmann-json3-dev libtomlplusplus-dev libcap-dev googletest libgtest-dev libgmock-dev)
+# The tests: the real runtimes and daemons (on a machine running systemd, the
+# docker.io, containerd and podman packages may start system services), the
+# demo's rootfs, lint, ASan/fuzz (clang), man-page checks (man-db, groff-base),
+# and debootstrap for the fresh-root CI step (tests/fresh-root/run.sh).
 runtimes=(runc crun podman docker.io containerd busybox-static util-linux libcap2-bin
           iproute2 hyperfine jq clang-format clang-tidy clang libclang-rt-14-dev python3-yaml shellcheck
-<<<<<<< HEAD
-          protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc)
-=======
-          uidmap slirp4netns)
->>>>>>> main
+          protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc
+          uidmap slirp4netns man-db groff-base debootstrap)
 
 case "${1:-all}" in
   build) want=("${build[@]}") ;;
@@ -35,12 +38,12 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-<<<<<<< HEAD
 # containerd 1.7 and 2.x and the CRI and NRI protos, from newer Debian suites,
 # unpacked (never installed) into /var/cache/oci-rlimit (scripts/fetch-containerd.sh).
 if [[ ${1:-all} == all ]]; then
   "$(dirname "$0")/fetch-containerd.sh"
-=======
+fi
+
 # Rootless podman tests (tests/integration/rootless_test.cc): a user with
 # /etc/subuid and /etc/subgid ranges, which useradd -m writes. Idempotent.
 rootless_user=oci-rlimit-test
@@ -51,5 +54,4 @@ if [[ ${1:-all} == all ]] && ! id -u "$rootless_user" >/dev/null 2>&1; then
   fi
   echo "install-deps: adding user $rootless_user (rootless podman tests)"
   useradd -m -s /bin/sh "$rootless_user"
->>>>>>> main
 fi

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/testing/case_name.h"
+
 namespace ocirlimit {
 namespace {
 

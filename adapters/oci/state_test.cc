@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include "tests/testing/case_name.h"
+
 namespace ocirlimit {
 namespace {
 
@@ -162,6 +164,7 @@ struct TimingCase {
   bool ok;
   const char* message_part;  // when !ok
 };
+void PrintTo(const TimingCase& c, std::ostream* os) { *os << "status " << c.status; }
 
 class CheckStateTimingTest : public ::testing::TestWithParam<TimingCase> {};
 

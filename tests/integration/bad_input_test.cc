@@ -126,6 +126,8 @@ struct Case {
   // limits are then expected to change.
   bool applies = false;
 };
+// gtest prints a parameter with PrintTo: the case's name, not a hex dump.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 // Defaults per program; a case's setup then changes what it tests.
 void DefaultWorld(Prog prog, World& w) {

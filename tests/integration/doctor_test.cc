@@ -139,8 +139,8 @@ TEST_F(DoctorFixture, ExitsNonZeroOnABrokenNode) {
   EXPECT_EQ(r.status, 1) << r.out;
   Json j = ParseJson(r);
   EXPECT_EQ(j["ok"], false);
-  EXPECT_EQ(FindCheck(j, "config", "unknown name \"memlok\"")["status"], "fail") << j.dump(2);
-  EXPECT_EQ(FindCheck(j, "docker", "not valid JSON")["status"], "fail") << j.dump(2);
+  EXPECT_EQ(FindCheck(j, "config", "unknown name \"memlok\"")["status"], "FAIL") << j.dump(2);
+  EXPECT_EQ(FindCheck(j, "docker", "not valid JSON")["status"], "FAIL") << j.dump(2);
   CmdResult table = Doctor(false);
   EXPECT_EQ(table.status, 1);
   EXPECT_NE(table.out.find("FAIL  config"), std::string::npos) << table.out;

@@ -173,8 +173,12 @@ TEST_F(DebPackageTest, InstallUseRemovePurge) {
   for (const std::string want :
        {"/usr/bin/oci-rlimit-hook", kConffile, "/usr/share/containers/oci/hooks.d/oci-rlimit.json",
         "/usr/lib/oci-rlimit/shim/nvidia-container-runtime-hook",
-        "/usr/share/oci-rlimit/docker/oci-rlimit.conf", "/usr/share/man/man1/oci-rlimit-hook.1.gz",
-        "/usr/share/doc/oci-rlimit/README.md", "/usr/bin/oci-rlimit-nri",
+        "/usr/share/oci-rlimit/docker/oci-rlimit.conf", "/usr/share/man/man8/oci-rlimit.8.gz",
+        "/usr/share/man/man8/oci-rlimit-hook.8.gz", "/usr/share/man/man8/oci-rlimit-runtime.8.gz",
+        "/usr/share/man/man8/oci-prlimit-helper.8.gz",
+        // where `oci-rlimit doctor` tells admins to copy the hooks.d file from
+        "/usr/share/oci-rlimit/hooks.d/oci-rlimit.json", "/usr/share/doc/oci-rlimit/policy.md",
+        "/usr/share/doc/oci-rlimit/deployment.md", "/usr/share/doc/oci-rlimit/README.md", "/usr/bin/oci-rlimit-nri",
         "/usr/lib/systemd/system/oci-rlimit-nri.service", "/usr/share/oci-rlimit/nri/10-oci-rlimit",
         "/usr/share/doc/oci-rlimit/nri.md"}) {
     EXPECT_NE(std::find(files.begin(), files.end(), want), files.end()) << want;

@@ -26,6 +26,7 @@ match = { devices = ["/dev/infiniband/*"] }
 )";
 
 enum class Path { kHook, kWrapper };
+void PrintTo(Path p, std::ostream* os) { *os << (p == Path::kHook ? "hook" : "runtime wrapper"); }
 
 class PolicyTest : public ::testing::TestWithParam<Path> {
  protected:

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -367,6 +368,54 @@ TEST(RuntimeResolution, SymlinkToItselfOnPathIsSkipped) {
                       "PATH=" + bin + ":" + (path ? path : "/usr/sbin:/usr/bin")}));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(LimitRow(r.out, kMemlock), kConfigured);
+}
+
+}  // namespace
+}  // namespace ocirlimit::itest
+
+namespace ocirlimit::itest {
+namespace {
+
+// The real binary describes itself with no runtime anywhere on PATH (issue 16):
+// its own usage, config lookup and version; --version notes the missing runtime.
+TEST(RuntimeSelfDescription, HelpAndVersionWithNoRuncOnPath) {
+  TempDir dir;  // an empty PATH directory and a config naming one limit
+  const std::string cfg = dir / "config.toml";
+  WriteFile(cfg, kConfigured1M4M);
+  const RunOptions no_runtime = WithEnv({"PATH=" + dir.path(), "OCI_RLIMIT_CONFIG=" + cfg});
+  const std::string version = "oci-rlimit-runtime version ";
+
+  CmdResult help = RunCmd({OurBinary("oci-rlimit-runtime"), "--oci-rlimit-help"}, no_runtime);
+  EXPECT_EQ(help.status, 0) << help.err;
+  EXPECT_EQ(help.err, "");
+  for (const std::string& piece : std::vector<std::string>{
+           "usage: oci-rlimit-runtime [RUNTIME-FLAGS] COMMAND", "--oci-rlimit-help",
+           "$OCI_RLIMIT_CONFIG, else /etc/oci-rlimit/config.toml",
+           "Here: config " + cfg + ": 1 default limit(s), 0 rule(s)",
+           "runtime: none: ", "(PATH=" + dir.path() + ")", version}) {
+    EXPECT_NE(help.out.find(piece), std::string::npos) << piece << "\n" << help.out;
+  }
+
+  CmdResult v = RunCmd({OurBinary("oci-rlimit-runtime"), "--version"}, no_runtime);
+  EXPECT_EQ(v.status, 0) << v.err;
+  EXPECT_TRUE(v.out.starts_with(version)) << v.out;
+  EXPECT_EQ(std::count(v.out.begin(), v.out.end(), '\n'), 1) << v.out;
+  EXPECT_NE(v.err.find("oci-rlimit-runtime: note: no runtime to ask for its version"),
+            std::string::npos)
+      << v.err;
+}
+
+// With runc on PATH, our line comes first, then runc's own.
+TEST(RuntimeSelfDescription, VersionPrintsOursThenRuncs) {
+  OCI_RLIMIT_REQUIRE("runc");
+  CmdResult v = RunCmd({OurBinary("oci-rlimit-runtime"), "--version"});
+  CmdResult runc = RunCmd({"runc", "--version"});
+  ASSERT_EQ(runc.status, 0);
+  EXPECT_EQ(v.status, 0) << v.err;
+  const size_t nl = v.out.find('\n');
+  ASSERT_NE(nl, std::string::npos) << v.out;
+  EXPECT_TRUE(v.out.starts_with("oci-rlimit-runtime version ")) << v.out;
+  EXPECT_EQ(v.out.substr(nl + 1), runc.out);
 }
 
 }  // namespace
