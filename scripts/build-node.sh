@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The portable build: the programs that go onto nodes, fully static, for
+# amd64 or arm64 (cross, with Debian 12's g++-aarch64-linux-gnu).
+#   scripts/build-node.sh [--unit-tests] amd64|arm64 OUTDIR
+# OUTDIR is a CMake build tree (-DOCI_RLIMIT_PORTABLE=ON); the programs land in
+# OUTDIR/bin: oci-rlimit-hook, oci-rlimit-runtime, oci-prlimit-helper,
+# oci-rlimit, and oci-rlimit-nri when the tree has it. --unit-tests also builds
+# the unit tests (for arm64 they run under qemu-aarch64-static:
+# `ctest --test-dir OUTDIR -L unit`).
+# Fails when the linker warns about anything (a static glibc's NSS/dlopen
+# warnings included) and when scripts/check-portable.sh finds a binary that is
+# not portable. Incremental: a second run rebuilds nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+unit_tests=0
+if [[ ${1:-} == --unit-tests ]]; then unit_tests=1; shift; fi
+(($# == 2)) || { echo "usage: $0 [--unit-tests] amd64|arm64 OUTDIR" >&2; exit 2; }
+arch=$1 out=$2
+host=$(dpkg --print-architecture 2>/dev/null || uname -m)
+args=(-DOCI_RLIMIT_PORTABLE=ON -DOCI_RLIMIT_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+case "$arch" in
+  amd64)
+    [[ $host == amd64 || $host == x86_64 ]] || { echo "build-node: amd64 builds run on an amd64 host (this is $host)" >&2; exit 2; }
+    ;;
+  arm64)
+    command -v aarch64-linux-gnu-g++ >/dev/null \
+      || { echo "build-node: aarch64-linux-gnu-g++ is not installed (scripts/install-deps.sh portable)" >&2; exit 1; }
+    root=$(scripts/fetch-arm64-deps.sh)
+    args+=(-DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-aarch64.cmake" -DOCI_RLIMIT_ARM64_ROOT="$root")
+    ;;
+  *) echo "build-node: ARCH \"$arch\" is not amd64 or arm64" >&2; exit 2 ;;
+esac
+args+=(-DOCI_RLIMIT_BUILD_TESTS=$([[ $unit_tests == 1 ]] && echo ON || echo OFF))
+export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-$(command -v ccache || true)}
+
+mkdir -p "$out"
+cmake -S . -B "$out" -G Ninja "${args[@]}" >"$out/configure.log" 2>&1 \
+  || { cat "$out/configure.log" >&2; echo "build-node: configure failed" >&2; exit 1; }
+
+programs=(oci-rlimit-hook oci-rlimit-runtime oci-prlimit-helper oci-rlimit)
+if ninja -C "$out" -t targets all 2>/dev/null | grep -q '^oci-rlimit-nri:'; then
+  programs+=(oci-rlimit-nri)
+fi
+targets=("${programs[@]}")
+((unit_tests)) && targets+=(unit_tests)
+
+cmake --build "$out" --target "${targets[@]}" >"$out/build.log" 2>&1 \
+  || { tail -40 "$out/build.log" >&2; echo "build-node: build failed (log: $out/build.log)" >&2; exit 1; }
+# A linker warning about a static glibc means a function that loads shared
+# libraries at run time (NSS, iconv, dlopen): not portable.
+if grep -E 'statically linked applications requires|warning: Using' "$out/build.log" >&2; then
+  echo "build-node: the static link warns (above); that code would break on nodes" >&2
+  exit 1
+fi
+bins=()
+for p in "${programs[@]}"; do bins+=("$out/bin/$p"); done
+scripts/check-portable.sh --arch "$arch" --objects "$out" "${bins[@]}"
