@@ -12,6 +12,7 @@ set -euo pipefail
 [[ -d $2 ]] || { echo "in-root: BINDIR \"$2\" is not a directory" >&2; exit 2; }
 root=$(readlink -f "$1") bindir=$(readlink -f "$2")
 shift 2
+# shellcheck disable=SC2016 # expanded by the inner bash
 exec unshare --mount --propagation private -- bash -c '
   set -euo pipefail
   root=$1 bindir=$2; shift 2
