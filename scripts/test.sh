@@ -2,9 +2,12 @@
 # Installs what the tests need, builds, and runs every test:
 #  1. the unit suite once more under ASan and UBSan (build-asan/);
 #  2. each libFuzzer target for a bounded time (fuzz/run.sh, build-fuzz/);
-#  3. everything through ctest (build/): unit tests, lint, and integration
-#     tests that start real runc, crun, podman, dockerd and containerd (each
-#     test starts its own daemons under a temp dir).
+#  3. the portable node builds, once each: build-portable-amd64/ and
+#     build-portable-arm64/ (scripts/build-node.sh; the arm64 one with its
+#     unit tests), which the portable.* tests below use;
+#  4. everything through ctest (build/): unit tests, lint, portable, and
+#     integration tests that start real runc, crun, podman, dockerd and
+#     containerd (each test starts its own daemons under a temp dir).
 #   scripts/test.sh [ctest args...]     e.g. scripts/test.sh -L unit
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +22,10 @@ cmake --build build-asan --target unit_tests >/dev/null
 
 echo "== fuzzing, ${OCI_RLIMIT_FUZZ_SECONDS:-30} s per target"
 fuzz/run.sh "${OCI_RLIMIT_FUZZ_SECONDS:-30}"
+
+echo "== portable node builds (amd64, arm64 cross)"
+scripts/build-node.sh amd64 build-portable-amd64
+scripts/build-node.sh --unit-tests arm64 build-portable-arm64
 
 echo "== all tests"
 scripts/build.sh
