@@ -6,14 +6,17 @@
 #  - each program's --help and --version work there;
 #  - the Debian 12 (dynamic) build does not (the control: this root really is old);
 #  - install.sh with that root as the node installs the portable build and
-#    refuses the dynamic one in one line, changing no file.
-#   tests/portable/bullseye-test.sh PORTABLE_BINDIR DYNAMIC_BINDIR
+#    refuses the dynamic one in one line, changing no file;
+#  - the installer image's layout, made by following the Dockerfile's COPY
+#    lines for TARGETARCH amd64 and arm64 into one tree: install.sh with no
+#    --source picks bin/amd64 and installs it.
+#   tests/portable/bullseye-test.sh PORTABLE_BINDIR DYNAMIC_BINDIR [PORTABLE_ARM64_DIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 # shellcheck source=tests/portable/common.sh
 . "$here/common.sh"
-portable=$(readlink -f "$1") dynamic=$(readlink -f "$2")
+portable=$(readlink -f "$1") dynamic=$(readlink -f "$2") arm64=${3:+$(readlink -f "$3")}
 root=$("$src/scripts/fetch-bullseye-root.sh")
 inroot() { "$here/in-root.sh" "$root" "$@"; }
 
@@ -41,7 +44,7 @@ else
 fi
 
 # install.sh with the bullseye root as the node (an overlay, so the cache is untouched).
-installer() { # BINDIR -> status, output in $out; files the install wrote in $written
+installer() { # BINDIR [INSTALL_SH] -> status; output (and the files it wrote) in $out
   local rc=0
   # shellcheck disable=SC2016 # expanded by the inner bash
   out=$(unshare --mount --propagation private -- bash -c '
@@ -50,11 +53,12 @@ installer() { # BINDIR -> status, output in $out; files the install wrote in $wr
     mkdir /mnt/up /mnt/work /mnt/node
     mount -t overlay overlay -o "lowerdir=$1,upperdir=/mnt/up,workdir=/mnt/work" /mnt/node
     rc=0
-    bash "$2" --host-root /mnt/node --runtime containerd --source "$3" 2>&1 || rc=$?
+    if [ -n "$3" ]; then set -- "$2" --source "$3"; else set -- "$2"; fi
+    bash "$@" --host-root /mnt/node --runtime containerd 2>&1 || rc=$?
     echo "written: $(cd /mnt/up && find . -type f | sort | tr "\n" " ")"
     if [ "$rc" = 0 ]; then chroot /mnt/node /usr/local/bin/oci-rlimit-hook --version; fi
     exit "$rc"
-  ' node "$root" "$src/packaging/kubernetes/install.sh" "$1") || rc=$?
+  ' node "$root" "${2:-$src/packaging/kubernetes/install.sh}" "$1") || rc=$?
   return "$rc"
 }
 if installer "$portable"; then
@@ -76,5 +80,43 @@ else
   else
     fail "install.sh's refusal: ${out:0:600}"
   fi
+fi
+
+# The image, as the Dockerfile lays it out for both architectures.
+image=$(mktemp -d)
+trap 'rm -rf "$image"' EXIT
+declare -A tree=([amd64]=$(dirname "$portable") [arm64]=$arm64)
+for arch in amd64 arm64; do
+  [[ -n ${tree[$arch]} ]] || continue
+  while read -r -a words; do
+    dest=$image${words[-1]//\$\{TARGETARCH\}/$arch}
+    if [[ $dest == */ ]]; then mkdir -p "$dest"; else mkdir -p "$(dirname "$dest")"; fi
+    for ((i = 1; i < ${#words[@]} - 1; i++)); do
+      pattern=${words[i]//\$\{TARGETARCH\}/$arch}
+      if [[ $pattern == build-portable-$arch/* ]]; then
+        pattern=${tree[$arch]}/${pattern#build-portable-"$arch"/}
+      else
+        pattern=$src/$pattern
+      fi
+      # shellcheck disable=SC2206 # the Dockerfile's glob, expanded here
+      matches=($pattern)
+      [[ -e ${matches[0]} ]] || fail "Dockerfile: COPY source ${words[i]} ($arch) matches nothing"
+      cp "${matches[@]}" "$dest"
+    done
+  done < <(grep '^COPY ' "$src/packaging/kubernetes/Dockerfile")
+done
+entry=$(sed -n 's/^ENTRYPOINT \["\(.*\)"\]/\1/p' "$src/packaging/kubernetes/Dockerfile")
+for p in oci-rlimit-hook oci-rlimit-runtime oci-prlimit-helper oci-rlimit; do
+  [[ -x $image/opt/oci-rlimit/bin/amd64/$p ]] || fail "image: no bin/amd64/$p"
+  [[ -z $arm64 || -x $image/opt/oci-rlimit/bin/arm64/$p ]] || fail "image: no bin/arm64/$p"
+done
+if installer "" "$image$entry"; then
+  if [[ $out == *"written: "*"./usr/local/bin/oci-rlimit-hook"* && $out == *"oci-rlimit-hook 0."* ]]; then
+    pass "the image's install.sh (no --source) picked bin/amd64 and installed it on bullseye"
+  else
+    fail "the image's install.sh on bullseye: ${out:0:600}"
+  fi
+else
+  fail "the image's install.sh refused on bullseye: ${out:0:600}"
 fi
 finish
