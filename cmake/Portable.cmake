@@ -17,3 +17,19 @@ if(OCI_RLIMIT_PORTABLE)
   set(CMAKE_FIND_LIBRARY_SUFFIXES .a)
   set(Protobuf_USE_STATIC_LIBS ON)
 endif()
+
+# The programs that go onto nodes, known once every directory is read (so the
+# NRI plugin joins when its target exists): the `node-programs` target builds
+# them, and node-programs.txt in the build tree lists them for
+# scripts/build-node.sh, check-portable.sh and the tests.
+function(ocirlimit_node_programs)
+  set(programs oci-rlimit-hook oci-rlimit-runtime oci-prlimit-helper oci-rlimit)
+  if(TARGET oci-rlimit-nri)
+    list(APPEND programs oci-rlimit-nri)
+  endif()
+  add_custom_target(node-programs)
+  add_dependencies(node-programs ${programs})
+  list(JOIN programs "\n" lines)
+  file(WRITE ${PROJECT_BINARY_DIR}/node-programs.txt "${lines}\n")
+endfunction()
+cmake_language(DEFER DIRECTORY ${PROJECT_SOURCE_DIR} CALL ocirlimit_node_programs)

@@ -37,11 +37,9 @@ mkdir -p "$out"
 cmake -S . -B "$out" -G Ninja "${args[@]}" >"$out/configure.log" 2>&1 \
   || { cat "$out/configure.log" >&2; echo "build-node: configure failed" >&2; exit 1; }
 
-programs=(oci-rlimit-hook oci-rlimit-runtime oci-prlimit-helper oci-rlimit)
-if ninja -C "$out" -t targets all 2>/dev/null | grep -q '^oci-rlimit-nri:'; then
-  programs+=(oci-rlimit-nri)
-fi
-cmake --build "$out" --target "${programs[@]}" >"$out/build.log" 2>&1 \
+# node-programs (cmake/Portable.cmake): the four programs, and the NRI plugin
+# when its target exists; node-programs.txt lists them for check-portable.sh.
+cmake --build "$out" --target node-programs >"$out/build.log" 2>&1 \
   || { tail -40 "$out/build.log" >&2; echo "build-node: build failed (log: $out/build.log)" >&2; exit 1; }
 # A linker warning about a static glibc means a function that loads shared
 # libraries at run time (NSS, iconv, dlopen): not portable. (The unit tests
@@ -54,6 +52,4 @@ if ((unit_tests)); then
   cmake --build "$out" --target unit_tests >"$out/build-tests.log" 2>&1 \
     || { tail -40 "$out/build-tests.log" >&2; echo "build-node: unit tests failed to build (log: $out/build-tests.log)" >&2; exit 1; }
 fi
-bins=()
-for p in "${programs[@]}"; do bins+=("$out/bin/$p"); done
-scripts/check-portable.sh --arch "$arch" --objects "$out" "${bins[@]}"
+scripts/check-portable.sh --arch "$arch" --tree "$out"

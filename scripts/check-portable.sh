@@ -4,6 +4,9 @@
 # symbol version newer than 2.28 (RHEL 8). Also fails on symbols that break
 # in a static glibc (NSS lookups, iconv, dlopen), and on the wrong machine.
 #   scripts/check-portable.sh --arch amd64|arm64 [--objects BUILDDIR] PROGRAM...
+#   scripts/check-portable.sh --arch amd64|arm64 --tree BUILDDIR
+# --tree: the programs BUILDDIR/node-programs.txt lists (cmake/Portable.cmake),
+# in BUILDDIR/bin, plus --objects BUILDDIR.
 # --objects also scans every object file under BUILDDIR (the project's own
 # code) for calls to dlopen, dlmopen and iconv_open: a static glibc and
 # libstdc++ carry those for named locales and gconv, which no program here
@@ -16,7 +19,14 @@ arch=""
 objects=""
 if [[ ${1:-} == --arch ]]; then arch=${2:?--arch: missing amd64|arm64}; shift 2; fi
 if [[ ${1:-} == --objects ]]; then objects=${2:?--objects: missing BUILDDIR}; shift 2; fi
-(($#)) || { echo "usage: $0 --arch amd64|arm64 PROGRAM..." >&2; exit 2; }
+if [[ ${1:-} == --tree ]]; then
+  objects=${2:?--tree: missing BUILDDIR}
+  shift 2
+  [[ -f $objects/node-programs.txt ]] || { echo "check-portable: --tree: no $objects/node-programs.txt" >&2; exit 2; }
+  mapfile -t listed <"$objects/node-programs.txt"
+  set -- "$@" "${listed[@]/#/$objects/bin/}"
+fi
+(($#)) || { echo "usage: $0 --arch amd64|arm64 [--objects BUILDDIR] PROGRAM... | --tree BUILDDIR" >&2; exit 2; }
 case "$arch" in
   amd64) machine="Advanced Micro Devices X86-64" ;;
   arm64) machine="AArch64" ;;

@@ -5,13 +5,13 @@ failed=0
 fail() { echo "FAIL: $*" >&2; failed=1; }
 pass() { echo "ok: $*"; }
 finish() { ((failed == 0)) || { echo "$0: FAILED" >&2; exit 1; }; echo "$0: all passed"; }
-# Programs that go onto nodes (scripts/build-node.sh), present in $1/.
+# Programs that go onto nodes, as CMake listed them for the build tree whose
+# bin dir is $1 (node-programs.txt: the NRI plugin is in it once it exists).
 node_programs() {
-  local p
-  for p in oci-rlimit-hook oci-rlimit-runtime oci-prlimit-helper oci-rlimit oci-rlimit-nri; do
-    [[ $p == oci-rlimit-nri && ! -e $1/$p ]] && continue
-    echo "$p"
-  done
+  local list
+  list=$(dirname "$1")/node-programs.txt
+  [[ -f $list ]] || { echo "FAIL: $list is missing: not a build-node.sh tree" >&2; return 1; }
+  cat "$list"
 }
 # sh code that makes a stand-in runc in /tmp and a config naming it, so the
 # wrapper (whose --help and --version are the runtime's) has one to exec.
