@@ -1,0 +1,25 @@
+// Loading the config from disk and the environment. The parse itself is
+// pure (core/config.h); this file is the only effects code that reaches the
+// TOML parser, so programs that load no config (oci-prlimit-helper) link none.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/config.h"
+#include "core/error.h"
+
+namespace ocirlimit {
+
+// getenv(3), as an EnvLookup.
+EnvLookup ProcessEnv();
+
+// Resolves the path (--config, OCI_RLIMIT_CONFIG, default), reads and parses
+// it, and applies the environment overrides. A missing default file is "no
+// file"; a missing named file is an error.
+Result<Config> LoadConfig(const std::optional<std::string>& flag, const EnvLookup& env);
+
+// LoadConfig's read, parse and overrides for an already resolved path.
+Result<Config> LoadConfigFrom(const ConfigPath& where, const EnvLookup& env);
+
+}  // namespace ocirlimit
