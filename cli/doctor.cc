@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -20,6 +21,7 @@ namespace {
 
 constexpr const char* kHook = "oci-rlimit-hook";
 constexpr const char* kRuntime = "oci-rlimit-runtime";
+constexpr const char* kNri = "oci-rlimit-nri";
 constexpr const char* kHelper = "oci-prlimit-helper";
 constexpr int kCapSysResource = 24;
 
@@ -290,6 +292,47 @@ class Doctor {
       ContainerdHandlerChecks(*handlers, path);
     }
     Systemd("containerd", "containerd.service");
+    NriChecks(text ? *text : std::string(), path, version);
+  }
+
+  // NRI (docs/nri.md): enabled in containerd's config, and an oci-rlimit-nri
+  // configured: a pre-registered entry in the plugin dir, or the unit enabled.
+  void NriChecks(const std::string& text, const std::string& path, const std::string& version) {
+    int major = version.empty() ? 0 : std::atoi(version.c_str());
+    size_t dot = version.find('.');
+    int minor = dot == std::string::npos ? 0 : std::atoi(version.c_str() + dot + 1);
+    if (major == 1 && minor < 7) {
+      Add("nri", CheckStatus::kInfo, "containerd " + version + " has no NRI (1.7 or later)", "",
+          "oci-rlimit-nri needs containerd 1.7 or later; use the RuntimeClass path here");
+      return;
+    }
+    auto nri = ContainerdNriSettings(text, major);
+    if (!nri) return;  // the handler check has reported the broken config
+    if (!nri->enabled) {
+      Add("nri", CheckStatus::kInfo, "NRI is disabled in containerd's config", path,
+          "for oci-rlimit-nri, set disable = false under [plugins.\"io.containerd.nri.v1.nri\"] "
+          "(docs/nri.md)");
+      return;
+    }
+    Add("nri", CheckStatus::kOk, "NRI is enabled, socket " + nri->socket_path, path);
+    bool configured = false;
+    for (const auto& name : ops_.ListDir(nri->plugin_path)) {
+      const std::string entry = nri->plugin_path + "/" + name;
+      if (IsOurs(entry, kNri)) {
+        configured = true;
+        Add("nri", CheckStatus::kOk, "oci-rlimit-nri is pre-registered as " + Quote(name), entry);
+      }
+    }
+    const std::string unit = "/etc/systemd/system/multi-user.target.wants/oci-rlimit-nri.service";
+    if (ops_.ReadFile(unit)) {
+      configured = true;
+      Add("nri", CheckStatus::kOk, "oci-rlimit-nri.service is enabled (external plugin)", unit);
+    }
+    if (!configured) {
+      Add("nri", CheckStatus::kInfo, "no oci-rlimit NRI plugin is configured", nri->plugin_path,
+          "systemctl enable --now oci-rlimit-nri, or link /usr/bin/oci-rlimit-nri into " +
+              nri->plugin_path + " as NN-oci-rlimit (docs/nri.md)");
+    }
   }
 
   void ContainerdHandlerChecks(const std::vector<ContainerdHandler>& handlers,
@@ -543,6 +586,34 @@ Result<std::vector<ContainerdHandler>> ContainerdHandlers(const std::string& tom
       }
       out.push_back(std::move(h));
     }
+  }
+  return out;
+}
+
+Result<ContainerdNri> ContainerdNriSettings(const std::string& toml_text, int containerd_major) {
+  ContainerdNri out;
+  out.enabled = containerd_major >= 2;
+  if (toml_text.empty()) return out;
+  const std::string where = "containerd config";
+  if (auto guard = CheckTomlSafeText(toml_text); !guard) return guard.error().Wrap(where);
+  toml::table root;
+  try {
+    root = toml::parse(toml_text);
+  } catch (const toml::parse_error& err) {
+    return MakeError(where + ": " + OneLine(err.description()));
+  }
+  const toml::node* nri = root["plugins"]["io.containerd.nri.v1.nri"].node();
+  if (nri == nullptr || !nri->is_table()) return out;
+  const toml::table& t = *nri->as_table();
+  if (const toml::node* d = t.get("disable"); d != nullptr) {
+    if (!d->is_boolean()) return MakeError(where + ": nri disable: must be true or false");
+    out.enabled = !d->as_boolean()->get();
+  }
+  for (auto [key, field] :
+       {std::pair{"socket_path", &out.socket_path}, std::pair{"plugin_path", &out.plugin_path}}) {
+    auto v = TomlString(t, key);
+    if (!v) return v.error().Wrap(where + ": nri");
+    if (!v->empty()) *field = *v;
   }
   return out;
 }

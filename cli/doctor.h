@@ -68,6 +68,15 @@ struct ContainerdHandler {
 };
 Result<std::vector<ContainerdHandler>> ContainerdHandlers(const std::string& toml_text);
 
+// containerd's NRI plugin settings ([plugins."io.containerd.nri.v1.nri"]):
+// on by default from containerd 2.0, off before (major < 2).
+struct ContainerdNri {
+  bool enabled = false;
+  std::string socket_path = "/var/run/nri/nri.sock";
+  std::string plugin_path = "/opt/nri/plugins";
+};
+Result<ContainerdNri> ContainerdNriSettings(const std::string& toml_text, int containerd_major);
+
 // CapEff from /proc/self/status text has CAP_SYS_RESOURCE.
 Result<bool> HasCapSysResource(const std::string& proc_status);
 

@@ -236,3 +236,47 @@ BinaryName = "/usr/bin/oci-rlimit-runtime"
 
 }  // namespace
 }  // namespace ocirlimit
+
+namespace ocirlimit {
+namespace {
+
+struct NriCase {
+  std::string name;
+  std::string toml;
+  int major;
+  bool ok;
+  bool enabled;
+  std::string socket;
+};
+
+void PrintTo(const NriCase& c, std::ostream* os) { *os << c.name; }
+
+class ContainerdNriTable : public ::testing::TestWithParam<NriCase> {};
+
+TEST_P(ContainerdNriTable, ReadsDisableAndSocket) {
+  auto n = ContainerdNriSettings(GetParam().toml, GetParam().major);
+  ASSERT_EQ(n.ok(), GetParam().ok);
+  if (!n) return;
+  EXPECT_EQ(n->enabled, GetParam().enabled);
+  EXPECT_EQ(n->socket_path, GetParam().socket);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Doctor, ContainerdNriTable,
+    ::testing::Values(NriCase{"NoConfig17Off", "", 1, true, false, "/var/run/nri/nri.sock"},
+                      NriCase{"NoConfig2On", "", 2, true, true, "/var/run/nri/nri.sock"},
+                      NriCase{"Enabled17",
+                              "[plugins.\"io.containerd.nri.v1.nri\"]\ndisable = false\n", 1, true,
+                              true, "/var/run/nri/nri.sock"},
+                      NriCase{"Disabled2", "[plugins.'io.containerd.nri.v1.nri']\ndisable = true\n",
+                              2, true, false, "/var/run/nri/nri.sock"},
+                      NriCase{"OtherSocket",
+                              "[plugins.'io.containerd.nri.v1.nri']\nsocket_path = '/run/x.sock'\n",
+                              2, true, true, "/run/x.sock"},
+                      NriCase{"DisableNotBool",
+                              "[plugins.'io.containerd.nri.v1.nri']\ndisable = 'no'\n", 2, false,
+                              false, ""}),
+    [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace ocirlimit

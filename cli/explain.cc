@@ -4,6 +4,7 @@
 
 #include "adapters/oci/facts.h"
 #include "core/text.h"
+#include "core/unprivileged.h"
 
 namespace ocirlimit {
 namespace {
@@ -56,6 +57,14 @@ Json MatchJson(const RuleMatch& m) {
   return o;
 }
 
+std::string RootlessMeaning(Rootless mode) {
+  if (mode == Rootless::kFail) {
+    return "a rootless engine fails the container when a hard limit would have to rise";
+  }
+  return "a rootless engine gets each soft limit raised up to its own hard limit, hard raises "
+         "dropped, lowering kept, one warning";
+}
+
 }  // namespace
 
 std::string ValidateText(const Config& cfg) {
@@ -80,6 +89,8 @@ std::string ValidateText(const Config& cfg) {
   }
   os << "on-error: " << (cfg.on_error == OnError::kFail ? "fail" : "warn") << "\n";
   os << "log-file: " << (cfg.log_file.empty() ? "(none)" : cfg.log_file) << "\n";
+  os << "rootless: " << RootlessName(cfg.rootless) << " (" << RootlessMeaning(cfg.rootless)
+     << ")\n";
   return os.str();
 }
 
@@ -100,12 +111,14 @@ Json ValidateJson(const Config& cfg) {
       {"over-ceiling", cfg.requests.over_ceiling == OverCeiling::kClamp ? "clamp" : "reject"}};
   o["on-error"] = cfg.on_error == OnError::kFail ? "fail" : "warn";
   o["log-file"] = cfg.log_file;
+  o["rootless"] = std::string(RootlessName(cfg.rootless));
   return o;
 }
 
 Result<Explanation> Explain(const Config& cfg, const Json& spec, const std::string& bundle) {
   Explanation e;
   e.bundle = bundle;
+  e.rootless = cfg.rootless;
   auto facts = FactsFromSpec(spec);
   if (!facts) return facts.error();
   auto spec_rlimits = SpecRlimits(spec);
@@ -157,6 +170,8 @@ std::string ExplainText(const Explanation& e) {
        << cell(o.spec ? FormatRlimit(*o.spec) : "-", 26) << cell(FormatRlimit(o.hook_runc), 26)
        << cell(FormatRlimit(o.hook_crun), 26) << FormatRlimit(o.wrapper) << "\n";
   }
+  os << "rootless engine: " << RootlessName(e.rootless) << " (" << RootlessMeaning(e.rootless)
+     << ")\n";
   for (const auto& o : e.outcomes) {
     if (o.spec && *o.spec != o.ours) {
       os << "conflict: the spec sets " << o.ours.info().spec_type << " to "
@@ -194,6 +209,7 @@ Json ExplainJson(const Explanation& e) {
     limits.push_back(l);
   }
   o["limits"] = limits;
+  o["rootless"] = std::string(RootlessName(e.rootless));
   return o;
 }
 

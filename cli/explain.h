@@ -32,6 +32,7 @@ struct Explanation {
   Decision decision;
   std::vector<Outcome> outcomes;
   std::string error;  // the container would fail: a rejected or malformed request
+  Rootless rootless = Rootless::kDegrade;  // what a rootless engine does (config `rootless`)
 };
 
 Result<Explanation> Explain(const Config& cfg, const Json& spec, const std::string& bundle);

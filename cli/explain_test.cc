@@ -78,5 +78,34 @@ TEST(Validate, ListsRulesAndRequests) {
   EXPECT_EQ(j["requests"]["enabled"], true);
 }
 
+struct RootlessShown {
+  std::string name;
+  std::string toml;
+  std::string value;  // "degrade" or "fail"
+};
+
+void PrintTo(const RootlessShown& c, std::ostream* os) { *os << c.name; }
+
+class ShowsTheRootlessChoice : public ::testing::TestWithParam<RootlessShown> {};
+
+TEST_P(ShowsTheRootlessChoice, InValidateAndExplainTextAndJson) {
+  Config cfg = Cfg(GetParam().toml);
+  EXPECT_NE(ValidateText(cfg).find("rootless: " + GetParam().value + " ("), std::string::npos)
+      << ValidateText(cfg);
+  EXPECT_EQ(ValidateJson(cfg)["rootless"], GetParam().value);
+  auto e = Explain(cfg, Spec(R"({"process":{}})"), "/b/config.json");
+  ASSERT_TRUE(e.ok()) << e.error().Text();
+  EXPECT_NE(ExplainText(*e).find("rootless engine: " + GetParam().value + " ("), std::string::npos)
+      << ExplainText(*e);
+  EXPECT_EQ(ExplainJson(*e)["rootless"], GetParam().value);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Explain, ShowsTheRootlessChoice,
+    ::testing::Values(RootlessShown{"Default", "rlimits = ['memlock=unlimited']\n", "degrade"},
+                      RootlessShown{"Fail", "rlimits = ['memlock=unlimited']\nrootless = 'fail'\n",
+                                    "fail"}),
+    [](const auto& info) { return info.param.name; });
+
 }  // namespace
 }  // namespace ocirlimit

@@ -286,6 +286,16 @@ Status ParseTopLevel(const toml::table& root, Config& cfg) {
       } else {
         return MakeError("on-error: " + Quote(*s) + " is not \"fail\" or \"warn\"");
       }
+    } else if (key == "rootless") {
+      auto s = String(value, key);
+      if (!s) return s.error();
+      if (*s == "degrade") {
+        cfg.rootless = Rootless::kDegrade;
+      } else if (*s == "fail") {
+        cfg.rootless = Rootless::kFail;
+      } else {
+        return MakeError("rootless: " + Quote(*s) + " is not \"degrade\" or \"fail\"");
+      }
     } else if (key == "log-file") {
       auto s = String(value, key);
       if (!s) return s.error();

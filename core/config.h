@@ -22,6 +22,13 @@ inline constexpr std::string_view kNvidiaRlimitsEnv = "NVIDIA_CONTAINER_RUNTIME_
 
 enum class OnError { kFail, kWarn };
 
+// `rootless`: what a caller outside the initial user namespace (a rootless
+// engine) does with a limit it cannot set (core/unprivileged.h).
+enum class Rootless {
+  kDegrade,  // soft limits up to the caller's hard one, lowering applies; one warning
+  kFail,     // the container fails, as for a rootful engine
+};
+
 // When a rule applies (docs/policy.md). Kinds that are set must all hold; a
 // kind holds when any one of its entries does. Patterns are checked at parse.
 struct RuleMatch {
@@ -58,6 +65,7 @@ struct Config {
   std::vector<Rule> rules;  // in file order; a later match wins per type
   Requests requests;
   OnError on_error = OnError::kFail;
+  Rootless rootless = Rootless::kDegrade;
   std::string log_file;  // empty: no log
   // [runtime] runtimes: low-level runtimes tried in order by oci-rlimit-runtime.
   std::vector<std::string> runtimes = {"runc", "crun"};

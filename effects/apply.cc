@@ -86,4 +86,19 @@ ApplyOutcome ApplyRlimits(ProcessOps& ops, pid_t pid, const std::vector<Rlimit>&
   return out;
 }
 
+Result<Fitted> FitForCaller(ProcessOps& ops, pid_t pid, const std::vector<Rlimit>& limits,
+                            Rootless mode) {
+  if (ops.InInitialUserNamespace()) return Fitted{limits, ""};
+  std::vector<Rlimit> current;
+  for (const auto& l : limits) {
+    auto now = ops.GetLimit(pid, l.resource);
+    if (!now) {
+      return now.error().Wrap("pid " + std::to_string(pid) + ": read the current " +
+                              std::string(l.info().name) + " limit");
+    }
+    current.push_back({l.resource, now->soft, now->hard});
+  }
+  return FitToUnprivilegedCaller(limits, current, mode);
+}
+
 }  // namespace ocirlimit

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/rlimit.h"
+#include "core/unprivileged.h"
 #include "effects/process_ops.h"
 
 namespace ocirlimit {
@@ -65,5 +66,13 @@ struct ApplyOutcome {
 };
 
 ApplyOutcome ApplyRlimits(ProcessOps& ops, pid_t pid, const std::vector<Rlimit>& limits);
+
+// `limits` as far as this caller can set them on `pid`: unchanged in the
+// initial user namespace (a hard raise then fails in ApplyRlimits, as the
+// admin asked for something impossible); outside it (a rootless engine),
+// fitted to the target's current limits by FitToUnprivilegedCaller, with its
+// warning, or its error under rootless = "fail".
+[[nodiscard]] Result<Fitted> FitForCaller(ProcessOps& ops, pid_t pid,
+                                          const std::vector<Rlimit>& limits, Rootless mode);
 
 }  // namespace ocirlimit

@@ -47,6 +47,7 @@ class FakeOps : public ProcessOps {
     return old;
   }
   bool HasSysResource() override { return has_cap; }
+  bool InInitialUserNamespace() override { return initial_userns; }
 
   // Script.
   int open_err = 0;
@@ -54,6 +55,7 @@ class FakeOps : public ProcessOps {
   int alive_err = ESRCH;
   std::map<int, int> set_errs;  // resource -> errno
   bool has_cap = false;
+  bool initial_userns = true;
   std::map<int, LimitPair> limits = {{RLIMIT_MEMLOCK, {8 << 20, 8 << 20}},
                                      {RLIMIT_NOFILE, {1024, 4096}},
                                      {RLIMIT_CORE, {0, kInf}}};
@@ -322,6 +324,41 @@ TEST(ApplyRlimits, EpermWithoutCapOnALowerIsNotBlamedOnRootless) {
   ApplyOutcome out = ApplyRlimits(ops, 4242, {{RLIMIT_CORE, 0, 0}});
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.error->Text().find("rootless"), std::string::npos) << out.error->Text();
+}
+
+// --- FitForCaller: which limits a rootless caller tries at all ---
+
+TEST(FitForCaller, InTheInitialUserNamespaceChangesNothing) {
+  FakeOps ops;
+  auto fit = FitForCaller(ops, 4242, {{RLIMIT_MEMLOCK, kInf, kInf}}, Rootless::kDegrade);
+  ASSERT_TRUE(fit.ok()) << fit.error().Text();
+  EXPECT_EQ(fit->limits, (std::vector<Rlimit>{{RLIMIT_MEMLOCK, kInf, kInf}}));
+  EXPECT_EQ(fit->warning, "");
+}
+
+TEST(FitForCaller, OutsideItFitsToTheTargetsCurrentLimits) {
+  FakeOps ops;
+  ops.initial_userns = false;
+  ops.opened_pid = 4242;  // GetLimit checks the pid
+  ops.limits[RLIMIT_MEMLOCK] = {1 << 20, 8 << 20};
+  auto fit = FitForCaller(ops, 4242, {{RLIMIT_MEMLOCK, kInf, kInf}, {RLIMIT_NOFILE, 512, 512}},
+                          Rootless::kDegrade);
+  ASSERT_TRUE(fit.ok()) << fit.error().Text();
+  EXPECT_EQ(fit->limits,
+            (std::vector<Rlimit>{{RLIMIT_MEMLOCK, 8 << 20, 8 << 20}, {RLIMIT_NOFILE, 512, 512}}));
+  EXPECT_NE(fit->warning.find("memlock unlimited:unlimited -> 8388608:8388608"), std::string::npos)
+      << fit->warning;
+  EXPECT_TRUE(ops.set_calls.empty()) << "fitting only reads";
+}
+
+TEST(FitForCaller, OutsideItWithFailRefuses) {
+  FakeOps ops;
+  ops.initial_userns = false;
+  ops.opened_pid = 4242;
+  auto fit = FitForCaller(ops, 4242, {{RLIMIT_MEMLOCK, kInf, kInf}}, Rootless::kFail);
+  ASSERT_FALSE(fit.ok());
+  EXPECT_NE(fit.error().Text().find("rootless = \"fail\""), std::string::npos)
+      << fit.error().Text();
 }
 
 }  // namespace

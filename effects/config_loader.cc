@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "core/unprivileged.h"
 #include "effects/files.h"
 
 namespace ocirlimit {
@@ -22,6 +23,17 @@ EnvLookup ProcessEnv() {
 
 Result<Config> LoadConfig(const std::optional<std::string>& flag, const EnvLookup& env) {
   return LoadConfigFrom(ResolveConfigPath(flag, env), env);
+}
+
+Result<LoadedConfig> LoadConfigAs(const std::optional<std::string>& flag, const EnvLookup& env,
+                                  bool unprivileged) {
+  const ConfigPath where = ResolveConfigPath(flag, env);
+  auto loaded = LoadConfigFrom(where, env);
+  if (loaded) return LoadedConfig{std::move(*loaded), {}};
+  if (!UnreadableConfigIsNone(loaded.error(), unprivileged)) return loaded.error();
+  auto none = ApplyEnvOverrides(Config{}, env);
+  if (!none) return none.error();
+  return LoadedConfig{std::move(*none), {UnreadableConfigWarning(loaded.error())}};
 }
 
 Result<Config> LoadConfigFrom(const ConfigPath& where, const EnvLookup& env) {

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/config.h"
 #include "core/error.h"
@@ -18,6 +19,19 @@ EnvLookup ProcessEnv();
 // it, and applies the environment overrides. A missing default file is "no
 // file"; a missing named file is an error.
 Result<Config> LoadConfig(const std::optional<std::string>& flag, const EnvLookup& env);
+
+// A config and what loading it had to excuse.
+struct LoadedConfig {
+  Config config;
+  std::vector<std::string> warnings;
+};
+
+// LoadConfig for a program that touches containers (hook, wrapper): when
+// `unprivileged` (not the initial user namespace: a rootless engine), a file
+// it may not read (EACCES, a 0600 admin config) is no file plus one warning
+// (core/unprivileged.h). Everything else fails as in LoadConfig.
+[[nodiscard]] Result<LoadedConfig> LoadConfigAs(const std::optional<std::string>& flag,
+                                                const EnvLookup& env, bool unprivileged);
 
 // LoadConfig's read, parse and overrides for an already resolved path.
 Result<Config> LoadConfigFrom(const ConfigPath& where, const EnvLookup& env);

@@ -23,7 +23,15 @@ class ProcessOps {
   // Sets and returns the previous value, in one prlimit(2) call.
   virtual Result<LimitPair> SetLimit(pid_t pid, int resource, LimitPair value) = 0;
   virtual bool HasSysResource() = 0;  // CAP_SYS_RESOURCE in our effective set
+  // Whether we run in the initial user namespace: /proc/self/uid_map is the
+  // identity map (core/unprivileged.h). A rootless engine's hooks do not.
+  // Unreadable counts as initial, so that case stays strict.
+  virtual bool InInitialUserNamespace() = 0;
 };
+
+// /proc/self/uid_map read and checked (IsInitialUidMap), for every ops
+// implementation that runs here.
+bool ThisProcessInInitialUserNamespace();
 
 // The real thing: pidfd_open(2), pidfd_send_signal(2), prlimit(2).
 ProcessOps& LinuxProcessOps();

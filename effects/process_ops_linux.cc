@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <csignal>
 
+#include "core/unprivileged.h"
+#include "effects/files.h"
 #include "effects/process_ops.h"
 
 namespace ocirlimit {
@@ -56,9 +58,20 @@ class Linux final : public ProcessOps {
     if (syscall(SYS_capget, &hdr, data) != 0) return false;
     return (data[CAP_SYS_RESOURCE / 32].effective & (1U << (CAP_SYS_RESOURCE % 32))) != 0;
   }
+  bool InInitialUserNamespace() override { return ThisProcessInInitialUserNamespace(); }
 };
 
 }  // namespace
+
+// uid_map rather than comparing /proc/self/ns/user with /proc/1/ns/user:
+// reading another process's ns link needs ptrace access to it, which a
+// rootless user never has over pid 1 (and which even root lacks in some
+// sandboxes), while our own uid_map is always readable.
+bool ThisProcessInInitialUserNamespace() {
+  auto map = ReadFileBounded("/proc/self/uid_map", 1 << 16);
+  if (!map) return true;
+  return IsInitialUidMap(*map);
+}
 
 ProcessOps& LinuxProcessOps() {
   static Linux ops;

@@ -10,6 +10,7 @@
 
 #include "core/config.h"
 #include "core/error.h"
+#include "effects/config_loader.h"
 #include "effects/files.h"
 
 namespace ocirlimit {
@@ -17,8 +18,14 @@ namespace ocirlimit {
 class RuntimeOps {
  public:
   virtual ~RuntimeOps() = default;
-  // OCI_RLIMIT_CONFIG or the default path, with the environment overrides.
-  virtual Result<Config> LoadConfig() = 0;
+  // OCI_RLIMIT_CONFIG or the default path, with the environment overrides;
+  // outside the initial user namespace an EACCES file is none (LoadConfigAs).
+  virtual Result<LoadedConfig> LoadConfig() = 0;
+  // Not in the initial user namespace means a rootless engine called us.
+  virtual bool InInitialUserNamespace() = 0;
+  // Our own soft and hard limit of `resource`: the ceiling the runtime we
+  // exec inherits, and so what it can set in the container.
+  virtual Result<Rlimit> OwnLimit(int resource) = 0;
   virtual std::optional<std::string> Getenv(std::string_view name) = 0;
   virtual std::optional<FileId> Probe(const std::string& path) = 0;  // see ProbeExecutable
   virtual Result<FileId> Self() = 0;                                 // /proc/self/exe

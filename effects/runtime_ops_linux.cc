@@ -1,3 +1,4 @@
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include "core/text.h"
 #include "effects/config_loader.h"
 #include "effects/files.h"
+#include "effects/process_ops.h"
 #include "effects/runtime_ops.h"
 
 namespace ocirlimit {
@@ -14,7 +16,19 @@ namespace {
 
 class LinuxOps final : public RuntimeOps {
  public:
-  Result<Config> LoadConfig() override { return ocirlimit::LoadConfig(std::nullopt, ProcessEnv()); }
+  Result<LoadedConfig> LoadConfig() override {
+    return LoadConfigAs(std::nullopt, ProcessEnv(), !InInitialUserNamespace());
+  }
+
+  bool InInitialUserNamespace() override { return ThisProcessInInitialUserNamespace(); }
+
+  Result<Rlimit> OwnLimit(int resource) override {
+    struct rlimit now {};
+    if (getrlimit(static_cast<__rlimit_resource>(resource), &now) != 0) {
+      return MakeError("getrlimit", errno);
+    }
+    return Rlimit{resource, now.rlim_cur, now.rlim_max};
+  }
 
   std::optional<std::string> Getenv(std::string_view name) override {
     const char* v = std::getenv(std::string(name).c_str());

@@ -8,9 +8,9 @@ cd "$(dirname "$0")/.."
 seconds=${1:-30}
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DOCI_RLIMIT_FUZZ=ON -DOCI_RLIMIT_BUILD_TESTS=OFF >/dev/null
-cmake --build build-fuzz --target fuzz_rlimit fuzz_config fuzz_state fuzz_spec_merge >/dev/null
+cmake --build build-fuzz --target fuzz_rlimit fuzz_config fuzz_state fuzz_spec_merge fuzz_nri >/dev/null
 status=0
-for target in rlimit config state spec_merge; do
+for target in rlimit config state spec_merge nri; do
   work=$(mktemp -d)
   cp -r "fuzz/corpus/$target/." "$work/"
   log=$work/log

@@ -48,6 +48,10 @@ constexpr const char* kUsage =
     "\"warn\" excused a failure; a missing target, a chain to itself or a failed exec\n"
     "always fails. precreate never chains.\n"
     "\n"
+    "Rootless engines (not the initial user namespace): a hard limit above the\n"
+    "container's own is cut to it (soft capped at it) with one warning, and an\n"
+    "unreadable (EACCES) config is no config plus a warning; rootless = \"fail\" refuses.\n"
+    "\n"
     "Exit status: 0 applied, nothing configured, or on-error = \"warn\"; 1 failure;\n"
     "2 usage error. In chain mode, the chained hook's own status.\n";
 
@@ -136,12 +140,23 @@ int RunApply(const Config& cfg, const Result<std::string>& input) {
     Log(cfg, *state, {}, warnings, "");
     return 0;
   }
-  for (const auto& w : SpecWarnings(*limits, bundle, spec)) {
+  // A rootless engine (not the initial user namespace) gets what it can set.
+  auto fitted = FitForCaller(LinuxProcessOps(), state->pid, *limits, cfg.rootless);
+  if (!fitted) {
+    std::string error = "container \"" + state->id + "\": " + fitted.error().Text();
+    Log(cfg, *state, {}, warnings, error);
+    return Failed(cfg, error);
+  }
+  if (!fitted->warning.empty()) {
+    Say("warning: " + fitted->warning);
+    warnings.push_back(fitted->warning);
+  }
+  for (const auto& w : SpecWarnings(fitted->limits, bundle, spec)) {
     Say("warning: " + w);
     warnings.push_back(w);
   }
 
-  ApplyOutcome outcome = ApplyRlimits(LinuxProcessOps(), state->pid, *limits);
+  ApplyOutcome outcome = ApplyRlimits(LinuxProcessOps(), state->pid, fitted->limits);
   std::string error;
   if (!outcome.ok()) error = "container " + Quote(state->id) + ": " + outcome.error->Text();
   Log(cfg, *state, outcome.applied, warnings, error);
@@ -184,6 +199,15 @@ int RunPrecreate(const Config& cfg) {
   std::vector<std::string> warnings;
   Result<std::vector<Rlimit>> limits =
       spec ? PolicyLimits(cfg, spec, warnings) : Result<std::vector<Rlimit>>(spec.error());
+  // A rootless engine runs the container with podman's own hard limits as
+  // ceilings (ours too: we are podman's child): clamp the spec's values
+  // instead of handing the runtime a spec it cannot apply.
+  if (limits) {
+    auto fitted = FitForCaller(LinuxProcessOps(), getpid(), *limits, cfg.rootless);
+    if (fitted && !fitted->warning.empty()) warnings.push_back(fitted->warning);
+    limits = fitted ? Result<std::vector<Rlimit>>(fitted->limits)
+                    : Result<std::vector<Rlimit>>(fitted.error());
+  }
   for (const auto& w : warnings) Say("warning: " + w);
   if (!cfg.log_file.empty() && (!warnings.empty() || !limits)) {
     // No container id or pid exists yet; the log line says what happened.
@@ -221,14 +245,18 @@ int Main(int argc, char** argv) {
     std::cout << kName << " " << kVersion << "\n";
     return 0;
   }
-  auto cfg = LoadConfig(args->config, ProcessEnv());
-  // A config we cannot read gives no on-error policy to follow: fail closed.
-  if (!cfg) {
-    Say(cfg.error().Text());
+  const bool unprivileged = !LinuxProcessOps().InInitialUserNamespace();
+  auto loaded = LoadConfigAs(args->config, ProcessEnv(), unprivileged);
+  // A config we cannot read gives no on-error policy to follow: fail closed
+  // (except a rootless engine's EACCES, which is no config and a warning).
+  if (!loaded) {
+    Say(loaded.error().Text());
     return 1;
   }
-  if (args->mode == HookMode::kPrecreate) return RunPrecreate(*cfg);
-  return RunApplyAndChain(*cfg, argv);
+  for (const auto& w : loaded->warnings) Say("warning: " + w);
+  const Config& cfg = loaded->config;
+  if (args->mode == HookMode::kPrecreate) return RunPrecreate(cfg);
+  return RunApplyAndChain(cfg, argv);
 }
 
 }  // namespace

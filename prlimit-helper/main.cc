@@ -61,9 +61,22 @@ int Get(ProcessOps& ops, const HelperArgs& args, const Target& target) {
 }
 
 int Apply(ProcessOps& ops, const HelperArgs& args, const Target& target) {
-  ApplyOutcome outcome = ApplyRlimits(ops, target.pid, args.limits);
-  if (args.json) std::cout << ApplyJson(target.pid, args.limits, outcome) << std::flush;
-  if (!outcome.ok()) Say(target.context + ApplyFailureMessage(outcome, args.limits));
+  std::vector<Rlimit> limits = args.limits;
+  // As a hook (--state) of a rootless engine, not the initial user
+  // namespace: the limits it can set, and one warning (core/unprivileged.h).
+  // With --pid an admin asked for exactly these limits: no fitting.
+  if (args.source == TargetSource::kState) {
+    auto fitted = FitForCaller(ops, target.pid, limits, Rootless::kDegrade);
+    if (!fitted) {
+      Say(target.context + fitted.error().Text());
+      return kExitFailure;
+    }
+    if (!fitted->warning.empty()) Say(target.context + "warning: " + fitted->warning);
+    limits = fitted->limits;
+  }
+  ApplyOutcome outcome = ApplyRlimits(ops, target.pid, limits);
+  if (args.json) std::cout << ApplyJson(target.pid, limits, outcome) << std::flush;
+  if (!outcome.ok()) Say(target.context + ApplyFailureMessage(outcome, limits));
   return HelperExitCode(outcome);
 }
 

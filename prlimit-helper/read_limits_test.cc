@@ -41,6 +41,7 @@ class FakeOps final : public ProcessOps {
     return MakeError("prlimit", EINVAL);
   }
   bool HasSysResource() override { return false; }
+  bool InInitialUserNamespace() override { return true; }
 };
 
 TEST(ReadRlimits, ReadsAllSixteenInOrder) {

@@ -26,6 +26,7 @@ class PauseAfterPidfdOps final : public ProcessOps {
     return real_.SetLimit(pid, resource, value);
   }
   bool HasSysResource() override { return real_.HasSysResource(); }
+  bool InInitialUserNamespace() override { return real_.InInitialUserNamespace(); }
 
  private:
   ProcessOps& real_;

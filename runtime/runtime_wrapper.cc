@@ -3,6 +3,7 @@
 #include "adapters/oci/facts.h"
 #include "core/policy.h"
 #include "core/text.h"
+#include "core/unprivileged.h"
 #include "runtime/runtime_args.h"
 #include "runtime/runtime_plan.h"
 
@@ -27,7 +28,8 @@ class Wrapper {
     global_ = *global;
     auto cfg = ops_.LoadConfig();
     if (!cfg) return Fail(cfg.error());
-    cfg_ = std::move(*cfg);
+    cfg_ = std::move(cfg->config);
+    for (const auto& w : cfg->warnings) ops_.Stderr(std::string(kRuntimeName) + ": warning: " + w);
     auto runtime = FindRuntime();
     if (!runtime) return Fail(runtime.error());
     runtime_ = *runtime;
@@ -67,6 +69,33 @@ class Wrapper {
                           [this](const std::string& p) { return ops_.Probe(p); });
   }
 
+  // A warning on stderr and, with a log-file, one line there (under crun
+  // and podman stderr is often not shown).
+  void Warn(const std::string& id, const std::string& warning) {
+    ops_.Stderr(std::string(kRuntimeName) + ": warning: " + warning);
+    if (cfg_.log_file.empty()) return;
+    auto logged = ops_.AppendLine(cfg_.log_file,
+                                  ops_.Now() + " id=" + Quote(id) + " warning=" + Quote(warning));
+    if (!logged) ops_.Stderr(std::string(kRuntimeName) + ": warning: " + logged.error().Text());
+  }
+
+  // Outside the initial user namespace (a rootless engine) the runtime we
+  // exec cannot raise a hard limit above ours: clamp the values we write
+  // instead of handing it a spec it fails on (core/unprivileged.h).
+  Result<std::vector<Rlimit>> FitToUs(const std::vector<Rlimit>& limits, const std::string& id) {
+    if (limits.empty() || ops_.InInitialUserNamespace()) return limits;
+    std::vector<Rlimit> current;
+    for (const auto& l : limits) {
+      auto now = ops_.OwnLimit(l.resource);
+      if (!now) return now.error().Wrap("read our own " + std::string(l.info().name) + " limit");
+      current.push_back(*now);
+    }
+    auto fitted = FitToUnprivilegedCaller(limits, current, cfg_.rootless);
+    if (!fitted) return fitted.error();
+    if (!fitted->warning.empty()) Warn(id, fitted->warning);
+    return fitted->limits;
+  }
+
   // The limits for this container (docs/policy.md). Rules and requests need
   // the spec's DOM; without them the text-level merge skips that cost.
   template <class DecideFn>
@@ -74,13 +103,7 @@ class Wrapper {
     if (!PolicyNeedsSpec(cfg_)) return cfg_.rlimits;
     Result<Decision> decision = decide();
     if (!decision) return decision.error();
-    for (const auto& note : decision->notes) {
-      ops_.Stderr(std::string(kRuntimeName) + ": warning: " + note);
-      if (cfg_.log_file.empty()) continue;
-      auto logged = ops_.AppendLine(cfg_.log_file,
-                                    ops_.Now() + " id=" + Quote(id) + " warning=" + Quote(note));
-      if (!logged) ops_.Stderr(std::string(kRuntimeName) + ": warning: " + logged.error().Text());
-    }
+    for (const auto& note : decision->notes) Warn(id, note);
     return decision->limits;
   }
 
@@ -89,7 +112,9 @@ class Wrapper {
     const std::string path = flags.bundle + "/config.json";
     auto text = ops_.ReadFile(path, kMaxSpecBytes);
     if (!text) return text.error();
-    auto limits = Limits([&] { return DecideForSpecText(cfg_, *text, path); }, flags.id);
+    auto decided = Limits([&] { return DecideForSpecText(cfg_, *text, path); }, flags.id);
+    if (!decided) return decided.error();
+    auto limits = FitToUs(*decided, flags.id);
     if (!limits) return limits.error();
     auto merged = MergeBundleSpec(*text, path, *limits);
     if (!merged) return merged.error();
@@ -110,6 +135,8 @@ class Wrapper {
           return DecideForSpec(cfg_, Json({{"process", *process}}), flags.process);
         },
         flags.id);
+    if (!limits) return limits.error();
+    limits = FitToUs(*limits, flags.id);
     if (!limits) return limits.error();
     if (limits->empty()) return Ok{};
     if (auto merged = MergeExecProcess(*process, flags.process, *limits); !merged) {

@@ -18,6 +18,9 @@ class FakeOps final : public RuntimeOps {
   std::map<std::string, std::string> files;
   std::map<std::string, ino_t> executables = {{"/usr/sbin/runc", 10}, {"/usr/bin/crun", 11}};
   bool fail_writes = false;
+  std::vector<std::string> load_warnings;
+  bool initial_userns = true;
+  std::map<int, std::pair<uint64_t, uint64_t>> own;  // resource -> our soft, hard
 
   std::vector<std::string> written;  // paths
   std::vector<std::string> stderr_lines;
@@ -25,7 +28,16 @@ class FakeOps final : public RuntimeOps {
   std::optional<std::vector<std::string>> exec_argv;
   std::string exec_path;
 
-  Result<Config> LoadConfig() override { return config; }
+  Result<LoadedConfig> LoadConfig() override {
+    if (!config) return config.error();
+    return LoadedConfig{*config, load_warnings};
+  }
+  bool InInitialUserNamespace() override { return initial_userns; }
+  Result<Rlimit> OwnLimit(int resource) override {
+    auto it = own.find(resource);
+    if (it == own.end()) return Rlimit{resource, kRlimInfinity, kRlimInfinity};
+    return Rlimit{resource, it->second.first, it->second.second};
+  }
   std::optional<std::string> Getenv(std::string_view name) override {
     if (name == "PATH") return "/usr/sbin:/usr/bin";
     return std::nullopt;
@@ -232,6 +244,116 @@ TEST(RuntimeWrapper, ExecWithoutProcessFilePassesThrough) {
   ops.config = WithMemlock();
   RunRuntimeWrapper({"x", "exec", "c1", "sh", "-p", "/p.json"}, ops);
   EXPECT_TRUE(ops.written.empty());
+  EXPECT_TRUE(ops.exec_argv.has_value());
+}
+
+// --- A rootless caller (not the initial user namespace) ---
+
+Config WithUnlimitedMemlock() {
+  Config c;
+  c.rlimits = {{RLIMIT_MEMLOCK, kRlimInfinity, kRlimInfinity}};
+  c.log_file = "/log";
+  return c;
+}
+
+struct RootlessCase {
+  std::string name;
+  std::vector<std::string> argv;
+  std::string file;      // the file the wrapper edits
+  std::string contents;  // before
+  std::string written;   // after
+};
+
+void PrintTo(const RootlessCase& c, std::ostream* os) { *os << c.name; }
+
+// The wrapper's warnings, without the fake exec's failure line.
+std::vector<std::string> Warnings(const FakeOps& ops) {
+  std::vector<std::string> out;
+  for (const auto& l : ops.stderr_lines) {
+    if (l.find("warning") != std::string::npos) out.push_back(l);
+  }
+  return out;
+}
+
+class RuntimeWrapperRootless : public ::testing::TestWithParam<RootlessCase> {};
+
+TEST_P(RuntimeWrapperRootless, ClampsToOurOwnHardLimitWithOneWarningAndExecs) {
+  FakeOps ops;
+  ops.config = WithUnlimitedMemlock();
+  ops.initial_userns = false;
+  ops.own[RLIMIT_MEMLOCK] = {1 << 20, 8 << 20};
+  ops.files[GetParam().file] = GetParam().contents;
+  RunRuntimeWrapper(GetParam().argv, ops);
+  EXPECT_EQ(ops.files[GetParam().file], GetParam().written);
+  ASSERT_EQ(Warnings(ops).size(), 1u);
+  EXPECT_NE(Warnings(ops)[0].find("oci-rlimit-runtime: warning: rootless (not the initial user "
+                                  "namespace): hard limits cannot be raised, so memlock "
+                                  "unlimited:unlimited -> 8388608:8388608"),
+            std::string::npos)
+      << Warnings(ops)[0];
+  ASSERT_EQ(ops.log_lines.size(), 1u) << "the log-file line names the warning";
+  EXPECT_NE(ops.log_lines[0].second.find("id=\"c1\" warning="), std::string::npos)
+      << ops.log_lines[0].second;
+  EXPECT_TRUE(ops.exec_argv.has_value());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RuntimeWrapper, RuntimeWrapperRootless,
+    ::testing::Values(
+        RootlessCase{"Create",
+                     {"x", "create", "--bundle", "/b", "c1"},
+                     "/b/config.json",
+                     R"({"process":{"rlimits":[]}})",
+                     R"({"process":{"rlimits":[{"type":"RLIMIT_MEMLOCK","hard":8388608,)"
+                     R"("soft":8388608}]}})"},
+        RootlessCase{"SameTypeEntryReplacedByTheClampedValue",
+                     {"x", "run", "--bundle", "/b", "c1"},
+                     "/b/config.json",
+                     R"({"process":{"rlimits":[{"type":"RLIMIT_MEMLOCK","hard":16777216,)"
+                     R"("soft":2097152}]}})",
+                     R"({"process":{"rlimits":[{"type":"RLIMIT_MEMLOCK","hard":8388608,)"
+                     R"("soft":8388608}]}})"},
+        RootlessCase{"Exec",
+                     {"x", "exec", "--process", "/p.json", "c1"},
+                     "/p.json",
+                     R"({"args":["cat"]})",
+                     R"({"args":["cat"],"rlimits":[{"type":"RLIMIT_MEMLOCK","hard":8388608,)"
+                     R"("soft":8388608}]})"}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(RuntimeWrapper, RootlessWithFailRefusesAndRunsNothing) {
+  FakeOps ops;
+  ops.config = WithUnlimitedMemlock();
+  ops.config->rootless = Rootless::kFail;
+  ops.initial_userns = false;
+  ops.own[RLIMIT_MEMLOCK] = {1 << 20, 8 << 20};
+  ops.files["/b/config.json"] = R"({"process":{}})";
+  EXPECT_EQ(RunRuntimeWrapper({"x", "create", "--bundle", "/b", "c1"}, ops), 1);
+  EXPECT_TRUE(ops.written.empty());
+  EXPECT_FALSE(ops.exec_argv.has_value());
+  ASSERT_EQ(ops.stderr_lines.size(), 1u);
+  EXPECT_NE(ops.stderr_lines[0].find("rootless = \"fail\""), std::string::npos)
+      << ops.stderr_lines[0];
+}
+
+TEST(RuntimeWrapper, InTheInitialNamespaceAnImpossibleValueIsLeftForTheRuntimeToRefuse) {
+  FakeOps ops;
+  ops.config = WithUnlimitedMemlock();
+  ops.own[RLIMIT_MEMLOCK] = {1 << 20, 8 << 20};
+  ops.files["/b/config.json"] = R"({"process":{}})";
+  RunRuntimeWrapper({"x", "create", "--bundle", "/b", "c1"}, ops);
+  EXPECT_EQ(ops.files["/b/config.json"],
+            R"({"process":{"rlimits":[{"type":"RLIMIT_MEMLOCK","hard":18446744073709551615,)"
+            R"("soft":18446744073709551615}]}})");
+  EXPECT_TRUE(Warnings(ops).empty());
+}
+
+TEST(RuntimeWrapper, LoadWarningsAreShownAndTheRuntimeRuns) {
+  FakeOps ops;
+  ops.load_warnings = {"rootless (not the initial user namespace): config: open \"/c\": denied"};
+  RunRuntimeWrapper({"x", "create", "--bundle", "/b", "c1"}, ops);
+  ASSERT_EQ(Warnings(ops).size(), 1u);
+  EXPECT_EQ(Warnings(ops)[0], "oci-rlimit-runtime: warning: " + ops.load_warnings[0]);
   EXPECT_TRUE(ops.exec_argv.has_value());
 }
 

@@ -6,7 +6,9 @@ set -euo pipefail
 build=(build-essential cmake ninja-build pkg-config git
        nlohmann-json3-dev libtomlplusplus-dev libcap-dev googletest libgtest-dev libgmock-dev)
 runtimes=(runc crun podman docker.io containerd busybox-static util-linux libcap2-bin
-          iproute2 hyperfine jq clang-format clang-tidy clang libclang-rt-14-dev python3-yaml shellcheck)
+          iproute2 hyperfine jq clang-format clang-tidy clang libclang-rt-14-dev python3-yaml shellcheck
+          protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc
+          uidmap slirp4netns)
 # The portable node builds (scripts/build-node.sh) and their tests: the arm64
 # cross compiler, qemu to run arm64 programs directly, debootstrap for the
 # Debian 11 root. (The arm64 -dev libraries are fetched, not installed.)
@@ -33,4 +35,22 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# containerd 1.7 and 2.x and the CRI and NRI protos, from newer Debian suites,
+# unpacked (never installed) into /var/cache/oci-rlimit (scripts/fetch-containerd.sh).
+if [[ ${1:-all} == all ]]; then
+  "$(dirname "$0")/fetch-containerd.sh"
+fi
+
+# Rootless podman tests (tests/integration/rootless_test.cc): a user with
+# /etc/subuid and /etc/subgid ranges, which useradd -m writes. Idempotent.
+rootless_user=oci-rlimit-test
+if [[ ${1:-all} == all ]] && ! id -u "$rootless_user" >/dev/null 2>&1; then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install-deps: user $rootless_user missing; run as root" >&2
+    exit 1
+  fi
+  echo "install-deps: adding user $rootless_user (rootless podman tests)"
+  useradd -m -s /bin/sh "$rootless_user"
 fi

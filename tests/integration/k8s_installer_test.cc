@@ -313,7 +313,7 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.yaml")):
         print(f.split("/")[-1], d["kind"], d["metadata"]["name"])
 rc = [d for d in objs if d["kind"] == "RuntimeClass"][0]
 assert rc["handler"] == "oci-rlimit", rc
-ds = [d for d in objs if d["kind"] == "DaemonSet"][0]["spec"]["template"]["spec"]
+ds = [d for d in objs if d["kind"] == "DaemonSet" and d["metadata"]["name"] == "oci-rlimit-installer"][0]["spec"]["template"]["spec"]
 init = ds["initContainers"][0]
 assert init["securityContext"]["privileged"] is True
 args = init["command"]
@@ -321,12 +321,19 @@ root = args[args.index("--host-root") + 1]
 mount = [m for m in init["volumeMounts"] if m["mountPath"] == root][0]
 vol = [v for v in ds["volumes"] if v["name"] == mount["name"]][0]
 assert vol["hostPath"]["path"] == "/", vol
+nri = [d for d in objs if d["kind"] == "DaemonSet" and d["metadata"]["name"] == "oci-rlimit-nri"][0]["spec"]["template"]["spec"]
+plugin = nri["containers"][0]
+sock = plugin["args"][plugin["args"].index("--socket") + 1]
+mount = [m for m in plugin["volumeMounts"] if sock.startswith(m["mountPath"] + "/")][0]
+vol = [v for v in nri["volumes"] if v["name"] == mount["name"]][0]
+assert vol["hostPath"]["path"] + sock[len(mount["mountPath"]):] == "/var/run/nri/nri.sock", vol
 print("checked")
 )";
   CmdResult r = RunCmd({"python3", "-c", script, kKubeDir});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("runtimeclass.yaml RuntimeClass oci-rlimit"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("daemonset.yaml DaemonSet oci-rlimit-installer"), std::string::npos);
+  EXPECT_NE(r.out.find("nri-daemonset.yaml DaemonSet oci-rlimit-nri"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("checked"), std::string::npos) << r.out;
 }
 

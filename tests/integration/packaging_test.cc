@@ -174,7 +174,9 @@ TEST_F(DebPackageTest, InstallUseRemovePurge) {
        {"/usr/bin/oci-rlimit-hook", kConffile, "/usr/share/containers/oci/hooks.d/oci-rlimit.json",
         "/usr/lib/oci-rlimit/shim/nvidia-container-runtime-hook",
         "/usr/share/oci-rlimit/docker/oci-rlimit.conf", "/usr/share/man/man1/oci-rlimit-hook.1.gz",
-        "/usr/share/doc/oci-rlimit/README.md"}) {
+        "/usr/share/doc/oci-rlimit/README.md", "/usr/bin/oci-rlimit-nri",
+        "/usr/lib/systemd/system/oci-rlimit-nri.service", "/usr/share/oci-rlimit/nri/10-oci-rlimit",
+        "/usr/share/doc/oci-rlimit/nri.md"}) {
     EXPECT_NE(std::find(files.begin(), files.end(), want), files.end()) << want;
     EXPECT_TRUE(Exists(want)) << want;
   }
@@ -182,6 +184,10 @@ TEST_F(DebPackageTest, InstallUseRemovePurge) {
             "/usr/bin/oci-rlimit-hook");
   EXPECT_FALSE(Exists("/etc/systemd/system/docker.service.d/oci-rlimit.conf"))
       << "the docker drop-in must not be enabled by installing";
+  EXPECT_FALSE(Exists("/etc/systemd/system/multi-user.target.wants/oci-rlimit-nri.service"))
+      << "the NRI plugin's unit must not be enabled by installing";
+  EXPECT_EQ(fs::read_symlink("/usr/share/oci-rlimit/nri/10-oci-rlimit"), "/usr/bin/oci-rlimit-nri")
+      << "the pre-registered example";
 
   EXPECT_EQ(PodmanMemlock(podman), kHost) << "the packaged config must change nothing";
   const std::string shipped = ReadFile(kConffile);

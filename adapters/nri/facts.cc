@@ -1,0 +1,32 @@
+#include "adapters/nri/facts.h"
+
+#include <string>
+
+namespace ocirlimit::nri {
+
+NriFacts FactsFromCreate(const pb::CreateContainerRequest& req) {
+  NriFacts out;
+  ContainerFacts& f = out.facts;
+  for (const auto& [k, v] : req.pod().annotations()) f.annotations[k] = v;
+  const pb::Container& c = req.container();
+  for (const auto& [k, v] : c.annotations()) f.annotations[k] = v;
+  f.env.assign(c.env().begin(), c.env().end());
+  for (const auto& d : c.linux().devices()) f.devices.push_back(d.path());
+  for (const auto& r : c.rlimits()) {
+    const RlimitInfo* info = FindRlimit(r.type());
+    if (info == nullptr) continue;
+    out.spec_rlimits.push_back({info->resource, r.soft(), r.hard()});
+  }
+  return out;
+}
+
+void SetAdjustmentRlimits(const std::vector<Rlimit>& limits, pb::ContainerAdjustment& adjust) {
+  for (const auto& l : limits) {
+    pb::POSIXRlimit* r = adjust.add_rlimits();
+    r->set_type(std::string(l.info().spec_type));
+    r->set_hard(l.hard);
+    r->set_soft(l.soft);
+  }
+}
+
+}  // namespace ocirlimit::nri

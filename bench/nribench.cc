@@ -1,0 +1,217 @@
+// oci-rlimit-nri's cost per CreateContainer (docs/performance.md), not a test:
+//  1. in-process: request bytes received -> reply bytes ready (Session +
+//     Plugin service + policy), and received -> reply sent through a real
+//     socketpair (read(2) ... send(2) timed on the plugin's side);
+//  2. the real binary, pre-registered on a socketpair as containerd starts
+//     it: round trip seen from the runtime's side, and the plugin's peak RSS
+//     (VmHWM) after all requests.
+//   nribench PATH/TO/oci-rlimit-nri [N=10000]
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "adapters/nri/facts.h"
+#include "core/config.h"
+#include "nri/plugin.h"
+#include "nri/session.h"
+#include "nri/test_runtime.h"
+
+namespace {
+
+using namespace ocirlimit;
+using namespace ocirlimit::nri;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kConfig =
+    "rlimits = ['nofile=1024:4096']\n"
+    "[[rule]]\nname = 'gpu'\nrlimits = ['memlock=unlimited']\n"
+    "match = { annotations = { 'nvidia.com/gpu.present' = 'true' }, env = "
+    "['NVIDIA_VISIBLE_DEVICES'] }\n"
+    "[[rule]]\nname = 'rdma'\nrlimits = ['memlock=64G']\n"
+    "match = { devices = ['/dev/infiniband/*'] }\n"
+    "[requests]\nenabled = true\nceilings = ['memlock=unlimited']\n";
+
+// A CreateContainer as containerd sends it for a kubelet pod: a dozen
+// annotations, a typical env, a couple of devices.
+std::string CreatePayload(int i) {
+  pb::CreateContainerRequest req;
+  auto* pod = req.mutable_pod();
+  pod->set_id("pod" + std::to_string(i));
+  pod->set_name("trainer-" + std::to_string(i));
+  pod->set_namespace_("ml");
+  auto& pa = *pod->mutable_annotations();
+  pa["kubernetes.io/config.seen"] = "2026-12-01T09:00:00.000000000Z";
+  pa["kubernetes.io/config.source"] = "api";
+  pa["nvidia.com/gpu.present"] = i % 2 == 0 ? "true" : "false";
+  if (i % 3 == 0) pa["oci-rlimit.io/rlimits"] = "memlock=32G";
+  auto* c = req.mutable_container();
+  c->set_id(std::string(64, static_cast<char>('a' + i % 26)));
+  c->set_name("worker");
+  auto& ca = *c->mutable_annotations();
+  for (const char* k : {"io.kubernetes.cri.container-type", "io.kubernetes.cri.sandbox-id",
+                        "io.kubernetes.cri.sandbox-name", "io.kubernetes.cri.sandbox-namespace",
+                        "io.kubernetes.cri.container-name", "io.kubernetes.cri.image-name"}) {
+    ca[k] = "value-" + std::to_string(i);
+  }
+  for (const char* e : {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                        "HOSTNAME=trainer", "NVIDIA_VISIBLE_DEVICES=all", "NCCL_DEBUG=INFO",
+                        "KUBERNETES_SERVICE_HOST=10.0.0.1", "KUBERNETES_SERVICE_PORT=443"}) {
+    c->add_env(e);
+  }
+  c->mutable_linux()->add_devices()->set_path("/dev/infiniband/uverbs0");
+  c->mutable_linux()->add_devices()->set_path("/dev/nvidia0");
+  return req.SerializeAsString();
+}
+
+class Quiet : public Output {
+ public:
+  void Say(const std::string&) override {}
+  void LogLine(const Config&, const std::string&) override {}
+};
+
+struct Stats {
+  double median_us, p99_us, max_us;
+};
+
+Stats Summarize(std::vector<double> us) {
+  std::sort(us.begin(), us.end());
+  return {us[us.size() / 2], us[us.size() * 99 / 100], us.back()};
+}
+
+void Print(const char* what, const Stats& s) {
+  std::printf("%-52s median %7.1f us  p99 %7.1f us  max %8.1f us\n", what, s.median_us, s.p99_us,
+              s.max_us);
+}
+
+double Us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+void InProcess(const Config& cfg, const std::vector<std::string>& calls) {
+  Quiet quiet;
+  NriPlugin plugin([&]() -> const Config& { return cfg; }, quiet, [] { return "T"; });
+  Session session(plugin, "");
+  std::vector<double> handle, socket_us;
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) std::abort();
+  std::string out;
+  std::vector<char> buf(1 << 16);
+  for (const auto& call : calls) {
+    out.clear();
+    auto t0 = Clock::now();
+    if (!session.OnBytes(call, out)) std::abort();
+    handle.push_back(Us(Clock::now() - t0));
+
+    if (write(sv[0], call.data(), call.size()) != static_cast<ssize_t>(call.size())) std::abort();
+    out.clear();
+    auto t1 = Clock::now();
+    ssize_t n = read(sv[1], buf.data(), buf.size());
+    if (n <= 0 || !session.OnBytes(std::string_view(buf.data(), n), out)) std::abort();
+    if (send(sv[1], out.data(), out.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(out.size())) {
+      std::abort();
+    }
+    socket_us.push_back(Us(Clock::now() - t1));
+    if (read(sv[0], buf.data(), buf.size()) <= 0) std::abort();
+  }
+  close(sv[0]);
+  close(sv[1]);
+  Print("in-process: received -> reply ready", Summarize(handle));
+  Print("in-process: read(2) -> handled -> send(2)", Summarize(socket_us));
+}
+
+std::string ReadReply(int fd, std::string& pending, uint32_t conn) {
+  std::vector<char> buf(1 << 16);
+  for (;;) {
+    auto sent = testing::ParseSent(pending);
+    if (!sent.empty()) {
+      // All our messages fit in one read here; keep it simple and exact.
+      if (sent.size() != 1 || sent[0].conn != conn) std::abort();
+      std::string payload = sent[0].msg.payload;
+      pending.clear();
+      return payload;
+    }
+    ssize_t n = read(fd, buf.data(), buf.size());
+    if (n <= 0) std::abort();
+    pending.append(buf.data(), static_cast<size_t>(n));
+  }
+}
+
+void RealBinary(const char* binary, const std::string& config_path,
+                const std::vector<std::string>& calls) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) std::abort();
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(sv[1], 3);  // dup2 clears CLOEXEC on fd 3
+    // As containerd starts it: fds 0-2 on /dev/null (so no log lines on stderr).
+    int null = open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3; ++fd) dup2(null, fd);
+    char* argv[] = {const_cast<char*>(binary), const_cast<char*>("--config"),
+                    const_cast<char*>(config_path.c_str()), nullptr};
+    char* envp[] = {const_cast<char*>("NRI_PLUGIN_NAME=oci-rlimit"),
+                    const_cast<char*>("NRI_PLUGIN_IDX=10"),
+                    const_cast<char*>("NRI_PLUGIN_SOCKET=3"), nullptr};
+    execve(binary, argv, envp);
+    _exit(127);
+  }
+  close(sv[1]);
+  int fd = sv[0];
+  std::string pending;
+  (void)ReadReply(fd, pending, kRuntimeConn);  // RegisterPlugin
+  std::string reg = testing::RuntimeReply(1, {});
+  if (write(fd, reg.data(), reg.size()) < 0) std::abort();
+  std::string conf = testing::RuntimeCall(1, "Configure", "");
+  if (write(fd, conf.data(), conf.size()) < 0) std::abort();
+  (void)ReadReply(fd, pending, kPluginConn);
+
+  std::vector<double> rtt;
+  for (const auto& call : calls) {
+    auto t0 = Clock::now();
+    if (write(fd, call.data(), call.size()) != static_cast<ssize_t>(call.size())) std::abort();
+    (void)ReadReply(fd, pending, kPluginConn);
+    rtt.push_back(Us(Clock::now() - t0));
+  }
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line, hwm;
+  while (std::getline(status, line)) {
+    if (line.starts_with("VmHWM:")) hwm = line.substr(6);
+  }
+  close(fd);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  Print("oci-rlimit-nri (pre-registered): runtime's round trip", Summarize(rtt));
+  std::printf("oci-rlimit-nri peak RSS (VmHWM):%s\n", hwm.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: nribench PATH/TO/oci-rlimit-nri [N]\n");
+    return 2;
+  }
+  int n = argc > 2 ? std::atoi(argv[2]) : 10000;
+  auto cfg = ParseConfig(kConfig, "bench.toml");
+  if (!cfg) return 1;
+  std::vector<std::string> calls;
+  for (int i = 0; i < n; ++i) {
+    calls.push_back(testing::RuntimeCall(2 * i + 3, "CreateContainer", CreatePayload(i)));
+  }
+  std::printf("%d CreateContainer requests, %zu bytes each on the wire (first)\n", n,
+              calls[0].size());
+  InProcess(*cfg, calls);
+  char path[] = "/tmp/nribench.XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0 || write(fd, kConfig, std::char_traits<char>::length(kConfig)) < 0) return 1;
+  close(fd);
+  RealBinary(argv[1], path, calls);
+  unlink(path);
+  return 0;
+}

@@ -1,0 +1,114 @@
+#include "nri/app.h"
+
+#include <google/protobuf/stubs/logging.h>
+
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/version.h"
+#include "effects/config_loader.h"
+#include "effects/files.h"
+#include "nri/args.h"
+#include "nri/plugin.h"
+#include "nri/serve.h"
+#include "nri/serve_linux.h"
+
+namespace ocirlimit::nri {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: oci-rlimit-nri [--config PATH] [--socket PATH] [--name NAME] [--index NN]\n"
+    "\n"
+    "An NRI plugin: containerd (1.7 with NRI enabled, 2.x) and CRI-O call it for every\n"
+    "container they create, and it answers with the rlimits oci-rlimit's policy gives\n"
+    "that container, which the runtime writes into the spec's process.rlimits.\n"
+    "\n"
+    "  --config PATH  else $OCI_RLIMIT_CONFIG, else /etc/oci-rlimit/config.toml\n"
+    "  --socket PATH  the runtime's NRI socket (default /var/run/nri/nri.sock)\n"
+    "  --name NAME    plugin name (default oci-rlimit)\n"
+    "  --index NN     two digits; plugins are called in ascending order (default 10)\n"
+    "\n"
+    "Started by containerd from its plugin dir (/opt/nri/plugins/NN-oci-rlimit), it\n"
+    "takes the socket, name and index from NRI_PLUGIN_SOCKET, NRI_PLUGIN_NAME and\n"
+    "NRI_PLUGIN_IDX. SIGHUP reloads the config (a bad one is refused, the old one\n"
+    "stays). While no plugin is connected, the runtime creates containers unadjusted.\n"
+    "\n"
+    "Exit status: 0 on SIGTERM/SIGINT; 1 when a pre-registered connection ends;\n"
+    "2 usage or config error (before connecting).\n";
+
+void Say(const std::string& msg) { std::cerr << "oci-rlimit-nri: " << msg << "\n"; }
+
+}  // namespace
+
+int RunNriPlugin(int argc, char** argv) {
+  const EnvLookup env = ProcessEnv();
+  auto args = ParseNriArgs(std::vector<std::string>(argv + 1, argv + argc), env);
+  if (!args) {
+    Say(args.error().Text());
+    return 2;
+  }
+  if (args->mode == NriMode::kHelp) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (args->mode == NriMode::kVersion) {
+    std::cout << "oci-rlimit-nri " << kVersion << "\n";
+    return 0;
+  }
+  const ConfigPath where = ResolveConfigPath(args->config, env);
+  auto loaded = LoadConfigFrom(where, env);
+  if (!loaded) {
+    Say(loaded.error().Text());
+    return 2;
+  }
+  auto config = std::make_unique<Config>(std::move(*loaded));
+  // A message protobuf refuses (invalid UTF-8 a pod author put in an
+  // annotation) is answered as undecodable; protobuf's own log line about it
+  // would only be noise on stderr.
+  google::protobuf::SetLogHandler(nullptr);
+  if (auto st = InstallSignals(); !st) {
+    Say(st.error().Text());
+    return 1;
+  }
+
+  StderrOutput out;
+  ServeOptions opt;
+  opt.say = [&](const std::string& m) { out.Say(m); };
+  opt.on_signal = [&] {
+    PendingSignals p = TakeSignals();
+    if (p.stop) return true;
+    if (p.reload) {
+      auto next = LoadConfigFrom(where, env);
+      if (!next) {
+        out.Say("reload refused, the old config stays in force: " + next.error().Text());
+      } else {
+        config = std::make_unique<Config>(std::move(*next));
+        out.Say("config reloaded from " + where.path);
+      }
+    }
+    return false;
+  };
+  const std::string name = args->name;
+  const std::string index = args->index;
+  std::unique_ptr<NriPlugin> plugin;
+  opt.new_session = [&] {
+    plugin =
+        std::make_unique<NriPlugin>([&]() -> const Config& { return *config; }, out, Rfc3339Now);
+    return std::make_unique<Session>(*plugin, NriPlugin::RegisterPayload(name, index));
+  };
+  std::unique_ptr<Connector> connector;
+  if (args->socket_fd) {
+    opt.reconnect = false;
+    connector = InheritedConnector(*args->socket_fd);
+  } else {
+    connector = UnixConnector(args->socket);
+  }
+  out.Say(std::string("starting as ") + index + "-" + name +
+          (args->socket_fd ? " (pre-registered, fd " + std::to_string(*args->socket_fd) + ")"
+                           : " on " + args->socket));
+  return Serve(*connector, opt);
+}
+
+}  // namespace ocirlimit::nri

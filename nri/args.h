@@ -1,0 +1,35 @@
+// oci-rlimit-nri's command line and environment. Pure.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/error.h"
+
+namespace ocirlimit::nri {
+
+inline constexpr const char* kDefaultSocket = "/var/run/nri/nri.sock";
+inline constexpr const char* kDefaultName = "oci-rlimit";
+inline constexpr const char* kDefaultIndex = "10";
+
+enum class NriMode { kRun, kHelp, kVersion };
+
+struct NriArgs {
+  NriMode mode = NriMode::kRun;
+  std::optional<std::string> config;
+  std::string socket = kDefaultSocket;
+  std::string name = kDefaultName;
+  std::string index = kDefaultIndex;
+  // Pre-registered: containerd exec'd us with NRI_PLUGIN_SOCKET=FD.
+  std::optional<int> socket_fd;
+};
+
+// argv without argv[0]; env gives NRI_PLUGIN_NAME, NRI_PLUGIN_IDX and
+// NRI_PLUGIN_SOCKET, which a pre-registered plugin takes its identity from
+// (flags given too win).
+[[nodiscard]] Result<NriArgs> ParseNriArgs(const std::vector<std::string>& args,
+                                           const EnvLookup& env);
+
+}  // namespace ocirlimit::nri

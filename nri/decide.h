@@ -1,0 +1,29 @@
+// The one place oci-rlimit-nri asks the core for a verdict. Until the core's
+// single admission step (Admit, EntryPoint::kNri) exists, it wraps Decide
+// and on-error the way Admit will.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/policy.h"
+
+namespace ocirlimit::nri {
+
+enum class Action { kApply, kProceedUnmodified, kFail };
+
+struct Verdict {
+  Action action = Action::kProceedUnmodified;
+  std::vector<Rlimit> limits;
+  std::vector<LimitSource> sources;
+  std::vector<std::string> matched;
+  std::vector<std::string> warnings;  // notes on requests, excused errors
+  std::optional<Error> error;         // set for kFail
+};
+
+[[nodiscard]] Verdict AdmitNri(const Config& cfg, const ContainerFacts& facts);
+
+}  // namespace ocirlimit::nri

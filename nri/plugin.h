@@ -1,0 +1,51 @@
+// oci-rlimit's NRI Plugin service: Configure subscribes to CreateContainer
+// only, Synchronize is answered with no updates, CreateContainer gets the
+// verdict's rlimits as its adjustment, anything else is Unimplemented. Pure:
+// time and output come in through small interfaces.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "core/config.h"
+#include "nri/session.h"
+
+namespace ocirlimit::nri {
+
+// Event mask bit (event - 1); CREATE_CONTAINER is event 4.
+inline constexpr int32_t kEventMaskCreateContainer = 1 << 3;
+
+class Output {
+ public:
+  virtual ~Output() = default;
+  // A message about the plugin itself ("oci-rlimit-nri: ..." on stderr).
+  virtual void Say(const std::string& msg) = 0;
+  // One log line about a container: cfg.log_file, and stderr.
+  virtual void LogLine(const Config& cfg, const std::string& line) = 0;
+};
+
+class NriPlugin : public PluginService {
+ public:
+  // config: the config in force at each call (SIGHUP replaces it); now: RFC 3339 time.
+  NriPlugin(std::function<const Config&()> config, Output& out, std::function<std::string()> now)
+      : config_(std::move(config)), out_(out), now_(std::move(now)) {}
+  Reply Call(std::string_view method, std::string_view payload) override;
+  [[nodiscard]] bool configured() const { return configured_; }
+
+  // RegisterPluginRequest {plugin_name, plugin_idx}, encoded.
+  [[nodiscard]] static std::string RegisterPayload(const std::string& name,
+                                                   const std::string& index);
+
+ private:
+  Reply Configure(std::string_view payload);
+  Reply Synchronize(std::string_view payload);
+  Reply CreateContainer(std::string_view payload);
+
+  std::function<const Config&()> config_;
+  Output& out_;
+  std::function<std::string()> now_;
+  bool configured_ = false;
+};
+
+}  // namespace ocirlimit::nri

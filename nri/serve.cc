@@ -1,0 +1,103 @@
+#include "nri/serve.h"
+
+#include <algorithm>
+
+namespace ocirlimit::nri {
+
+ConnEnd ServeConnection(Conn& conn, Session& session, const ServeOptions& opt) {
+  ConnEnd end;
+  auto write = [&](std::string& out) -> Status {
+    if (out.empty()) return Ok{};
+    Status st = conn.Write(out, opt.write_timeout_ms);
+    out.clear();
+    return st;
+  };
+  std::string out = session.Start();
+  if (auto st = write(out); !st) {
+    end.why = st.error().Wrap("send RegisterPlugin").Text();
+    return end;
+  }
+  int waited = 0;
+  for (;;) {
+    auto wake = conn.Wait(opt.tick_ms);
+    if (!wake) {
+      end.why = wake.error().Text();
+      break;
+    }
+    if (*wake == Wake::kSignal) {
+      if (opt.on_signal()) {
+        end.stop = true;
+        break;
+      }
+      continue;
+    }
+    if (*wake == Wake::kTimeout) {
+      if (!session.registered() && ++waited >= opt.register_ticks) {
+        end.why = "no reply to RegisterPlugin within " +
+                  std::to_string(opt.register_ticks * opt.tick_ms / 1000) + " s";
+        break;
+      }
+      continue;
+    }
+    auto got = conn.Read();
+    if (!got) {
+      end.why = got.error().Text();
+      break;
+    }
+    if (got->eof) {
+      end.why = session.EofReason();
+      break;
+    }
+    Status fed = session.OnBytes(got->data, out);
+    // Replies produced before a protocol error still go out.
+    Status sent = write(out);
+    if (!fed) {
+      end.why = fed.error().Text();
+      break;
+    }
+    if (!sent) {
+      end.why = sent.error().Wrap("send reply").Text();
+      break;
+    }
+  }
+  end.registered = session.registered();
+  return end;
+}
+
+int Serve(Connector& connector, const ServeOptions& opt) {
+  int backoff = opt.backoff_min_ms;
+  int failures = 0;
+  for (;;) {
+    auto conn = connector.Connect();
+    if (conn) {
+      auto session = opt.new_session();
+      ConnEnd end = ServeConnection(**conn, *session, opt);
+      if (end.stop) return 0;
+      opt.say("disconnected: " + end.why);
+      if (!opt.reconnect) {
+        opt.say(
+            "a pre-registered plugin cannot reconnect; the runtime creates containers "
+            "unadjusted until it restarts the plugin");
+        return 1;
+      }
+      if (end.registered) backoff = opt.backoff_min_ms;
+      failures = 0;
+    } else {
+      if (!opt.reconnect) {
+        opt.say(conn.error().Text());
+        return 1;
+      }
+      // Said on the first failure and then about once a minute, not every 100 ms.
+      if (failures++ % 16 == 0) opt.say(conn.error().Text() + "; retrying");
+    }
+    int slept = 0;
+    while (slept < backoff) {
+      int step = std::min(opt.tick_ms, backoff - slept);
+      if (connector.Sleep(step) == Wake::kSignal && opt.on_signal()) return 0;
+      slept += step;
+    }
+    backoff = std::min(backoff * 2, opt.backoff_max_ms);
+  }
+}
+
+}  // namespace ocirlimit::nri

@@ -1,0 +1,70 @@
+// The plugin's connection loop, over a small socket interface (serve_linux.cc
+// has the real one, tests a fake): register, answer calls, and on EOF, a
+// protocol error or a silent runtime, disconnect cleanly and (external mode)
+// reconnect with back-off.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+#include "nri/session.h"
+
+namespace ocirlimit::nri {
+
+enum class Wake { kReadable, kTimeout, kSignal };
+
+struct ReadResult {
+  std::string data;  // empty and !eof: nothing there after all
+  bool eof = false;
+};
+
+class Conn {
+ public:
+  virtual ~Conn() = default;
+  // Waits up to timeout_ms for bytes to read, or for a signal.
+  virtual Result<Wake> Wait(int timeout_ms) = 0;
+  virtual Result<ReadResult> Read() = 0;
+  // Writes all of data within timeout_ms; a peer that stops reading is an error.
+  virtual Status Write(std::string_view data, int timeout_ms) = 0;
+};
+
+class Connector {
+ public:
+  virtual ~Connector() = default;
+  virtual Result<std::unique_ptr<Conn>> Connect() = 0;
+  // Sleeps up to ms, returning early with kSignal when a signal arrives.
+  virtual Wake Sleep(int ms) = 0;
+};
+
+struct ServeOptions {
+  // Handles pending signals (SIGHUP reloads); true means stop.
+  std::function<bool()> on_signal;
+  // A new Session (and its service) per connection.
+  std::function<std::unique_ptr<Session>()> new_session;
+  std::function<void(const std::string&)> say;
+  bool reconnect = true;  // external mode; a pre-registered plugin cannot
+  int tick_ms = 1000;
+  int register_ticks = 5;       // the runtime's own registration timeout is 5 s
+  int write_timeout_ms = 1000;  // well inside its 2 s request timeout
+  int backoff_min_ms = 100;
+  int backoff_max_ms = 5000;
+};
+
+struct ConnEnd {
+  bool stop = false;  // asked to stop (SIGTERM)
+  bool registered = false;
+  std::string why;
+};
+
+// Serves one connection until it ends.
+ConnEnd ServeConnection(Conn& conn, Session& session, const ServeOptions& opt);
+
+// Connects, serves, and in external mode reconnects with back-off (reset
+// after each registered connection) until stopped. Returns the exit status:
+// 0 when stopped, 1 when a pre-registered connection ended.
+int Serve(Connector& connector, const ServeOptions& opt);
+
+}  // namespace ocirlimit::nri

@@ -1,0 +1,284 @@
+// oci-rlimit-nri against real containerd through CRI, as kubelet drives a
+// node: containerd 2.x (NRI on by default) and 1.7 (NRI enabled in its
+// config), pods on the default runc handler with no RuntimeClass. Every
+// assertion is on what the container itself reads from /proc/self/limits.
+//
+// containerd starts under `prlimit --memlock=1M:8M`: with no CAP_SYS_RESOURCE
+// here, raising a soft limit up to the hard one is the raise this sandbox can
+// prove (the plugin's rlimits go into the spec; runc applies them).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <thread>
+
+#include "cri_containerd.h"
+#include "harness.h"
+
+namespace ocirlimit::itest::cri {
+
+// Readable parameter values in gtest's messages.
+void PrintTo(const ContainerdRelease& r, std::ostream* os) { *os << TestName(r); }
+
+namespace {
+
+constexpr Limit kDaemon{1 << 20, 8 << 20};      // what containerd starts with
+constexpr Limit kConfigured{8 << 20, 8 << 20};  // memlock=8M
+constexpr Limit kRequested{4 << 20, 8 << 20};   // memlock=4M:8M, under the ceiling
+const std::vector<std::string> kDaemonPrefix = {"prlimit", "--memlock=1048576:8388608"};
+const std::vector<std::string> kInitPrintsLimits = {
+    "/bin/sh", "-c", "while read -r l; do echo \"$l\"; done < /proc/self/limits; exec sleep 3600"};
+constexpr const char* kRequestAnnotation = "oci-rlimit.io/rlimits";
+
+std::vector<ContainerdRelease> NriReleases() { return {Containerd17(), Containerd2()}; }
+
+class NriTest : public ::testing::TestWithParam<ContainerdRelease> {
+ protected:
+  void SetUp() override {
+    OCI_RLIMIT_REQUIRE("prlimit");
+    OCI_RLIMIT_REQUIRE_CONTAINERD(GetParam());
+    ASSERT_TRUE(Which(Plugin())) << Plugin() << " has not been built";
+  }
+
+  static std::string Plugin() { return OurBinary("oci-rlimit-nri"); }
+  std::string ConfigPath() const { return dir_ / "config.toml"; }
+  std::string PluginLog() const { return dir_ / ("plugin-" + std::to_string(starts_) + ".log"); }
+
+  void StartContainerd(std::optional<NriSetup> nri = NriSetup{}) {
+    CriContainerd::Options opts;
+    opts.release = GetParam();
+    opts.prefix = kDaemonPrefix;
+    opts.nri = std::move(nri);
+    containerd_ = std::make_unique<CriContainerd>(opts);
+    ASSERT_TRUE(containerd_->ok()) << containerd_->error();
+    RecordProperty("containerd", containerd_->version());
+  }
+
+  // The plugin in external mode on the fixture's NRI socket; returns once
+  // the runtime has configured it.
+  void StartPlugin() {
+    ++starts_;
+    plugin_ = std::make_unique<BackgroundProcess>();
+    auto err =
+        plugin_->Start({Plugin(), "--config", ConfigPath(), "--socket", containerd_->nri_socket()},
+                       {}, PluginLog());
+    ASSERT_FALSE(err) << *err;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (ReadFile(PluginLog()).find("configured by") == std::string::npos) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the plugin did not register:\n"
+                                                            << ReadFile(PluginLog()) << "\n"
+                                                            << containerd_->Log();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  struct Ran {
+    std::string id;  // empty when creation failed
+    std::string error;
+    std::optional<Limit> init;
+  };
+
+  Ran RunPrintingPod(const std::string& name, const std::map<std::string, std::string>& pod_ann,
+                     const std::vector<DeviceSpec>& devices = {}) {
+    Ran r;
+    PodSpec spec = containerd_->NewPod(name);
+    spec.annotations = pod_ann;
+    auto pod = containerd_->RunPod(spec);
+    EXPECT_TRUE(pod) << "the sandbox must start: " << pod.error().Text() << "\n"
+                     << containerd_->Log();
+    if (!pod) return r;
+    ContainerSpec c = CriContainerd::NewContainer("limits", kInitPrintsLimits);
+    c.devices = devices;
+    auto id = containerd_->RunContainer(*pod, c);
+    if (!id) {
+      r.error = id.error().Text();
+      for (size_t at; (at = r.error.find("\\\"")) != std::string::npos;)
+        r.error.replace(at, 2, "\"");
+      EXPECT_EQ(containerd_->ContainerLog(*pod, c).find(kMemlock), std::string::npos)
+          << "a container whose creation failed must not have run";
+      return r;
+    }
+    r.id = *id;
+    auto log = containerd_->WaitForLog(*pod, c, kMemlock);
+    EXPECT_TRUE(log) << log.error().Text();
+    if (log) r.init = LimitRow(*log, kMemlock);
+    return r;
+  }
+
+  std::optional<Limit> ExecMemlock(const std::string& id) {
+    auto r = containerd_->cri().ExecSync(id, kCatLimits);
+    EXPECT_TRUE(r) << r.error().Text();
+    if (!r) return std::nullopt;
+    EXPECT_EQ(r->exit_code, 0) << r->err;
+    return LimitRow(r->out, kMemlock);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<CriContainerd> containerd_;
+  std::unique_ptr<BackgroundProcess> plugin_;
+  int starts_ = 0;
+};
+
+TEST_P(NriTest, InitAndExecReadTheConfiguredLimit) {
+  WriteFile(ConfigPath(),
+            "rlimits = [\"memlock=8M\"]\nlog-file = \"" + (dir_ / "oci.log") + "\"\n");
+  ASSERT_NO_FATAL_FAILURE(StartContainerd());
+  ASSERT_NO_FATAL_FAILURE(StartPlugin());
+  Ran r = RunPrintingPod("plain", {});
+  ASSERT_FALSE(r.id.empty()) << r.error;
+  EXPECT_EQ(r.init, kConfigured) << "init";
+  EXPECT_EQ(ExecMemlock(r.id), kConfigured) << "ExecSync";
+  std::string log = ReadFile(dir_ / "oci.log");
+  EXPECT_NE(log.find("id=\"" + r.id + "\" pid=0 memlock ?->8388608:8388608"), std::string::npos)
+      << log;
+}
+
+TEST_P(NriTest, AnnotationAndDeviceRulesMatchOnlyTheirPods) {
+  WriteFile(ConfigPath(),
+            "[[rule]]\nname = \"gpu\"\nrlimits = [\"memlock=8M\"]\n"
+            "match = { annotations = { \"example.com/gpu\" = \"true\" } }\n"
+            "[[rule]]\nname = \"rdma\"\nrlimits = [\"memlock=4M:8M\"]\n"
+            "match = { devices = [\"/dev/infiniband/*\"] }\n");
+  ASSERT_NO_FATAL_FAILURE(StartContainerd());
+  ASSERT_NO_FATAL_FAILURE(StartPlugin());
+
+  Ran gpu = RunPrintingPod("gpu", {{"example.com/gpu", "true"}});
+  EXPECT_EQ(gpu.init, kConfigured) << "annotation rule, pod annotation (no pod_annotations set)";
+  Ran other = RunPrintingPod("other", {{"example.com/gpu", "false"}});
+  EXPECT_EQ(other.init, kDaemon) << "annotation rule must not match";
+  Ran rdma = RunPrintingPod("rdma", {}, {{"/dev/null", "/dev/infiniband/uverbs0", "rwm"}});
+  EXPECT_EQ(rdma.init, kRequested) << "device rule";
+  Ran fuse = RunPrintingPod("fuse", {}, {{"/dev/null", "/dev/fuse-like", "rwm"}});
+  EXPECT_EQ(fuse.init, kDaemon) << "device rule must not match";
+  ASSERT_FALSE(rdma.id.empty());
+  EXPECT_EQ(ExecMemlock(rdma.id), kRequested) << "ExecSync in the device-rule pod";
+}
+
+// A spec that already sets RLIMIT_MEMLOCK (2M:8M, from a handler's
+// base_runtime_spec; the handler is plain runc, no wrapper): the plugin's
+// entry of the same type wins, for init and for exec. (Neither containerd
+// fills Container.rlimits in CreateContainer, so the log's "before" is "?".)
+TEST_P(NriTest, SameTypeSpecEntryIsBeaten) {
+  WriteFile(ConfigPath(),
+            "rlimits = [\"memlock=8M\"]\nlog-file = \"" + (dir_ / "oci.log") + "\"\n");
+  CmdResult spec = RunCmd({GetParam().bin_dir + "/ctr", "oci", "spec"});
+  ASSERT_EQ(spec.status, 0) << spec.err;
+  auto base = nlohmann::json::parse(spec.out);
+  base["process"]["rlimits"] = {{{"type", "RLIMIT_MEMLOCK"}, {"soft", 2 << 20}, {"hard", 8 << 20}}};
+  const std::string base_path = dir_ / "base-spec.json";
+  WriteFile(base_path, base.dump());
+  const std::string cri = GetParam().config_version >= 3 ? "plugins.'io.containerd.cri.v1.runtime'"
+                                                         : "plugins.'io.containerd.grpc.v1.cri'";
+  const std::string table = cri + ".containerd.runtimes.based";
+  CriContainerd::Options opts;
+  opts.release = GetParam();
+  opts.prefix = kDaemonPrefix;
+  opts.nri = NriSetup{};
+  opts.extra_toml = "[" + table + "]\n  runtime_type = 'io.containerd.runc.v2'\n" +
+                    "  base_runtime_spec = '" + base_path + "'\n[" + table + ".options]\n" +
+                    "  Root = '" + (dir_ / "runc-based") + "'\n  SystemdCgroup = false\n";
+  containerd_ = std::make_unique<CriContainerd>(opts);
+  ASSERT_TRUE(containerd_->ok()) << containerd_->error();
+
+  auto pod = containerd_->RunPod(containerd_->NewPod("based", "based"));
+  ASSERT_TRUE(pod) << pod.error().Text();
+  ContainerSpec c = CriContainerd::NewContainer("limits", kInitPrintsLimits);
+  auto before = containerd_->RunContainer(*pod, c);
+  ASSERT_TRUE(before) << before.error().Text();
+  auto log = containerd_->WaitForLog(*pod, c, kMemlock);
+  ASSERT_TRUE(log) << log.error().Text();
+  EXPECT_EQ(LimitRow(*log, kMemlock), (Limit{2 << 20, 8 << 20}))
+      << "baseline: the base spec's entry, no plugin yet";
+
+  ASSERT_NO_FATAL_FAILURE(StartPlugin());
+  ContainerSpec c2 = CriContainerd::NewContainer("limits2", kInitPrintsLimits);
+  auto id = containerd_->RunContainer(*pod, c2);
+  ASSERT_TRUE(id) << id.error().Text();
+  log = containerd_->WaitForLog(*pod, c2, kMemlock);
+  ASSERT_TRUE(log) << log.error().Text();
+  EXPECT_EQ(LimitRow(*log, kMemlock), kConfigured) << "init";
+  EXPECT_EQ(ExecMemlock(*id), kConfigured) << "ExecSync";
+  std::string ours = ReadFile(dir_ / "oci.log");
+  EXPECT_NE(ours.find("memlock ?->8388608:8388608"), std::string::npos) << ours;
+}
+
+constexpr const char* kRequests =
+    "[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\nover-ceiling = \"reject\"\n";
+
+TEST_P(NriTest, RequestUnderTheCeilingReachesInitAndExec) {
+  WriteFile(ConfigPath(), kRequests);
+  ASSERT_NO_FATAL_FAILURE(StartContainerd());
+  ASSERT_NO_FATAL_FAILURE(StartPlugin());
+  Ran r = RunPrintingPod("asks", {{kRequestAnnotation, "memlock=4M:8M"}});
+  ASSERT_FALSE(r.id.empty()) << r.error;
+  EXPECT_EQ(r.init, kRequested);
+  EXPECT_EQ(ExecMemlock(r.id), kRequested);
+}
+
+TEST_P(NriTest, RequestOverTheCeilingFailsCreationWithOciRlimitsMessage) {
+  WriteFile(ConfigPath(), kRequests);
+  ASSERT_NO_FATAL_FAILURE(StartContainerd());
+  ASSERT_NO_FATAL_FAILURE(StartPlugin());
+  Ran r = RunPrintingPod("greedy", {{kRequestAnnotation, "memlock=16M"}});
+  ASSERT_TRUE(r.id.empty()) << "over the ceiling must not be created";
+  EXPECT_NE(r.error.find("oci-rlimit: container \"limits\" of pod \"default/greedy\""),
+            std::string::npos)
+      << r.error;
+  EXPECT_NE(r.error.find("is over the ceiling memlock=8388608:8388608 (over-ceiling = \"reject\")"),
+            std::string::npos)
+      << r.error;
+}
+
+TEST_P(NriTest, MalformedRequestGivesItsOneLineError) {
+  WriteFile(ConfigPath(), kRequests);
+  ASSERT_NO_FATAL_FAILURE(StartContainerd());
+  ASSERT_NO_FATAL_FAILURE(StartPlugin());
+  Ran r = RunPrintingPod("typo", {{kRequestAnnotation, "memlok=8M"}});
+  ASSERT_TRUE(r.id.empty());
+  EXPECT_NE(r.error.find("annotation \"oci-rlimit.io/rlimits\" = \"memlok=8M\": "),
+            std::string::npos)
+      << r.error;
+  EXPECT_EQ(r.error.find('\n'), std::string::npos) << r.error;
+}
+
+// While no plugin is connected the runtime creates containers unadjusted
+// (docs/matrix.md says so); a restarted plugin adjusts the next pod again.
+TEST_P(NriTest, KilledPluginRestartedAdjustsTheNextPod) {
+  WriteFile(ConfigPath(), "rlimits = [\"memlock=8M\"]\n");
+  ASSERT_NO_FATAL_FAILURE(StartContainerd());
+  ASSERT_NO_FATAL_FAILURE(StartPlugin());
+  EXPECT_EQ(RunPrintingPod("first", {}).init, kConfigured);
+  ASSERT_EQ(kill(plugin_->pid(), SIGKILL), 0);
+  plugin_->Stop();
+  EXPECT_EQ(RunPrintingPod("unplugged", {}).init, kDaemon)
+      << "containerd creates containers unadjusted while no plugin is connected";
+  ASSERT_NO_FATAL_FAILURE(StartPlugin());
+  EXPECT_EQ(RunPrintingPod("again", {}).init, kConfigured);
+}
+
+// containerd starts the plugin itself from its plugin dir: no PATH, fds 0-2
+// on /dev/null, the socket as fd 3. The entry execs the binary with --config
+// (the package's example is a plain symlink, for the default config path).
+TEST_P(NriTest, PreRegisteredFromThePluginDir) {
+  WriteFile(ConfigPath(),
+            "rlimits = [\"memlock=8M\"]\nlog-file = \"" + (dir_ / "oci.log") + "\"\n");
+  const std::string entry = dir_ / "oci-rlimit-entry";
+  WriteFile(entry, "#!/bin/sh\nexec " + Plugin() + " --config " + ConfigPath() + "\n", 0755);
+  NriSetup nri;
+  nri.plugins = {{"10-oci-rlimit", entry}};
+  ASSERT_NO_FATAL_FAILURE(StartContainerd(nri));
+  Ran r = RunPrintingPod("prereg", {});
+  ASSERT_FALSE(r.id.empty()) << r.error;
+  EXPECT_EQ(r.init, kConfigured) << containerd_->Log();
+  EXPECT_EQ(ExecMemlock(r.id), kConfigured);
+  EXPECT_NE(ReadFile(dir_ / "oci.log").find("memlock ?->8388608:8388608"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, NriTest, ::testing::ValuesIn(NriReleases()),
+                         [](const auto& info) { return TestName(info.param); });
+
+}  // namespace
+}  // namespace ocirlimit::itest::cri
