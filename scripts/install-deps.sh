@@ -15,12 +15,17 @@ runtimes=(runc crun podman docker.io containerd busybox-static util-linux libcap
           iproute2 hyperfine jq clang-format clang-tidy clang libclang-rt-14-dev python3-yaml shellcheck
           protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc
           uidmap slirp4netns man-db groff-base debootstrap)
+# The portable node builds (scripts/build-node.sh) and their tests: the arm64
+# cross compiler and qemu to run arm64 programs directly (debootstrap, above,
+# makes the Debian 11 root). The arm64 -dev libraries are fetched, not installed.
+portable=(g++-aarch64-linux-gnu binutils qemu-user-static)
 
 case "${1:-all}" in
   build) want=("${build[@]}") ;;
   demo) want=("${build[@]}" runc busybox-static util-linux jq) ;;
-  all) want=("${build[@]}" "${runtimes[@]}") ;;
-  *) echo "usage: $0 [build|demo|all]" >&2; exit 2 ;;
+  portable) want=("${build[@]}" "${portable[@]}") ;;
+  all) want=("${build[@]}" "${runtimes[@]}" "${portable[@]}") ;;
+  *) echo "usage: $0 [build|demo|portable|all]" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -4,21 +4,24 @@
 # tools), builds, and runs every test:
 #  1. the unit suite once more under ASan and UBSan (build-asan/);
 #  2. each libFuzzer target for a bounded time (fuzz/run.sh, build-fuzz/);
-#  3. everything through ctest (build/): unit tests, lint, and integration
-#     tests that start real runc, crun, podman, dockerd and containerd (each
-#     test starts its own daemons under a temp dir).
+#  3. the portable node builds, once each: build-portable-amd64/ and
+#     build-portable-arm64/ (scripts/build-node.sh; the arm64 one with its
+#     unit tests), which the portable.* tests below use;
+#  4. everything through ctest (build/): unit tests, lint, portable, and
+#     integration tests that start real runc, crun, podman, dockerd and
+#     containerd (each test starts its own daemons under a temp dir).
 #   scripts/test.sh [ctest args...]     e.g. scripts/test.sh -L unit
 # Environment:
-#   OCI_RLIMIT_TEST_PHASES   which of "asan fuzz ctest" to run (default: all three)
+#   OCI_RLIMIT_TEST_PHASES   which of "asan fuzz portable ctest" to run (default: all four)
 #   OCI_RLIMIT_BUILD_TARGETS what phase 3 builds (default: everything), e.g.
 #                            "unit_tests packaging_integration_test"
 #   OCI_RLIMIT_FUZZ_SECONDS  seconds per fuzz target (default 30)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-phases=" ${OCI_RLIMIT_TEST_PHASES:-asan fuzz ctest} "
+phases=" ${OCI_RLIMIT_TEST_PHASES:-asan fuzz portable ctest} "
 for p in $phases; do
-  case $p in asan | fuzz | ctest) ;; *)
-    echo "test.sh: OCI_RLIMIT_TEST_PHASES: unknown phase \"$p\" (asan, fuzz, ctest)" >&2; exit 2 ;;
+  case $p in asan | fuzz | portable | ctest) ;; *)
+    echo "test.sh: OCI_RLIMIT_TEST_PHASES: unknown phase \"$p\" (asan, fuzz, portable, ctest)" >&2; exit 2 ;;
   esac
 done
 scripts/install-deps.sh all
@@ -35,6 +38,12 @@ fi
 if [[ $phases == *" fuzz "* ]]; then
   echo "== fuzzing, ${OCI_RLIMIT_FUZZ_SECONDS:-30} s per target"
   fuzz/run.sh "${OCI_RLIMIT_FUZZ_SECONDS:-30}"
+fi
+
+if [[ $phases == *" portable "* ]]; then
+  echo "== portable node builds (amd64, arm64 cross)"
+  scripts/build-node.sh amd64 build-portable-amd64
+  scripts/build-node.sh --unit-tests arm64 build-portable-arm64
 fi
 
 if [[ $phases == *" ctest "* ]]; then

@@ -52,6 +52,34 @@ host=${host%/}
 [[ $prefix == /* ]] || die "--prefix: \"$prefix\" must be absolute"
 case "$runtime" in containerd|crio|auto) ;; *) die "--runtime: \"$runtime\" is not containerd, crio or auto" ;; esac
 
+# --- the binaries for this node: its architecture, and only if they run ----
+# (issue 17) The image carries SRC/amd64 and SRC/arm64 (or one arch in SRC).
+node_arch() {
+  case "$(uname -m)" in
+    x86_64) echo amd64 ;;
+    aarch64|arm64) echo arm64 ;;
+    *) uname -m ;;
+  esac
+}
+arch_dir() { if [[ -d $1/$(node_arch) ]]; then echo "$1/$(node_arch)"; else echo "$1"; fi; }
+# Refuses, in one line and before anything changes, binaries the node cannot
+# run: each program's --version runs under the host's own root (its loader and
+# libc), from a copy beside where it would be installed.
+check_runs_on_node() {
+  local src=$1 p dir probe out
+  for dir in "$host$prefix/bin" "$host$prefix" "$host/tmp" "$host/"; do [[ -d $dir ]] && break; done
+  for p in "${programs[@]}"; do
+    [[ -x $src/$p && $p != oci-rlimit-runtime ]] || continue # the wrapper's --version is runc's
+    probe=$(mktemp "${dir%/}/.oci-rlimit-probe.XXXXXX")
+    cp "$src/$p" "$probe" && chmod 755 "$probe"
+    if ! out=$(chroot "${host:-/}" "${probe#"$host"}" --version 2>&1 </dev/null); then
+      rm -f "$probe"
+      die "$src/$p cannot run on this $(node_arch) node, nothing installed: $(head -n1 <<<"$out")"
+    fi
+    rm -f "$probe"
+  done
+}
+
 state=/var/lib/oci-rlimit/node-install
 manifest=$host$state/manifest
 backups=$host$state/backup
@@ -223,8 +251,10 @@ JSON
 do_install() {
   local src=${source_dir:-$(dirname "$(readlink -f "$0")")/bin} p any=0 list runtimes
   [[ -d $src ]] || src=/usr/bin
+  src=$(arch_dir "$src")
   for p in "${programs[@]}"; do [[ -x $src/$p ]] && any=1; done
   ((any)) || die "--source: no oci-rlimit programs in \"$src\""
+  check_runs_on_node "$src"
   list=$(toml_rlimits)
   runtimes=$(detect_runtimes)
   for r in $runtimes; do "check_$r"; done

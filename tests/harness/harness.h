@@ -52,6 +52,7 @@ std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& content, mode_t mode = 0644);
 
 // The build tree's copy of one of our executables, e.g. "oci-rlimit-hook".
+// OCI_RLIMIT_TEST_BIN_DIR, when set, replaces the build's bin dir.
 std::string OurBinary(const std::string& name);
 
 // Full path of a program on PATH, or nullopt.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -94,6 +95,18 @@ class K8sInstallerTest : public ::testing::Test {
     fs::create_directories(host_ + "/usr/local/bin");
     WriteFile(host_ + "/usr/local/bin/someone-elses-tool", "#!/bin/sh\n", 0755);
     UseContainerdConfig(kFullConfig);
+    GiveHostTheLibrariesOf(OurBinary("oci-rlimit-hook"));
+    GiveHostTheLibrariesOf(OurBinary("oci-prlimit-helper"));
+  }
+
+  // install.sh runs each program under the host root before installing it
+  // (issue 17), so this node gets the loader and libraries our build needs.
+  void GiveHostTheLibrariesOf(const std::string& program) {
+    CmdResult r = RunCmd({"sh", "-c",
+                          "ldd \"$1\" | grep -o '/[^ ]*' | while read -r l; do "
+                          "mkdir -p \"$0${l%/*}\" && cp -L \"$l\" \"$0$l\" || exit 1; done",
+                          host_, program});
+    ASSERT_EQ(r.status, 0) << r.err;
   }
 
   // With an old mtime and mode 0600, so a restore that is not byte-and-
@@ -189,6 +202,39 @@ TEST_F(K8sInstallerTest, RefusedInputChangesNothing) {
   EXPECT_NE(v1.err.find("/etc/containerd/config.toml: not a version = 2 config"), std::string::npos)
       << v1.err;
   EXPECT_EQ(Differences(original, Snapshot(host_)), std::vector<std::string>{});
+}
+
+// Issue 17: binaries the node cannot run (another architecture, a newer
+// glibc) are refused in one line, before anything changes.
+TEST_F(K8sInstallerTest, RefusesBinariesTheNodeCannotRun) {
+  const std::string src = dir_ / "foreign";
+  fs::create_directories(src);
+  WriteFile(src + "/oci-rlimit-hook",
+            "\x7f"
+            "ELF but not for this machine\n",
+            0755);
+  Tree original = Snapshot(host_);
+  CmdResult r = RunCmd({"bash", kInstaller, "--host-root", host_, "--source", src});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("install.sh: " + src + "/oci-rlimit-hook cannot run on this "),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(Differences(original, Snapshot(host_)), std::vector<std::string>{});
+}
+
+// The image carries bin/amd64 and bin/arm64; the node's own one is installed.
+TEST_F(K8sInstallerTest, PicksTheNodesArchitecture) {
+  const std::string src = dir_ / "multiarch";
+  const std::string mine = RunCmd({"uname", "-m"}).out == "aarch64\n" ? "arm64" : "amd64";
+  const std::string other = mine == "amd64" ? "arm64" : "amd64";
+  fs::create_directories(src + "/" + mine);
+  fs::create_directories(src + "/" + other);
+  fs::copy_file(OurBinary("oci-rlimit-hook"), src + "/" + mine + "/oci-rlimit-hook");
+  WriteFile(src + "/" + other + "/oci-rlimit-hook", "not for this node\n", 0755);
+  CmdResult r = RunCmd({"bash", kInstaller, "--host-root", host_, "--source", src});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(HostFile("/usr/local/bin/oci-rlimit-hook"), ReadFile(OurBinary("oci-rlimit-hook")));
 }
 
 TEST_F(K8sInstallerTest, CrioNodeGetsTheAnnotationScopedHook) {
