@@ -1,5 +1,6 @@
 #include "files.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -181,15 +182,43 @@ Result<Config> LoadConfig(const std::optional<std::string>& flag, const EnvLooku
   return LoadConfigFrom(ResolveConfigPath(flag, env), env);
 }
 
+Result<std::vector<std::string>> ListDropIns(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) {
+    if (errno == ENOENT || errno == ENOTDIR) return out;
+    return MakeError("open directory " + Quote(dir), errno);
+  }
+  while (const dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name.starts_with(".") || !name.ends_with(".toml")) continue;
+    out.push_back(dir + "/" + name);
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 Result<Config> LoadConfigFrom(const ConfigPath& where, const EnvLookup& env) {
-  Config cfg;
+  std::vector<ConfigFile> files;
+  auto dropins = ListDropIns(DropInDir(where.path));
+  if (!dropins) return dropins.error().Wrap("config");
+  for (const auto& path : *dropins) {
+    auto text = ReadFileBounded(path, kMaxConfigBytes);
+    if (!text) return text.error().Wrap("config");
+    files.push_back({path, std::move(*text)});
+  }
   auto text = ReadFileBounded(where.path, kMaxConfigBytes);
   if (text) {
-    auto parsed = ParseConfig(*text, where.path);
-    if (!parsed) return parsed.error();
-    cfg = std::move(*parsed);
+    files.push_back({where.path, std::move(*text)});
   } else if (where.must_exist || text.error().err != ENOENT) {
     return text.error().Wrap("config");
+  }
+  Config cfg;
+  if (!files.empty()) {
+    auto parsed = ParseConfigFiles(files);
+    if (!parsed) return parsed.error();
+    cfg = std::move(*parsed);
   }
   return ApplyEnvOverrides(std::move(cfg), env);
 }
