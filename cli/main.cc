@@ -10,6 +10,7 @@
 #include "common/explain.h"
 #include "common/files.h"
 #include "common/version.h"
+#include "node_cmd.h"
 #include "node_ops.h"
 
 namespace ocirlimit {
@@ -22,6 +23,7 @@ constexpr const char* kUsage =
     "usage: oci-rlimit validate [--config PATH] [--json]\n"
     "       oci-rlimit explain --bundle DIR [--config PATH] [--json]\n"
     "       oci-rlimit doctor [--root DIR] [--json]\n"
+    "       oci-rlimit node containerd install|uninstall ...  (oci-rlimit node --help)\n"
     "\n"
     "validate  checks a config and prints the effective limits, rules and requests.\n"
     "explain   shows which rules match DIR/config.json, the limits oci-rlimit would set,\n"
@@ -117,6 +119,9 @@ int Doctor(const Args& a) {
 }
 
 int Main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "node") {
+    return NodeMain(std::vector<std::string>(argv + 2, argv + argc));
+  }
   auto args = ParseArgs(std::vector<std::string>(argv + 1, argv + argc));
   if (!args) {
     std::cerr << kName << ": " << args.error().Text() << "\n" << kUsage;
