@@ -20,6 +20,8 @@ class RuntimeOps {
   // OCI_RLIMIT_CONFIG or the default path, with the environment overrides.
   virtual Result<Config> LoadConfig() = 0;
   virtual std::optional<std::string> Getenv(std::string_view name) = 0;
+  // setenv(3), for the runtime it execs.
+  virtual void Setenv(std::string_view name, const std::string& value) = 0;
   virtual std::optional<FileId> Probe(const std::string& path) = 0;  // see ProbeExecutable
   virtual Result<FileId> Self() = 0;                                 // /proc/self/exe
   virtual Result<std::string> ReadFile(const std::string& path, size_t max_bytes) = 0;

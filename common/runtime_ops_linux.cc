@@ -27,6 +27,10 @@ class LinuxOps final : public RuntimeOps {
     return std::string(v);
   }
 
+  void Setenv(std::string_view name, const std::string& value) override {
+    setenv(std::string(name).c_str(), value.c_str(), 1);
+  }
+
   std::optional<FileId> Probe(const std::string& path) override {
     struct stat st {};
     if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;

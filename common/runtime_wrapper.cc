@@ -23,6 +23,7 @@ class Wrapper {
     auto global = ParseGlobalFlags(args);
     if (!global) return Fail(global.error());
     global_ = *global;
+    if (auto loop = LoopGuardError(ops_.Getenv(kLoopGuardEnv))) return Fail(MakeError(*loop));
     auto cfg = ops_.LoadConfig();
     if (!cfg) return Fail(cfg.error());
     cfg_ = std::move(*cfg);
@@ -41,6 +42,7 @@ class Wrapper {
 
     std::vector<std::string> out = argv_;
     out[0] = runtime_;
+    ops_.Setenv(kLoopGuardEnv, runtime_);
     return Fail(ops_.Exec(runtime_, out));
   }
 
@@ -55,6 +57,23 @@ class Wrapper {
       }
     }
     return 1;
+  }
+
+  // A warning goes to the --log file when there is one: under containerd,
+  // docker and CRI-O the runtime's stdio is the container's, and a warning
+  // there would land in the workload's own log (kubectl logs). Only a
+  // runtime run by hand, without --log, warns on stderr.
+  void Warn(const std::string& note) {
+    const std::string msg = std::string(kRuntimeName) + ": warning: " + note;
+    if (global_.log.empty()) {
+      ops_.Stderr(msg);
+      return;
+    }
+    const std::string line = global_.log_format == "json" ? WarningLogLine(ops_.Now(), msg)
+                                                          : WarningTextLogLine(ops_.Now(), msg);
+    if (auto logged = ops_.AppendLine(global_.log, line); !logged) {
+      ops_.Stderr(std::string(kRuntimeName) + ": warning: " + logged.error().Text());
+    }
   }
 
   Result<std::string> FindRuntime() {
@@ -73,7 +92,7 @@ class Wrapper {
     Result<Decision> decision = decide();
     if (!decision) return decision.error();
     for (const auto& note : decision->notes) {
-      ops_.Stderr(std::string(kRuntimeName) + ": warning: " + note);
+      Warn(note);
       if (cfg_.log_file.empty()) continue;
       auto logged = ops_.AppendLine(cfg_.log_file,
                                     ops_.Now() + " id=" + Quote(id) + " warning=" + Quote(note));
