@@ -211,7 +211,9 @@ Result<Config> LoadConfigFrom(const ConfigPath& where, const EnvLookup& env) {
   auto text = ReadFileBounded(where.path, kMaxConfigBytes);
   if (text) {
     files.push_back({where.path, std::move(*text)});
-  } else if (where.must_exist || text.error().err != ENOENT) {
+  } else if ((where.must_exist && files.empty()) || text.error().err != ENOENT) {
+    // A named file may be missing when its drop-ins are there: the config
+    // is the file and its drop-ins.
     return text.error().Wrap("config");
   }
   Config cfg;
