@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "daemons.h"
@@ -476,6 +477,141 @@ TEST_F(K8sInstallerTest, DoctorFailsWhatContainerdWouldIgnore) {
   ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0);
   CmdResult fixed = RunCmd({OurBinary("oci-rlimit"), "doctor", "--root", host_});
   EXPECT_EQ(fixed.out.find("FAIL"), std::string::npos) << fixed.out;
+}
+
+// A base image with what install.sh needs and nothing else: busybox, bash and
+// the shared libraries of bash and our programs (no registry here, so the
+// Dockerfile's BASE is this, imported with `docker import`).
+std::string MakeBaseRootfs(const std::string& dir) {
+  const std::string root = dir + "/base";
+  for (const char* d : {"/bin", "/tmp", "/proc", "/sys", "/dev", "/host"}) {
+    fs::create_directories(root + d);
+  }
+  fs::copy_file("/bin/busybox", root + "/bin/busybox");
+  for (const char* applet : {"sh", "cat", "cmp", "stat", "mktemp", "chmod", "mv", "rm", "mkdir",
+                             "rmdir", "dirname", "readlink", "sed", "chroot", "tac", "ls", "cp"}) {
+    fs::create_symlink("busybox", root + "/bin/" + applet);
+  }
+  fs::copy_file("/bin/bash", root + "/bin/bash");
+  fs::create_directories(root + "/usr/bin");
+  fs::create_symlink("../../bin/busybox", root + "/usr/bin/env");  // install.sh's #!
+  CmdResult libs =
+      Sh("ldd /bin/bash " + OurBinary("oci-prlimit-helper") + " " + OurBinary("oci-rlimit") +
+         " | sed -n 's/.*=> \\(\\/[^ ]*\\).*/\\1/p; s/^\\t\\(\\/[^ ]*\\) .*/\\1/p' | sort -u");
+  EXPECT_EQ(libs.status, 0) << libs.err;
+  std::istringstream lines(libs.out);
+  for (std::string lib; std::getline(lines, lib);) {
+    fs::create_directories(root + fs::path(lib).parent_path().string());
+    fs::copy_file(lib, root + lib, fs::copy_options::overwrite_existing);
+  }
+  return root;
+}
+
+// The DaemonSet's init container, as daemonset.yaml says: image and command.
+std::vector<std::string> DaemonSetCommand(std::string* image) {
+  CmdResult r = RunCmd({"python3", "-c", R"(
+import json, sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d["kind"] == "DaemonSet":
+        init = d["spec"]["template"]["spec"]["initContainers"][0]
+        print(json.dumps({"image": init["image"], "command": init["command"],
+                          "privileged": init["securityContext"]["privileged"],
+                          "mount": init["volumeMounts"][0]["mountPath"]}))
+)",
+                        kKubeDir + "/daemonset.yaml"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j["privileged"], true);
+  EXPECT_EQ(j["mount"], "/host");
+  *image = j["image"].get<std::string>();
+  return j["command"].get<std::vector<std::string>>();
+}
+
+// packaging/kubernetes/Dockerfile built with docker build, then run as the
+// DaemonSet runs it: privileged, the host root at /host, its command (with
+// --restart: a stand-in systemctl in the fake host root records the call).
+TEST(InstallerImageTest, RunsAsTheDaemonSetRunsIt) {
+  OCI_RLIMIT_REQUIRE("dockerd", "/usr/bin/docker", "python3", "containerd");
+  Dockerd docker;
+  ASSERT_TRUE(docker.ok()) << docker.error();
+  TempDir t;
+  const std::string base = MakeBaseRootfs(t.path());
+  ASSERT_EQ(RunCmd({"tar", "-C", base, "-cf", t / "base.tar", "."}).status, 0);
+  CmdResult imp = docker.Docker({"import", t / "base.tar", "oci-rlimit-test-base:local"});
+  ASSERT_EQ(imp.status, 0) << imp.err;
+
+  // The build context: the repository's layout, with this build's programs.
+  const std::string ctx = t / "ctx";
+  fs::create_directories(ctx + "/build/bin");
+  fs::create_directories(ctx + "/packaging/kubernetes");
+  for (const char* p :
+       {"oci-rlimit-hook", "oci-rlimit-runtime", "oci-prlimit-helper", "oci-rlimit"}) {
+    fs::copy_file(OurBinary(p), ctx + "/build/bin/" + p);
+  }
+  for (const char* f : {"Dockerfile", "install.sh"}) {
+    fs::copy_file(kKubeDir + "/" + f, ctx + "/packaging/kubernetes/" + f);
+  }
+  std::string image;
+  std::vector<std::string> command = DaemonSetCommand(&image);
+  RunOptions legacy;
+  legacy.env = {"DOCKER_BUILDKIT=0"};
+  CmdResult build =
+      docker.Docker({"build", "-q", "--build-arg", "BASE=oci-rlimit-test-base:local", "-f",
+                     ctx + "/packaging/kubernetes/Dockerfile", "-t", image, ctx},
+                    legacy);
+  ASSERT_EQ(build.status, 0) << build.err << build.out;
+
+  // The fake host: containerd's stock config, and a systemctl that logs.
+  const std::string host = t / "host";
+  fs::create_directories(host + "/etc/containerd");
+  fs::create_directories(host + "/bin");
+  fs::create_directories(host + "/usr/bin");
+  CmdResult def = RunCmd({"containerd", "config", "default"});
+  WriteFile(host + "/etc/containerd/config.toml", def.out);
+  fs::copy_file("/bin/busybox", host + "/bin/busybox");
+  fs::create_symlink("busybox", host + "/bin/sh");
+  WriteFile(host + "/usr/bin/systemctl", "#!/bin/sh\necho \"$@\" >>/systemctl.log\n", 0755);
+
+  // As privileged as this sandbox allows: every capability but
+  // CAP_SYS_RESOURCE, which the machine lacks (runc refuses --privileged's
+  // full set, and --privileged ignores --cap-drop), no seccomp or AppArmor
+  // profile. A real node runs it with securityContext.privileged.
+  std::vector<std::string> run = {"run",
+                                  "--rm",
+                                  "--cap-add",
+                                  "ALL",
+                                  "--cap-drop",
+                                  "SYS_RESOURCE",
+                                  "--security-opt",
+                                  "seccomp=unconfined",
+                                  "--security-opt",
+                                  "apparmor=unconfined",
+                                  "--network",
+                                  "none",
+                                  "-v",
+                                  host + ":/host",
+                                  "--entrypoint",
+                                  command[0],
+                                  image};
+  run.insert(run.end(), command.begin() + 1, command.end());
+  CmdResult first = docker.Docker(run);
+  ASSERT_EQ(first.status, 0) << first.err << first.out;
+  EXPECT_EQ(ReadFile(host + "/systemctl.log"), "restart containerd\n");
+  EXPECT_EQ(ReadFile(host + "/usr/local/bin/oci-rlimit-runtime"),
+            ReadFile(OurBinary("oci-rlimit-runtime")));
+  CmdResult dump =
+      RunCmd({"containerd", "--config", host + "/etc/containerd/config.toml", "config", "dump"});
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  const toml::table dumped = ParseToml(dump.out);
+  const toml::table* h = HandlerOf(dumped, kCriV2, "oci-rlimit");
+  ASSERT_NE(h, nullptr) << dump.out;
+  EXPECT_EQ((*h)["options"]["BinaryName"].value<std::string>(), kWrapper);
+  // A pod restart reruns it: nothing to do, no restart.
+  CmdResult second = docker.Docker(run);
+  ASSERT_EQ(second.status, 0) << second.err;
+  EXPECT_EQ(second.out.find("wrote"), std::string::npos) << second.out;
+  EXPECT_EQ(ReadFile(host + "/systemctl.log"), "restart containerd\n");
+  docker.Docker({"rmi", "-f", image, "oci-rlimit-test-base:local"});
 }
 
 // Every object in the manifests has apiVersion, kind and metadata.name; the
