@@ -64,7 +64,8 @@ class Rooted : public NodeOps {
     std::string dir;
     while (std::getline(dirs, dir, ':')) {
       if (!dir.starts_with("/")) continue;
-      const std::string candidate = dir + "/" + name;
+      std::string candidate = dir;
+      candidate.append("/").append(name);
       if (Executable(candidate)) return candidate;
     }
     return std::nullopt;

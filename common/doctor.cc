@@ -295,13 +295,13 @@ class Doctor {
                        const std::string& path_list) {
     if (!config_ok_) return;
     std::string list;
-    for (const auto& r : config_.runtimes) list += (list.empty() ? "" : ", ") + Quote(r);
+    for (const auto& r : config_.runtimes) list.append(list.empty() ? "" : ", ").append(Quote(r));
     for (const auto& r : config_.runtimes) {
       auto found = ops_.WhichIn(r, path_list);
       if (!found || IsOurs(*found, kRuntime)) continue;
       Add(area, CheckStatus::kOk,
-          "oci-rlimit-runtime under " + who + " execs " + *found + " ([runtime] runtimes [" + list +
-              "])",
+          Cat("oci-rlimit-runtime under ", who, " execs ", *found, " ([runtime] runtimes [", list,
+              "])"),
           *found);
       return;
     }

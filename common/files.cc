@@ -192,7 +192,9 @@ Result<std::vector<std::string>> ListDropIns(const std::string& dir) {
   while (const dirent* e = readdir(d)) {
     std::string name = e->d_name;
     if (name.starts_with(".") || !name.ends_with(".toml")) continue;
-    out.push_back(dir + "/" + name);
+    std::string path = dir;
+    path.append("/").append(name);
+    out.push_back(std::move(path));
   }
   closedir(d);
   std::sort(out.begin(), out.end());
