@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "common/rlimit.h"
-#include "common/spec.h"
+#include "adapters/oci/spec.h"
+#include "core/rlimit.h"
 
 namespace {
 

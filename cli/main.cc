@@ -6,12 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "common/doctor.h"
-#include "common/explain.h"
-#include "common/files.h"
-#include "common/version.h"
-#include "node_cmd.h"
-#include "node_ops.h"
+#include "cli/doctor.h"
+#include "cli/explain.h"
+#include "cli/node_cmd.h"
+#include "cli/node_ops.h"
+#include "core/text.h"
+#include "core/version.h"
+#include "effects/config_loader.h"
+#include "effects/files.h"
 
 namespace ocirlimit {
 namespace {
@@ -64,17 +66,17 @@ Result<Args> ParseArgs(const std::vector<std::string>& argv) {
       a.command = s;
       return a;
     } else if (s.starts_with("-")) {
-      return MakeError("unknown flag \"" + s + "\"");
+      return MakeError("unknown flag " + Quote(s));
     } else if (a.command.empty()) {
       a.command = s;
     } else {
-      return MakeError("unexpected argument \"" + s + "\"");
+      return MakeError("unexpected argument " + Quote(s));
     }
   }
   if (a.command.empty()) return MakeError("missing command: validate, explain or doctor");
   if (a.command != "validate" && a.command != "explain" && a.command != "doctor" &&
       !a.command.starts_with("-")) {
-    return MakeError("unknown command \"" + a.command + "\"");
+    return MakeError("unknown command " + Quote(a.command));
   }
   if (a.command == "explain" && a.bundle.empty()) return MakeError("explain: --bundle is required");
   if (a.command != "explain" && !a.bundle.empty()) return MakeError("--bundle: only for explain");

@@ -1,4 +1,4 @@
-#include "node_cmd.h"
+#include "cli/node_cmd.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -6,9 +6,9 @@
 #include <cerrno>
 #include <iostream>
 
-#include "common/files.h"
-#include "common/text.h"
-#include "node_config.h"
+#include "cli/node_config.h"
+#include "core/text.h"
+#include "effects/files.h"
 
 namespace ocirlimit {
 namespace {

@@ -1,12 +1,12 @@
-#include "node_config.h"
+#include "cli/node_config.h"
 
 #include <toml++/toml.h>
 
 #include <algorithm>
 #include <sstream>
 
-#include "common/text.h"
-#include "common/toml_guard.h"
+#include "core/text.h"
+#include "core/toml_guard.h"
 
 namespace ocirlimit::node {
 namespace {

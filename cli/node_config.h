@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/error.h"
+#include "core/error.h"
 
 namespace ocirlimit::node {
 

@@ -1,4 +1,4 @@
-#include "node_config.h"
+#include "cli/node_config.h"
 
 #include <gtest/gtest.h>
 #include <toml++/toml.h>

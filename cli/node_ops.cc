@@ -1,4 +1,4 @@
-#include "node_ops.h"
+#include "cli/node_ops.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include <sstream>
 #include <vector>
 
-#include "common/files.h"
+#include "effects/files.h"
 
 namespace ocirlimit {
 namespace {

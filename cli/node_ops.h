@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "common/doctor.h"
+#include "cli/doctor.h"
 
 namespace ocirlimit {
 

@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "common/rlimit.h"
-#include "common/spec.h"
+#include "adapters/oci/spec.h"
+#include "core/rlimit.h"
 
 namespace {
 

@@ -1,20 +1,13 @@
-#include "chain_exec.h"
+#include "hook/chain_exec.h"
 
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 
-#include "common/files.h"
+#include "effects/files.h"
 
 namespace ocirlimit {
-
-Result<FileId> StatFollow(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return MakeError("stat " + path, errno);
-  return FileId{st.st_dev, st.st_ino, st.st_mode};
-}
 
 Error ExecWithStdin(const std::string& path, char** argv, const std::string& state) {
   int fd = memfd_create("oci-state", MFD_CLOEXEC);

@@ -8,14 +8,18 @@
 #include <string>
 #include <vector>
 
-#include "chain_exec.h"
-#include "common/apply.h"
-#include "common/chain.h"
-#include "common/files.h"
-#include "common/hook_logic.h"
-#include "common/policy.h"
-#include "common/state.h"
-#include "common/version.h"
+#include "adapters/oci/facts.h"
+#include "adapters/oci/state.h"
+#include "core/log_line.h"
+#include "core/policy.h"
+#include "core/text.h"
+#include "core/version.h"
+#include "effects/apply.h"
+#include "effects/config_loader.h"
+#include "effects/files.h"
+#include "hook/chain.h"
+#include "hook/chain_exec.h"
+#include "hook/hook_logic.h"
 
 namespace ocirlimit {
 namespace {
@@ -124,7 +128,7 @@ int RunApply(const Config& cfg, const Result<std::string>& input) {
   auto limits = PolicyLimits(cfg, spec, warnings);
   for (const auto& w : warnings) Say("warning: " + w);
   if (!limits) {
-    std::string error = "container \"" + state->id + "\": " + limits.error().Text();
+    std::string error = "container " + Quote(state->id) + ": " + limits.error().Text();
     Log(cfg, *state, {}, warnings, error);
     return Failed(cfg, error);
   }
@@ -139,7 +143,7 @@ int RunApply(const Config& cfg, const Result<std::string>& input) {
 
   ApplyOutcome outcome = ApplyRlimits(LinuxProcessOps(), state->pid, *limits);
   std::string error;
-  if (!outcome.ok()) error = "container \"" + state->id + "\": " + outcome.error->Text();
+  if (!outcome.ok()) error = "container " + Quote(state->id) + ": " + outcome.error->Text();
   Log(cfg, *state, outcome.applied, warnings, error);
   if (!error.empty()) return Failed(cfg, error);
   return 0;
@@ -191,8 +195,12 @@ int RunPrecreate(const Config& cfg) {
   if (!merged) {
     int rc = Failed(cfg, merged.error().Text());
     // With on-error = "warn", podman still needs a spec back: the one it sent.
-    if (rc == 0) WriteAll(STDOUT_FILENO, *input);
-    return rc;
+    if (rc != 0) return rc;
+    if (auto written = WriteAll(STDOUT_FILENO, *input); !written) {
+      Say("write spec to stdout: " + written.error().Text());
+      return 1;
+    }
+    return 0;
   }
   auto written = WriteAll(STDOUT_FILENO, spec->dump());
   if (!written) return Failed(cfg, "write spec to stdout: " + written.error().Text());

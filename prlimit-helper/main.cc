@@ -8,15 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "common/apply.h"
-#include "common/files.h"
-#include "common/helper_args.h"
-#include "common/helper_output.h"
-#include "common/read_limits.h"
-#include "common/state.h"
-#include "common/version.h"
-#include "privileges.h"
-#include "test_pause.h"
+#include "adapters/oci/state.h"
+#include "core/text.h"
+#include "core/version.h"
+#include "effects/apply.h"
+#include "effects/files.h"
+#include "prlimit-helper/helper_args.h"
+#include "prlimit-helper/helper_output.h"
+#include "prlimit-helper/privileges.h"
+#include "prlimit-helper/read_limits.h"
+#include "prlimit-helper/test_pause.h"
 
 namespace ocirlimit {
 namespace {
@@ -46,7 +47,7 @@ Result<Target> ResolveTarget(const HelperArgs& args) {
   auto state = ParseState(*input);
   if (!state) return state.error();
   if (auto timing = CheckStateTiming(*state, kName); !timing) return timing.error();
-  return Target{state->pid, "container \"" + state->id + "\": "};
+  return Target{state->pid, "container " + Quote(state->id) + ": "};
 }
 
 int Get(ProcessOps& ops, const HelperArgs& args, const Target& target) {

@@ -1,4 +1,4 @@
-#include "privileges.h"
+#include "prlimit-helper/privileges.h"
 
 #include <sys/capability.h>
 #include <sys/prctl.h>

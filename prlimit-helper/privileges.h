@@ -2,7 +2,7 @@
 // goes, before any input beyond argv is read.
 #pragma once
 
-#include "common/error.h"
+#include "core/error.h"
 
 namespace ocirlimit {
 

@@ -1,9 +1,11 @@
-#include "test_pause.h"
+#include "prlimit-helper/test_pause.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
+
+#include "core/text.h"
 
 namespace ocirlimit {
 
@@ -16,7 +18,7 @@ Result<int> PauseAfterPidfdOps::OpenPidfd(pid_t pid) {
   if (fifo < 0) {
     int err = errno;
     real_.ClosePidfd(*fd);
-    return MakeError("test pause: open \"" + fifo_ + "\"", err);
+    return MakeError("test pause: open " + Quote(fifo_), err);
   }
   char byte = 0;
   ssize_t n = 0;

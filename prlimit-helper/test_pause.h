@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "common/process_ops.h"
+#include "effects/process_ops.h"
 
 namespace ocirlimit {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "common/runtime_wrapper.h"
+#include "runtime/runtime_wrapper.h"
 
 int main(int argc, char** argv) {
   return ocirlimit::RunRuntimeWrapper(std::vector<std::string>(argv, argv + argc),

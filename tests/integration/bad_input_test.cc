@@ -1,4 +1,4 @@
-// The bad-input catalogue (issue 6, part 3): one table of cases over
+// The bad-input catalogue: one table of cases over
 // oci-rlimit-hook, oci-rlimit-runtime and oci-prlimit-helper, each run as the
 // real executable. Every case asserts three things:
 //

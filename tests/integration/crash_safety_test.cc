@@ -1,9 +1,9 @@
-// Crash safety (issue 6, part 4): oci-rlimit-runtime killed with SIGKILL at
+// Crash safety: oci-rlimit-runtime killed with SIGKILL at
 // varied points while it rewrites a ~1 MiB config.json never leaves a
 // truncated or partial file: after every kill the file is byte for byte the
 // original or the fully merged result, with its mode kept.
 //
-// The write is temp file + fsync + rename (common/files.cc AtomicWriteFile),
+// The write is temp file + fsync + rename (effects/files.cc AtomicWriteFile),
 // so a kill between creating the temp file and the rename leaves the temp
 // file behind: `.oci-rlimit.XXXXXX` in the bundle. The wrapper does not
 // delete such files on a later run (it cannot tell a dead writer's file from

@@ -1,4 +1,4 @@
-// Hook hygiene (issue 6, part 6), with the real executables:
+// Hook hygiene, with the real executables:
 //  - stdin that never closes, or never ends, fails with one line within the
 //    hook's own deadline (10 s), well under a runtime's hook timeout;
 //  - nothing writes through a symlink: the runtime wrapper refuses a

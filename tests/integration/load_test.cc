@@ -1,4 +1,4 @@
-// Load (issue 6, part 5): 50 containers started at once through real runc
+// Load: 50 containers started at once through real runc
 // with oci-rlimit-hook as a createRuntime hook, and 50 through
 // `oci-rlimit-runtime run` in front of real runc. Each container prints its
 // /proc/self/limits; every one must see the configured memlock.

@@ -1,0 +1,27 @@
+// The container facts the core decides on, read from an OCI spec: a
+// bundle's config.json, podman's precreate spec, or an exec --process file's
+// process object (which has only env).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "adapters/oci/spec.h"
+#include "core/error.h"
+#include "core/policy.h"
+
+namespace ocirlimit {
+
+// Reads annotations, process.env and linux.devices from a spec (config.json
+// or podman's precreate spec); a field of the wrong type is an error.
+Result<ContainerFacts> FactsFromSpec(const Json& spec);
+
+// FactsFromSpec, then Decide.
+Result<Decision> DecideForSpec(const Config& cfg, const Json& spec, const std::string& where);
+
+// Decide for a spec given as text (a bundle's config.json, or an exec
+// --process file's process object, which has only env); `where` names it.
+Result<Decision> DecideForSpecText(const Config& cfg, std::string_view text,
+                                   const std::string& where);
+
+}  // namespace ocirlimit

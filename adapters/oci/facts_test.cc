@@ -1,0 +1,52 @@
+#include "adapters/oci/facts.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace ocirlimit {
+namespace {
+
+// --- Facts from a spec ----------------------------------------------------------
+
+TEST(FactsFromSpec, ReadsAnnotationsEnvAndDevices) {
+  auto spec = ParseJsonObject(R"({"annotations":{"a":"1"},
+    "process":{"env":["PATH=/bin","X=1"]},
+    "linux":{"devices":[{"path":"/dev/infiniband/uverbs0","type":"c"}]}})",
+                              "spec");
+  ASSERT_TRUE(spec.ok());
+  auto f = FactsFromSpec(*spec);
+  ASSERT_TRUE(f.ok()) << f.error().Text();
+  EXPECT_EQ(f->annotations.at("a"), "1");
+  EXPECT_EQ(f->env, (std::vector<std::string>{"PATH=/bin", "X=1"}));
+  EXPECT_EQ(f->devices, (std::vector<std::string>{"/dev/infiniband/uverbs0"}));
+}
+
+struct BadSpec {
+  std::string name;
+  std::string json;
+  std::string error;
+};
+class FactsFromBadSpec : public ::testing::TestWithParam<BadSpec> {};
+
+TEST_P(FactsFromBadSpec, NamesTheField) {
+  auto spec = ParseJsonObject(GetParam().json, "spec");
+  ASSERT_TRUE(spec.ok());
+  auto f = FactsFromSpec(*spec);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().Text().find(GetParam().error), std::string::npos) << f.error().Text();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Facts, FactsFromBadSpec,
+    ::testing::Values(BadSpec{"AnnotationNotString", R"({"annotations":{"a":1}})",
+                              "annotations.\"a\": not a string"},
+                      BadSpec{"EnvNotArray", R"({"process":{"env":"X=1"}})",
+                              "process.env: must be an array"},
+                      BadSpec{"DeviceWithoutPath", R"({"linux":{"devices":[{"type":"c"}]}})",
+                              "linux.devices[0].path"}),
+    [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace ocirlimit

@@ -1,0 +1,92 @@
+// `oci-rlimit doctor`: what this node runs and which oci-rlimit paths work on
+// it (docs/doctor.md). The checks are pure; every file read, PATH search and
+// `--version` run goes through NodeOps, so a test can point them at a
+// fixture root.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/oci/spec.h"
+#include "core/error.h"
+
+namespace ocirlimit {
+
+class NodeOps {
+ public:
+  virtual ~NodeOps() = default;
+  // Paths are node paths ("/etc/docker/daemon.json"); an implementation may
+  // map them under a root. Missing files are errors with err == ENOENT.
+  virtual Result<std::string> ReadFile(const std::string& path) = 0;
+  // Sorted names in a directory; empty when it is missing.
+  virtual std::vector<std::string> ListDir(const std::string& path) = 0;
+  // The first executable `name` in the node's PATH directories.
+  virtual std::optional<std::string> Which(const std::string& name) = 0;
+  // The node path a symlink chain ends at, or nullopt.
+  virtual std::optional<std::string> Resolve(const std::string& path) = 0;
+  // Output of `path --version` (stdout and stderr), or an error.
+  virtual Result<std::string> Version(const std::string& path) = 0;
+  // As a runtime's execvp would find `name` with PATH=`path_list`: an
+  // absolute name as is, a bare name in each absolute directory; the node
+  // path of the first executable regular file, or nullopt.
+  virtual std::optional<std::string> WhichIn(const std::string& name,
+                                             const std::string& path_list) = 0;
+};
+
+enum class CheckStatus { kOk, kInfo, kWarn, kFail };
+const char* StatusName(CheckStatus s);
+
+struct Check {
+  std::string area;  // "runc", "docker", "containerd", ...
+  CheckStatus status = CheckStatus::kInfo;
+  std::string what;    // one line: what was found and what it means
+  std::string path;    // the node path it is about, or ""
+  std::string advice;  // what to change, or ""
+};
+
+struct DoctorReport {
+  std::vector<Check> checks;
+  bool ok() const;  // no kFail
+};
+
+DoctorReport RunDoctor(NodeOps& ops);
+// A table: STATUS AREA WHAT, with the path and advice on indented lines.
+std::string DoctorText(const DoctorReport& report);
+Json DoctorJson(const DoctorReport& report);
+
+// Pieces RunDoctor uses, tested on their own.
+
+// The first line of `X --version` with the version number, e.g. "1.1.5".
+std::string VersionNumber(const std::string& version_output);
+
+// LimitMEMLOCK= of a unit: the unit file, then its drop-ins in order, the
+// last assignment winning ("" resets). nullopt when never set.
+std::optional<std::string> LimitMemlockFromUnits(const std::vector<std::string>& unit_texts);
+
+// systemd's PATH for services that set none (as on Debian and Ubuntu).
+inline constexpr const char* kSystemdDefaultPath =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// The PATH a service gets from Environment= lines in [Service] of its unit
+// and drop-ins (in order, the last assignment winning), or nullopt.
+std::optional<std::string> EnvironmentPathFromUnits(const std::vector<std::string>& unit_texts);
+
+// Runtime handlers of a containerd config.toml (version 2 or 3).
+struct ContainerdHandler {
+  std::string plugin;  // the CRI plugin table it is under
+  bool read = true;    // false: containerd ignores it (wrong section for the version)
+  std::string name;
+  std::string runtime_type;
+  std::string binary_name;                   // options.BinaryName, or ""
+  std::vector<std::string> pod_annotations;  // pod_annotations
+};
+// `version` is the file's (1 when missing): 2 reads handlers under
+// io.containerd.grpc.v1.cri, 3 under io.containerd.cri.v1.runtime.
+Result<std::vector<ContainerdHandler>> ContainerdHandlers(const std::string& toml_text,
+                                                          int64_t* version = nullptr);
+
+// CapEff from /proc/self/status text has CAP_SYS_RESOURCE.
+Result<bool> HasCapSysResource(const std::string& proc_status);
+
+}  // namespace ocirlimit

@@ -1,0 +1,370 @@
+#include "cli/doctor.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace ocirlimit {
+namespace {
+
+// A node as a map of files, symlinks and programs.
+class FakeNode : public NodeOps {
+ public:
+  std::map<std::string, std::string> files;
+  std::map<std::string, std::string> links;     // path -> target
+  std::map<std::string, std::string> programs;  // name -> path on PATH
+  std::map<std::string, std::string> versions;  // resolved path -> output
+
+  Result<std::string> ReadFile(const std::string& path) override {
+    auto it = files.find(path);
+    if (it == files.end()) return MakeError(path, ENOENT);
+    return it->second;
+  }
+  std::vector<std::string> ListDir(const std::string& path) override {
+    std::vector<std::string> out;
+    for (const auto& [p, text] : files) {
+      if (p.starts_with(path + "/") && p.find('/', path.size() + 1) == std::string::npos) {
+        out.push_back(p.substr(path.size() + 1));
+      }
+    }
+    return out;
+  }
+  std::optional<std::string> Which(const std::string& name) override {
+    auto it = programs.find(name);
+    if (it == programs.end()) return std::nullopt;
+    return it->second;
+  }
+  std::optional<std::string> Resolve(const std::string& path) override {
+    std::string p = path;
+    for (auto it = links.find(p); it != links.end(); it = links.find(p)) p = it->second;
+    return p;
+  }
+  Result<std::string> Version(const std::string& path) override {
+    auto it = versions.find(*Resolve(path));
+    if (it == versions.end()) return MakeError("no version");
+    return it->second;
+  }
+  // Executables are the programs' paths and the extra ones listed here.
+  std::set<std::string> executables;
+  std::optional<std::string> WhichIn(const std::string& name,
+                                     const std::string& path_list) override {
+    auto is_exe = [&](const std::string& p) {
+      if (executables.count(p) > 0) return true;
+      return std::any_of(programs.begin(), programs.end(),
+                         [&](const auto& kv) { return kv.second == p; });
+    };
+    if (name.starts_with("/"))
+      return is_exe(name) ? std::optional<std::string>(name) : std::nullopt;
+    std::istringstream dirs(path_list);
+    std::string dir;
+    while (std::getline(dirs, dir, ':')) {
+      if (is_exe(dir + "/" + name)) return dir + "/" + name;
+    }
+    return std::nullopt;
+  }
+};
+
+const Check* Find(const DoctorReport& r, const std::string& area, const std::string& what) {
+  for (const auto& c : r.checks) {
+    if (c.area == area && c.what.find(what) != std::string::npos) return &c;
+  }
+  return nullptr;
+}
+
+std::string All(const DoctorReport& r) { return DoctorText(r); }
+
+FakeNode GoodNode() {
+  FakeNode n;
+  n.programs = {{"runc", "/usr/sbin/runc"},
+                {"crun", "/usr/bin/crun"},
+                {"dockerd", "/usr/sbin/dockerd"},
+                {"containerd", "/usr/bin/containerd"},
+                {"podman", "/usr/bin/podman"},
+                {"oci-rlimit-hook", "/usr/bin/oci-rlimit-hook"},
+                {"nvidia-container-runtime-hook", "/usr/local/bin/nvidia-container-runtime-hook"}};
+  n.links = {{"/usr/local/bin/nvidia-container-runtime-hook", "/usr/bin/oci-rlimit-hook"}};
+  n.versions = {{"/usr/sbin/runc", "runc version 1.1.5\ncommit: v1.1.5\n"},
+                {"/usr/bin/crun", "crun version 1.8.1\ncommit: x\n"},
+                {"/usr/sbin/dockerd", "Docker version 20.10.24+dfsg1, build 5d6db84\n"},
+                {"/usr/bin/containerd",
+                 "containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+b1\n"}};
+  n.files["/etc/oci-rlimit/config.toml"] =
+      "[[rule]]\nname='gpu'\nrlimits=['memlock=unlimited']\nmatch={env=['NVIDIA_VISIBLE_DEVICES']}"
+      "\n"
+      "[requests]\nenabled=true\nceilings=['memlock=64G']\n";
+  n.files["/etc/docker/daemon.json"] =
+      R"({"runtimes":{"oci-rlimit":{"path":"/usr/bin/oci-rlimit-runtime"}}})";
+  n.files["/etc/containerd/config.toml"] = R"(version = 2
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit]
+runtime_type = "io.containerd.runc.v2"
+pod_annotations = ["oci-rlimit.io/*"]
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit.options]
+BinaryName = "/usr/bin/oci-rlimit-runtime"
+)";
+  n.files["/etc/containers/oci/hooks.d/oci-rlimit.json"] =
+      R"({"version":"1.0.0","hook":{"path":"/usr/bin/oci-rlimit-hook","args":["oci-rlimit-hook","createRuntime"]},"when":{"always":true},"stages":["createRuntime"]})";
+  n.files["/lib/systemd/system/containerd.service"] = "[Service]\nLimitNOFILE=1048576\n";
+  n.files["/etc/systemd/system/containerd.service.d/memlock.conf"] = "[Service]\nLimitMEMLOCK=8M\n";
+  n.files["/lib/systemd/system/docker.service"] = "[Service]\nLimitMEMLOCK=infinity\n";
+  n.files["/proc/self/status"] = "Name:\tx\nCapEff:\t000001ffffffffff\n";
+  n.executables = {"/usr/bin/nvidia-container-runtime-hook"};
+  return n;
+}
+
+TEST(Doctor, ReportsAHealthyNode) {
+  FakeNode n = GoodNode();
+  DoctorReport r = RunDoctor(n);
+  EXPECT_TRUE(r.ok()) << All(r);
+  const Check* runc = Find(r, "runc", "runc 1.1.5: applies the spec's process.rlimits after hooks");
+  ASSERT_NE(runc, nullptr) << All(r);
+  EXPECT_EQ(runc->path, "/usr/sbin/runc");
+  ASSERT_NE(Find(r, "crun", "crun 1.8.1: applies the spec's process.rlimits before hooks"), nullptr)
+      << All(r);
+  ASSERT_NE(Find(r, "docker", "dockerd 20.10.24"), nullptr) << All(r);
+  ASSERT_NE(Find(r, "docker", "runtime \"oci-rlimit\" is oci-rlimit-runtime"), nullptr) << All(r);
+  const Check* gpus = Find(r, "docker", "nvidia-container-runtime-hook is oci-rlimit-hook");
+  ASSERT_NE(gpus, nullptr) << All(r);
+  EXPECT_EQ(gpus->path, "/usr/local/bin/nvidia-container-runtime-hook");
+  ASSERT_NE(Find(r, "containerd", "containerd 1.6.20"), nullptr) << All(r);
+  ASSERT_NE(Find(r, "containerd", "handler \"oci-rlimit\" runs oci-rlimit-runtime"), nullptr)
+      << All(r);
+  ASSERT_NE(Find(r, "containerd", "passes the pod annotation oci-rlimit.io/rlimits"), nullptr)
+      << All(r);
+  ASSERT_NE(Find(r, "containerd", "LimitMEMLOCK=8M"), nullptr) << All(r);
+  const Check* docker_unit = Find(r, "docker", "LimitMEMLOCK=infinity");
+  ASSERT_NE(docker_unit, nullptr) << All(r);
+  EXPECT_EQ(docker_unit->status, CheckStatus::kWarn);
+  const Check* hooks = Find(r, "hooks.d", "podman runs oci-rlimit-hook (stages createRuntime)");
+  ASSERT_NE(hooks, nullptr) << All(r);
+  EXPECT_EQ(hooks->path, "/etc/containers/oci/hooks.d/oci-rlimit.json");
+  ASSERT_NE(Find(r, "config", "0 default limit(s), 1 rule(s), requests enabled"), nullptr)
+      << All(r);
+  EXPECT_EQ(Find(r, "capabilities", "CAP_SYS_RESOURCE is effective")->status, CheckStatus::kOk);
+}
+
+TEST(Doctor, FailsOnABrokenConfigAndNoRuntime) {
+  FakeNode n;
+  n.files["/etc/oci-rlimit/config.toml"] = "rlimits = ['memlok=1']\n";
+  n.files["/proc/self/status"] = "CapEff:\t000001fffeffffff\n";
+  DoctorReport r = RunDoctor(n);
+  EXPECT_FALSE(r.ok());
+  const Check* cfg = Find(r, "config", "unknown name \"memlok\"");
+  ASSERT_NE(cfg, nullptr) << All(r);
+  EXPECT_EQ(cfg->status, CheckStatus::kFail);
+  ASSERT_NE(Find(r, "runtime", "neither runc nor crun"), nullptr) << All(r);
+  EXPECT_EQ(Find(r, "capabilities", "no CAP_SYS_RESOURCE")->status, CheckStatus::kWarn);
+  EXPECT_NE(DoctorText(r).find("doctor: FAILED"), std::string::npos);
+  EXPECT_EQ(DoctorJson(r)["ok"], false);
+}
+
+TEST(Doctor, WarnsWhenRequestsCannotReachTheSpec) {
+  FakeNode n = GoodNode();
+  n.files["/etc/containerd/config.toml"] = R"(version = 2
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit]
+runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit.options]
+BinaryName = "/usr/bin/oci-rlimit-runtime"
+)";
+  DoctorReport r = RunDoctor(n);
+  const Check* c = Find(r, "containerd", "does not pass the pod annotation");
+  ASSERT_NE(c, nullptr) << All(r);
+  EXPECT_EQ(c->status, CheckStatus::kWarn);
+  EXPECT_NE(c->advice.find("pod_annotations"), std::string::npos);
+}
+
+TEST(Doctor, NvidiaHookThatIsNotOurs) {
+  FakeNode n = GoodNode();
+  n.links.clear();
+  DoctorReport r = RunDoctor(n);
+  ASSERT_NE(Find(r, "docker", "nvidia-container-runtime-hook is NVIDIA's, not ours"), nullptr)
+      << All(r);
+}
+
+TEST(Doctor, BrokenDaemonJsonAndContainerdConfigFail) {
+  FakeNode n = GoodNode();
+  n.files["/etc/docker/daemon.json"] = "{";
+  n.files["/etc/containerd/config.toml"] = "version = \n";
+  DoctorReport r = RunDoctor(n);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(Find(r, "docker", "not valid JSON")->status, CheckStatus::kFail);
+  EXPECT_EQ(Find(r, "containerd", "containerd config: line 1")->status, CheckStatus::kFail);
+}
+
+const char* const kV3WithV2Handler = R"(version = 3
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit]
+runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit.options]
+BinaryName = "/usr/bin/oci-rlimit-runtime"
+)";
+const char* const kV2WithV3Handler = R"(version = 2
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.oci-rlimit]
+runtime_type = "io.containerd.runc.v2"
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.oci-rlimit.options]
+BinaryName = "/usr/bin/oci-rlimit-runtime"
+)";
+
+TEST(Doctor, HandlerInTheWrongSectionFails) {
+  for (const char* text : {kV3WithV2Handler, kV2WithV3Handler}) {
+    FakeNode n = GoodNode();
+    n.files["/etc/containerd/config.toml"] = text;
+    DoctorReport r = RunDoctor(n);
+    EXPECT_FALSE(r.ok()) << All(r);
+    const Check* c = Find(r, "containerd", "config does not read: containerd ignores it");
+    ASSERT_NE(c, nullptr) << All(r);
+    EXPECT_EQ(c->status, CheckStatus::kFail);
+    EXPECT_NE(c->advice.find("move it under plugins."), std::string::npos) << c->advice;
+  }
+}
+
+TEST(Doctor, ReportsAVersion3Config) {
+  FakeNode n = GoodNode();
+  n.versions["/usr/bin/containerd"] = "containerd github.com/containerd/containerd/v2 2.1.9\n";
+  n.files["/etc/containerd/config.toml"] = R"(version = 3
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.oci-rlimit]
+runtime_type = 'io.containerd.runc.v2'
+pod_annotations = ['oci-rlimit.io/*']
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.oci-rlimit.options]
+BinaryName = '/usr/bin/oci-rlimit-runtime'
+)";
+  DoctorReport r = RunDoctor(n);
+  EXPECT_TRUE(r.ok()) << All(r);
+  ASSERT_NE(Find(r, "containerd", "containerd 2.1.9"), nullptr) << All(r);
+  ASSERT_NE(Find(r, "containerd", "config version 3: handlers under"), nullptr) << All(r);
+  ASSERT_NE(Find(r, "containerd", "handler \"oci-rlimit\" runs oci-rlimit-runtime"), nullptr)
+      << All(r);
+  ASSERT_NE(Find(r, "containerd", "passes the pod annotation"), nullptr) << All(r);
+  ASSERT_NE(Find(r, "containerd", "oci-rlimit-runtime under containerd execs /usr/sbin/runc"),
+            nullptr)
+      << All(r);
+}
+
+TEST(Doctor, UnresolvableRuntimesFail) {
+  FakeNode n = GoodNode();
+  n.files["/etc/oci-rlimit/config.d/50-installer.toml"] =
+      "[runtime]\nruntimes = [\"/usr/bin/nvidia-container-runtime\"]\n";
+  DoctorReport r = RunDoctor(n);
+  EXPECT_FALSE(r.ok());
+  const Check* c = Find(r, "containerd",
+                        "[runtime] runtimes [\"/usr/bin/nvidia-container-runtime\"]: "
+                        "none resolves on containerd's PATH");
+  ASSERT_NE(c, nullptr) << All(r);
+  EXPECT_EQ(c->status, CheckStatus::kFail);
+  ASSERT_NE(Find(r, "config", "(1 drop-in(s) in /etc/oci-rlimit/config.d)"), nullptr) << All(r);
+  n.executables.insert("/usr/bin/nvidia-container-runtime");
+  r = RunDoctor(n);
+  EXPECT_TRUE(r.ok()) << All(r);
+  ASSERT_NE(Find(r, "containerd", "execs /usr/bin/nvidia-container-runtime"), nullptr) << All(r);
+}
+
+TEST(Doctor, GpusPathUsesDockerdsPathAndChecksTheChainTarget) {
+  FakeNode n = GoodNode();
+  // The hook only on dockerd's own PATH, from a drop-in.
+  n.programs.erase("nvidia-container-runtime-hook");
+  n.links = {{"/opt/nv/nvidia-container-runtime-hook", "/usr/bin/oci-rlimit-hook"}};
+  n.executables = {"/opt/nv/nvidia-container-runtime-hook"};
+  n.files["/etc/systemd/system/docker.service.d/path.conf"] =
+      "[Service]\nEnvironment=\"PATH=/opt/nv:/usr/bin\" FOO=1\n";
+  DoctorReport r = RunDoctor(n);
+  const Check* gpus = Find(r, "docker", "nvidia-container-runtime-hook is oci-rlimit-hook");
+  ASSERT_NE(gpus, nullptr) << All(r);
+  EXPECT_EQ(gpus->path, "/opt/nv/nvidia-container-runtime-hook");
+  const Check* chain = Find(r, "docker", "the default chain target");
+  ASSERT_NE(chain, nullptr) << All(r);
+  EXPECT_EQ(chain->status, CheckStatus::kFail) << All(r);
+  EXPECT_FALSE(r.ok());
+  n.executables.insert("/usr/bin/nvidia-container-runtime-hook");
+  r = RunDoctor(n);
+  EXPECT_EQ(Find(r, "docker", "the default chain target")->status, CheckStatus::kOk) << All(r);
+}
+
+struct PathCase {
+  std::string name;
+  std::vector<std::string> texts;
+  std::optional<std::string> want;
+};
+class EnvironmentPath : public ::testing::TestWithParam<PathCase> {};
+TEST_P(EnvironmentPath, LastAssignmentWins) {
+  EXPECT_EQ(EnvironmentPathFromUnits(GetParam().texts), GetParam().want);
+}
+INSTANTIATE_TEST_SUITE_P(
+    Doctor, EnvironmentPath,
+    ::testing::Values(
+        PathCase{"None", {"[Service]\nExecStart=/x\n"}, std::nullopt},
+        PathCase{"Plain", {"[Service]\nEnvironment=PATH=/a:/b\n"}, "/a:/b"},
+        PathCase{"QuotedAmongOthers", {"[Service]\nEnvironment=\"A=1\" \"PATH=/q\" B=2\n"}, "/q"},
+        PathCase{"DropInWins",
+                 {"[Service]\nEnvironment=PATH=/a\n", "[Service]\nEnvironment=PATH=/d\n"},
+                 "/d"},
+        PathCase{"EmptyResets",
+                 {"[Service]\nEnvironment=PATH=/a\n", "[Service]\nEnvironment=\n"},
+                 std::nullopt},
+        PathCase{"OtherSectionIgnored", {"[Unit]\nEnvironment=PATH=/u\n"}, std::nullopt}),
+    [](const auto& info) { return info.param.name; });
+
+struct UnitCase {
+  std::string name;
+  std::vector<std::string> texts;
+  std::optional<std::string> want;
+};
+class LimitMemlock : public ::testing::TestWithParam<UnitCase> {};
+TEST_P(LimitMemlock, LastAssignmentWins) {
+  EXPECT_EQ(LimitMemlockFromUnits(GetParam().texts), GetParam().want);
+}
+INSTANTIATE_TEST_SUITE_P(
+    Doctor, LimitMemlock,
+    ::testing::Values(UnitCase{"Unset", {"[Service]\nLimitNOFILE=1\n"}, std::nullopt},
+                      UnitCase{"Set", {"[Service]\nLimitMEMLOCK = infinity\n"}, "infinity"},
+                      UnitCase{
+                          "DropInWins",
+                          {"[Service]\nLimitMEMLOCK=infinity\n", "[Service]\nLimitMEMLOCK=8M\n"},
+                          "8M"},
+                      UnitCase{"EmptyResets",
+                               {"[Service]\nLimitMEMLOCK=8M\n", "[Service]\nLimitMEMLOCK=\n"},
+                               std::nullopt},
+                      UnitCase{"OtherSectionIgnored", {"[Unit]\nLimitMEMLOCK=8M\n"}, std::nullopt}),
+    [](const auto& info) { return info.param.name; });
+
+struct VersionCase {
+  std::string name;
+  std::string output;
+  std::string want;
+};
+class Versions : public ::testing::TestWithParam<VersionCase> {};
+TEST_P(Versions, FirstLine) { EXPECT_EQ(VersionNumber(GetParam().output), GetParam().want); }
+INSTANTIATE_TEST_SUITE_P(
+    Doctor, Versions,
+    ::testing::Values(VersionCase{"Runc", "runc version 1.1.5\ncommit: v1.1.5-0\n", "1.1.5"},
+                      VersionCase{"Docker", "Docker version 20.10.24+dfsg1, build 5d6db84\n",
+                                  "20.10.24+dfsg1"},
+                      VersionCase{"Podman", "podman version 4.3.1\n", "4.3.1"},
+                      VersionCase{"None", "hello\n", ""}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(HasCapSysResource, ReadsBit24) {
+  EXPECT_EQ(*HasCapSysResource("CapEff:\t000001fffeffffff\n"), false);
+  EXPECT_EQ(*HasCapSysResource("CapEff:\t0000000001000000\n"), true);
+  EXPECT_FALSE(HasCapSysResource("CapEff:\tzz\n").ok());
+  EXPECT_FALSE(HasCapSysResource("Name: x\n").ok());
+}
+
+TEST(ContainerdHandlers, ReadsVersion3Too) {
+  auto h = ContainerdHandlers(R"(version = 3
+[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.rl]
+runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.rl.options]
+BinaryName = "/usr/bin/oci-rlimit-runtime"
+)");
+  ASSERT_TRUE(h.ok()) << h.error().Text();
+  ASSERT_EQ(h->size(), 1u);
+  EXPECT_EQ((*h)[0].name, "rl");
+  EXPECT_EQ((*h)[0].binary_name, "/usr/bin/oci-rlimit-runtime");
+}
+
+}  // namespace
+}  // namespace ocirlimit

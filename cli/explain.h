@@ -1,0 +1,41 @@
+// `oci-rlimit validate` and `oci-rlimit explain`: what a config says, and
+// what it does to one bundle under each runtime, as a table or JSON. Pure:
+// the CLI reads the files.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/oci/spec.h"
+#include "core/config.h"
+#include "core/policy.h"
+
+namespace ocirlimit {
+
+// The config, effective after environment overrides.
+std::string ValidateText(const Config& cfg);
+Json ValidateJson(const Config& cfg);
+
+// What one limit type ends up as in the container's init process.
+struct Outcome {
+  Rlimit ours;
+  std::optional<Rlimit> spec;  // the spec's own entry of the same type
+  Rlimit hook_runc;            // runc re-applies the spec's entry after hooks
+  Rlimit hook_crun;            // crun applies it before hooks: ours stays
+  Rlimit wrapper;              // oci-rlimit-runtime replaces the spec's entry
+};
+
+struct Explanation {
+  std::string bundle;
+  std::vector<std::pair<std::string, bool>> rules;  // name, matched
+  Decision decision;
+  std::vector<Outcome> outcomes;
+  std::string error;  // the container would fail: a rejected or malformed request
+};
+
+Result<Explanation> Explain(const Config& cfg, const Json& spec, const std::string& bundle);
+std::string ExplainText(const Explanation& e);
+Json ExplainJson(const Explanation& e);
+
+}  // namespace ocirlimit

@@ -1,0 +1,82 @@
+#include "cli/explain.h"
+
+#include <gtest/gtest.h>
+
+namespace ocirlimit {
+namespace {
+
+Config Cfg(const std::string& toml) {
+  auto c = ParseConfig(toml, "test.toml");
+  EXPECT_TRUE(c.ok()) << c.error().Text();
+  return c.ok() ? *c : Config{};
+}
+
+Json Spec(const std::string& text) {
+  auto j = ParseJsonObject(text, "spec");
+  EXPECT_TRUE(j.ok());
+  return j.ok() ? *j : Json::object();
+}
+
+constexpr const char* kGpuRule =
+    "rlimits = ['core=0']\n[[rule]]\nname = 'gpu'\nrlimits = ['memlock=1G', 'nofile=4096']\n"
+    "match = { env = ['NVIDIA_VISIBLE_DEVICES'] }\n";
+
+TEST(Explain, RunsAndCrunDifferOnASpecConflict) {
+  auto e = Explain(Cfg(kGpuRule), Spec(R"({"process":{"env":["NVIDIA_VISIBLE_DEVICES=0"],
+                     "rlimits":[{"type":"RLIMIT_NOFILE","soft":1024,"hard":1024}]}})"),
+                   "/b/config.json");
+  ASSERT_TRUE(e.ok()) << e.error().Text();
+  ASSERT_EQ(e->rules.size(), 1u);
+  EXPECT_TRUE(e->rules[0].second);
+  ASSERT_EQ(e->outcomes.size(), 3u);
+  const Outcome& nofile = e->outcomes[2];
+  EXPECT_EQ(FormatRlimit(nofile.ours), "nofile=4096:4096");
+  EXPECT_EQ(FormatRlimit(nofile.hook_runc), "nofile=1024:1024");
+  EXPECT_EQ(FormatRlimit(nofile.hook_crun), "nofile=4096:4096");
+  EXPECT_EQ(FormatRlimit(nofile.wrapper), "nofile=4096:4096");
+  std::string text = ExplainText(*e);
+  EXPECT_NE(text.find("rule \"gpu\": matches"), std::string::npos) << text;
+  EXPECT_NE(text.find("conflict: the spec sets RLIMIT_NOFILE to 1024:1024"), std::string::npos)
+      << text;
+  Json j = ExplainJson(*e);
+  EXPECT_EQ(j["limits"][2]["conflict"], true);
+  EXPECT_EQ(j["limits"][0]["conflict"], false);
+  EXPECT_EQ(j["limits"][1]["from"], "rule \"gpu\"");
+}
+
+TEST(Explain, NoMatchLeavesOnlyTheDefault) {
+  auto e = Explain(Cfg(kGpuRule), Spec(R"({"process":{"env":["PATH=/bin"]}})"), "b");
+  ASSERT_TRUE(e.ok());
+  EXPECT_FALSE(e->rules[0].second);
+  ASSERT_EQ(e->outcomes.size(), 1u);
+  EXPECT_NE(ExplainText(*e).find("rule \"gpu\": does not match"), std::string::npos);
+}
+
+TEST(Explain, ARejectedRequestIsAnError) {
+  auto e =
+      Explain(Cfg("[requests]\nenabled=true\nceilings=['memlock=1G']\nover-ceiling='reject'\n"),
+              Spec(R"({"annotations":{"oci-rlimit.io/rlimits":"memlock=2G"}})"), "b");
+  ASSERT_TRUE(e.ok());
+  EXPECT_NE(e->error.find("over the ceiling"), std::string::npos) << e->error;
+  EXPECT_NE(ExplainText(*e).find("REFUSED"), std::string::npos);
+  EXPECT_EQ(ExplainJson(*e)["ok"], false);
+}
+
+TEST(Validate, ListsRulesAndRequests) {
+  Config c = Cfg(std::string(kGpuRule) + "[requests]\nenabled=true\nceilings=['memlock=64G']\n");
+  std::string text = ValidateText(c);
+  EXPECT_NE(text.find("every container (top-level rlimits): core=0:0"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"gpu\": memlock=1073741824:1073741824 nofile=4096:4096 when env "
+                      "NVIDIA_VISIBLE_DEVICES set, not void/none"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("enabled, ceilings memlock=68719476736:68719476736, over-ceiling = clamp"),
+            std::string::npos)
+      << text;
+  Json j = ValidateJson(c);
+  EXPECT_EQ(j["rules"][0]["match"]["env"][0], "NVIDIA_VISIBLE_DEVICES");
+  EXPECT_EQ(j["requests"]["enabled"], true);
+}
+
+}  // namespace
+}  // namespace ocirlimit

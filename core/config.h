@@ -1,0 +1,103 @@
+// oci-rlimit's TOML configuration, shared by the hook, the runtime wrapper
+// and the admin CLI. Parsing here is pure: the caller reads the file and the
+// environment (effects/config_loader.h).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/rlimit.h"
+
+namespace ocirlimit {
+
+inline constexpr std::string_view kDefaultConfigPath = "/etc/oci-rlimit/config.toml";
+inline constexpr std::string_view kConfigEnv = "OCI_RLIMIT_CONFIG";
+inline constexpr std::string_view kRlimitsEnv = "OCI_RLIMIT_RLIMITS";
+inline constexpr std::string_view kNvidiaRlimitsEnv = "NVIDIA_CONTAINER_RUNTIME_RLIMITS";
+
+enum class OnError { kFail, kWarn };
+
+// When a rule applies (docs/policy.md). Kinds that are set must all hold; a
+// kind holds when any one of its entries does. Patterns are checked at parse.
+struct RuleMatch {
+  bool always = false;
+  // key ERE -> value ERE, both matched against the whole text.
+  std::vector<std::pair<std::string, std::string>> annotations;
+  // Set, and not empty, "void" or "none" (NVIDIA_VISIBLE_DEVICES' no-GPU values).
+  std::vector<std::string> env;
+  // NAME -> value ERE.
+  std::vector<std::pair<std::string, std::string>> env_values;
+  // fnmatch(3) globs over linux.devices[].path.
+  std::vector<std::string> devices;
+};
+
+// One [[rule]] table.
+struct Rule {
+  std::string name;  // given, or "rule[N]"
+  std::vector<Rlimit> rlimits;
+  RuleMatch match;
+};
+
+enum class OverCeiling { kClamp, kReject };
+
+// [requests]: what a container may ask for through its annotation.
+struct Requests {
+  bool enabled = false;
+  std::vector<Rlimit> ceilings;  // types not listed here cannot be requested
+  OverCeiling over_ceiling = OverCeiling::kClamp;
+};
+
+struct Config {
+  // Top-level rlimits: every container, before the rules (docs/policy.md).
+  std::vector<Rlimit> rlimits;
+  std::vector<Rule> rules;  // in file order; a later match wins per type
+  Requests requests;
+  OnError on_error = OnError::kFail;
+  std::string log_file;  // empty: no log
+  // [runtime] runtimes: low-level runtimes tried in order by oci-rlimit-runtime.
+  std::vector<std::string> runtimes = {"runc", "crun"};
+  std::string chain;   // [hook] chain: a hook exec'd after ours
+  std::string source;  // the file it came from, or empty
+};
+
+// Parses a config file's text. `source` names the file in errors.
+Result<Config> ParseConfig(std::string_view toml_text, const std::string& source);
+
+// One file of a config: its path (for errors) and its text.
+struct ConfigFile {
+  std::string path;
+  std::string text;
+};
+
+// Parses several files as one config (docs/policy.md, "Drop-ins"): files
+// are merged in the order given, tables key by key, [[rule]] tables
+// appended, any other key replaced by the later file. Each file must be
+// valid TOML on its own; the merged result is then checked as one config.
+Result<Config> ParseConfigFiles(const std::vector<ConfigFile>& files);
+
+// The drop-in directory of a config file: "/etc/oci-rlimit/config.toml" ->
+// "/etc/oci-rlimit/config.d" (".toml" replaced by ".d", else ".d" appended).
+// Its *.toml files, in name order, are read before the file itself, so the
+// file has the last word (an installer owns a drop-in, the admin the file).
+std::string DropInDir(std::string_view config_path);
+
+using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
+
+// Applies OCI_RLIMIT_RLIMITS and NVIDIA_CONTAINER_RUNTIME_RLIMITS: their
+// entries override file entries of the same type (ours over NVIDIA's).
+Result<Config> ApplyEnvOverrides(Config config, const EnvLookup& env);
+
+struct ConfigPath {
+  std::string path;
+  bool must_exist;  // named by flag or environment, not the built-in default
+};
+
+// --config beats OCI_RLIMIT_CONFIG beats the default path.
+ConfigPath ResolveConfigPath(const std::optional<std::string>& flag, const EnvLookup& env);
+
+}  // namespace ocirlimit

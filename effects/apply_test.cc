@@ -1,0 +1,328 @@
+#include "effects/apply.h"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <map>
+
+namespace ocirlimit {
+namespace {
+
+constexpr uint64_t kInf = kRlimInfinity;
+constexpr int kPidfd = 77;
+
+// Scripted syscalls: the target's limits live in a map, and the process
+// "exits" once CheckAlive has been asked alive_checks times.
+class FakeOps : public ProcessOps {
+ public:
+  Result<int> OpenPidfd(pid_t pid) override {
+    opened_pid = pid;
+    if (open_err != 0) return MakeError("pidfd_open", open_err);
+    ++open_fds;
+    return kPidfd;
+  }
+  Status CheckAlive(int pidfd) override {
+    EXPECT_EQ(pidfd, kPidfd);
+    if (checks++ >= alive_checks) return MakeError("pidfd_send_signal", alive_err);
+    return Ok{};
+  }
+  void ClosePidfd(int pidfd) override {
+    EXPECT_EQ(pidfd, kPidfd);
+    --open_fds;
+    ++closes;
+  }
+  Result<LimitPair> GetLimit(pid_t pid, int resource) override {
+    EXPECT_EQ(pid, opened_pid);
+    return limits[resource];
+  }
+  Result<LimitPair> SetLimit(pid_t pid, int resource, LimitPair value) override {
+    EXPECT_EQ(pid, opened_pid);
+    set_calls.push_back(resource);
+    if (auto it = set_errs.find(resource); it != set_errs.end()) {
+      return MakeError("prlimit", it->second);
+    }
+    LimitPair old = limits[resource];
+    limits[resource] = value;
+    return old;
+  }
+  bool HasSysResource() override { return has_cap; }
+
+  // Script.
+  int open_err = 0;
+  int alive_checks = 1000;
+  int alive_err = ESRCH;
+  std::map<int, int> set_errs;  // resource -> errno
+  bool has_cap = false;
+  std::map<int, LimitPair> limits = {{RLIMIT_MEMLOCK, {8 << 20, 8 << 20}},
+                                     {RLIMIT_NOFILE, {1024, 4096}},
+                                     {RLIMIT_CORE, {0, kInf}}};
+  // Record.
+  pid_t opened_pid = 0;
+  int open_fds = 0;
+  int closes = 0;
+  int checks = 0;
+  std::vector<int> set_calls;
+};
+
+const std::vector<Rlimit> kThree = {
+    {RLIMIT_MEMLOCK, 1 << 20, 4 << 20}, {RLIMIT_NOFILE, 4096, 4096}, {RLIMIT_CORE, 0, 0}};
+
+TEST(ApplyRlimits, SetsEachLimitAndRecordsBeforeAndAfter) {
+  FakeOps ops;
+  ApplyOutcome out = ApplyRlimits(ops, 4242, kThree);
+  ASSERT_TRUE(out.ok()) << out.error->Text();
+  EXPECT_EQ(out.failure, ApplyFailure::kNone);
+  EXPECT_EQ(ops.opened_pid, 4242);
+  ASSERT_EQ(out.applied.size(), 3u);
+  EXPECT_EQ(out.applied[0].resource, RLIMIT_MEMLOCK);
+  EXPECT_EQ(out.applied[0].before, (LimitPair{8 << 20, 8 << 20}));
+  EXPECT_EQ(out.applied[0].after, (LimitPair{1 << 20, 4 << 20}));
+  EXPECT_EQ(out.applied[1].resource, RLIMIT_NOFILE);
+  EXPECT_EQ(out.applied[1].before, (LimitPair{1024, 4096}));
+  EXPECT_EQ(out.applied[1].after, (LimitPair{4096, 4096}));
+  EXPECT_EQ(out.applied[2].resource, RLIMIT_CORE);
+  EXPECT_EQ(out.applied[2].before, (LimitPair{0, kInf}));
+  EXPECT_EQ(out.applied[2].after, (LimitPair{0, 0}));
+  EXPECT_EQ(ops.limits[RLIMIT_NOFILE], (LimitPair{4096, 4096}));
+  // Alive before each prlimit and once after the last.
+  EXPECT_EQ(ops.checks, 4);
+  EXPECT_EQ(ops.closes, 1);
+  EXPECT_EQ(ops.open_fds, 0);
+}
+
+TEST(ApplyRlimits, NothingToApplyStillChecksTheTarget) {
+  FakeOps ops;
+  ApplyOutcome out = ApplyRlimits(ops, 4242, {});
+  ASSERT_TRUE(out.ok()) << out.error->Text();
+  EXPECT_TRUE(out.applied.empty());
+  EXPECT_TRUE(ops.set_calls.empty());
+  EXPECT_EQ(ops.closes, 1);
+}
+
+struct FailCase {
+  const char* name;
+  pid_t pid;
+  // Script for the fake.
+  int open_err;
+  int alive_checks;
+  int alive_err;
+  std::map<int, int> set_errs;
+  bool has_cap;
+  // Expected.
+  ApplyFailure failure;
+  std::vector<int> applied;    // resources, in order
+  std::vector<int> set_calls;  // resources, in order
+  const char* message_part;
+};
+
+class ApplyRlimitsFails : public ::testing::TestWithParam<FailCase> {};
+
+TEST_P(ApplyRlimitsFails, StopsAndReportsWhatWasDone) {
+  const FailCase& c = GetParam();
+  FakeOps ops;
+  ops.open_err = c.open_err;
+  ops.alive_checks = c.alive_checks;
+  ops.alive_err = c.alive_err;
+  ops.set_errs = c.set_errs;
+  ops.has_cap = c.has_cap;
+  // memlock is a hard-limit raise from 8M to unlimited; the rest lower.
+  const std::vector<Rlimit> limits = {
+      {RLIMIT_NOFILE, 512, 512}, {RLIMIT_MEMLOCK, kInf, kInf}, {RLIMIT_CORE, 0, 0}};
+
+  ApplyOutcome out = ApplyRlimits(ops, c.pid, limits);
+
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.failure, c.failure);
+  const std::string text = out.error->Text();
+  EXPECT_NE(text.find(c.message_part), std::string::npos) << text;
+  EXPECT_EQ(text.rfind("pid " + std::to_string(c.pid) + ": ", 0), 0u) << text;
+  std::vector<int> applied;
+  for (const auto& ch : out.applied) applied.push_back(ch.resource);
+  EXPECT_EQ(applied, c.applied);
+  EXPECT_EQ(ops.set_calls, c.set_calls);
+  EXPECT_EQ(ops.open_fds, 0) << "the pidfd must be closed on every path";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Apply, ApplyRlimitsFails,
+    ::testing::Values(
+        FailCase{"PidZero",
+                 0,
+                 0,
+                 1000,
+                 ESRCH,
+                 {},
+                 false,
+                 ApplyFailure::kInvalidTarget,
+                 {},
+                 {},
+                 "refusing to touch pid 0 or 1"},
+        FailCase{"PidOne",
+                 1,
+                 0,
+                 1000,
+                 ESRCH,
+                 {},
+                 false,
+                 ApplyFailure::kInvalidTarget,
+                 {},
+                 {},
+                 "refusing to touch pid 0 or 1"},
+        FailCase{"NegativePid",
+                 -5,
+                 0,
+                 1000,
+                 ESRCH,
+                 {},
+                 false,
+                 ApplyFailure::kInvalidTarget,
+                 {},
+                 {},
+                 "refusing"},
+        FailCase{"NoSuchProcess",
+                 4242,
+                 ESRCH,
+                 1000,
+                 ESRCH,
+                 {},
+                 false,
+                 ApplyFailure::kTargetGone,
+                 {},
+                 {},
+                 "no such process"},
+        FailCase{"PidfdOpenDenied",
+                 4242,
+                 EPERM,
+                 1000,
+                 ESRCH,
+                 {},
+                 false,
+                 ApplyFailure::kPermission,
+                 {},
+                 {},
+                 "pidfd_open"},
+        FailCase{"PidfdOpenOther",
+                 4242,
+                 EMFILE,
+                 1000,
+                 ESRCH,
+                 {},
+                 false,
+                 ApplyFailure::kOther,
+                 {},
+                 {},
+                 "Too many open files"},
+        FailCase{"GoneBeforeTheFirst",
+                 4242,
+                 0,
+                 0,
+                 ESRCH,
+                 {},
+                 false,
+                 ApplyFailure::kTargetGone,
+                 {},
+                 {},
+                 "exited"},
+        FailCase{"GoneBetweenLimits",
+                 4242,
+                 0,
+                 1,
+                 ESRCH,
+                 {},
+                 false,
+                 ApplyFailure::kTargetGone,
+                 {RLIMIT_NOFILE},
+                 {RLIMIT_NOFILE},
+                 "exited"},
+        FailCase{"GoneAfterTheLast",
+                 4242,
+                 0,
+                 3,
+                 ESRCH,
+                 {},
+                 false,
+                 ApplyFailure::kTargetGone,
+                 {RLIMIT_NOFILE, RLIMIT_MEMLOCK, RLIMIT_CORE},
+                 {RLIMIT_NOFILE, RLIMIT_MEMLOCK, RLIMIT_CORE},
+                 "exited"},
+        // Only ESRCH means exited; another error must not be reported as one.
+        FailCase{"AliveCheckFailsOtherwise",
+                 4242,
+                 0,
+                 1,
+                 EBADF,
+                 {},
+                 false,
+                 ApplyFailure::kOther,
+                 {RLIMIT_NOFILE},
+                 {RLIMIT_NOFILE},
+                 "cannot check that the process is alive: pidfd_send_signal: Bad file descriptor"},
+        FailCase{"ExitedDuringPrlimit",
+                 4242,
+                 0,
+                 1000,
+                 ESRCH,
+                 {{RLIMIT_MEMLOCK, ESRCH}},
+                 false,
+                 ApplyFailure::kTargetGone,
+                 {RLIMIT_NOFILE},
+                 {RLIMIT_NOFILE, RLIMIT_MEMLOCK},
+                 "memlock"},
+        FailCase{"HardRaiseWithoutCap",
+                 4242,
+                 0,
+                 1000,
+                 ESRCH,
+                 {{RLIMIT_MEMLOCK, EPERM}},
+                 false,
+                 ApplyFailure::kPermission,
+                 {RLIMIT_NOFILE},
+                 {RLIMIT_NOFILE, RLIMIT_MEMLOCK},
+                 "raising the hard limit from 8388608 to unlimited needs CAP_SYS_RESOURCE; a "
+                 "rootless runtime cannot raise hard limits"},
+        FailCase{"EpermWithCap",
+                 4242,
+                 0,
+                 1000,
+                 ESRCH,
+                 {{RLIMIT_MEMLOCK, EPERM}},
+                 true,
+                 ApplyFailure::kPermission,
+                 {RLIMIT_NOFILE},
+                 {RLIMIT_NOFILE, RLIMIT_MEMLOCK},
+                 "memlock to unlimited:unlimited: prlimit: Operation not permitted"},
+        FailCase{"EpermOnALower",
+                 4242,
+                 0,
+                 1000,
+                 ESRCH,
+                 {{RLIMIT_CORE, EPERM}},
+                 false,
+                 ApplyFailure::kPermission,
+                 {RLIMIT_NOFILE, RLIMIT_MEMLOCK},
+                 {RLIMIT_NOFILE, RLIMIT_MEMLOCK, RLIMIT_CORE},
+                 "core to 0:0: prlimit"},
+        FailCase{"OtherPrlimitError",
+                 4242,
+                 0,
+                 1000,
+                 ESRCH,
+                 {{RLIMIT_NOFILE, EINVAL}},
+                 false,
+                 ApplyFailure::kOther,
+                 {},
+                 {RLIMIT_NOFILE},
+                 "Invalid argument"}),
+    [](const ::testing::TestParamInfo<FailCase>& info) { return std::string(info.param.name); });
+
+TEST(ApplyRlimits, EpermWithoutCapOnALowerIsNotBlamedOnRootless) {
+  FakeOps ops;
+  ops.set_errs = {{RLIMIT_CORE, EPERM}};
+  ApplyOutcome out = ApplyRlimits(ops, 4242, {{RLIMIT_CORE, 0, 0}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error->Text().find("rootless"), std::string::npos) << out.error->Text();
+}
+
+}  // namespace
+}  // namespace ocirlimit

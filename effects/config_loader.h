@@ -1,0 +1,31 @@
+// Loading the config from disk and the environment. The parse itself is
+// pure (core/config.h); this file is the only effects code that reaches the
+// TOML parser, so programs that load no config (oci-prlimit-helper) link none.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/error.h"
+
+namespace ocirlimit {
+
+// getenv(3), as an EnvLookup.
+EnvLookup ProcessEnv();
+
+// Resolves the path (--config, OCI_RLIMIT_CONFIG, default), reads and parses
+// it, and applies the environment overrides. A missing default file is "no
+// file"; a missing named file is an error.
+Result<Config> LoadConfig(const std::optional<std::string>& flag, const EnvLookup& env);
+
+// The *.toml files of a drop-in directory (core/config.h, DropInDir), sorted
+// by name, hidden files skipped; empty when the directory is missing.
+Result<std::vector<std::string>> ListDropIns(const std::string& dir);
+
+// LoadConfig's read, parse and overrides for an already resolved path: the
+// drop-ins of DropInDir(path) in name order, then the file itself.
+Result<Config> LoadConfigFrom(const ConfigPath& where, const EnvLookup& env);
+
+}  // namespace ocirlimit

@@ -1,0 +1,121 @@
+#include "effects/config_loader.h"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+namespace ocirlimit {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ConfigLoaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "oci-rlimit-loader-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr) << strerror(errno);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+
+  static void Write(const std::string& path, const std::string& content) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+  }
+
+  std::string dir_;
+};
+
+// --- LoadConfig ---
+
+EnvLookup FakeEnv(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
+    auto it = vars.find(std::string(name));
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+TEST_F(ConfigLoaderTest, LoadConfigReadsTheFlagFileAndAppliesTheEnvironment) {
+  Write(Path("c.toml"), "rlimits = [\"memlock=1\", \"nofile=5\"]\non-error = \"warn\"\n");
+  auto c = LoadConfig(Path("c.toml"), FakeEnv({{"OCI_RLIMIT_RLIMITS", "nofile=6"}}));
+  ASSERT_TRUE(c.ok()) << c.error().Text();
+  EXPECT_EQ(c->source, Path("c.toml"));
+  EXPECT_EQ(c->on_error, OnError::kWarn);
+  EXPECT_EQ(c->rlimits, (std::vector<Rlimit>{{RLIMIT_MEMLOCK, 1, 1}, {RLIMIT_NOFILE, 6, 6}}));
+}
+
+TEST_F(ConfigLoaderTest, LoadConfigReadsTheEnvFile) {
+  Write(Path("e.toml"), "rlimits = [\"core=0\"]\n");
+  auto c = LoadConfig(std::nullopt, FakeEnv({{"OCI_RLIMIT_CONFIG", Path("e.toml")}}));
+  ASSERT_TRUE(c.ok()) << c.error().Text();
+  EXPECT_EQ(c->rlimits, (std::vector<Rlimit>{{RLIMIT_CORE, 0, 0}}));
+}
+
+TEST_F(ConfigLoaderTest, LoadConfigNamedButMissingIsAnError) {
+  for (auto [flag, env] :
+       {std::pair<std::optional<std::string>, std::map<std::string, std::string>>{
+            Path("missing.toml"), {}},
+        {std::nullopt, {{"OCI_RLIMIT_CONFIG", Path("missing.toml")}}}}) {
+    auto c = LoadConfig(flag, FakeEnv(env));
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.error().err, ENOENT);
+    EXPECT_NE(c.error().Text().find(Path("missing.toml")), std::string::npos) << c.error().Text();
+  }
+}
+
+TEST_F(ConfigLoaderTest, LoadConfigMissingDefaultIsNoFile) {
+  auto c = LoadConfigFrom(ConfigPath{Path("missing.toml"), false},
+                          FakeEnv({{"NVIDIA_CONTAINER_RUNTIME_RLIMITS", "memlock=unlimited"}}));
+  ASSERT_TRUE(c.ok()) << c.error().Text();
+  EXPECT_EQ(c->source, "");
+  EXPECT_EQ(c->rlimits, (std::vector<Rlimit>{{RLIMIT_MEMLOCK, kRlimInfinity, kRlimInfinity}}));
+}
+
+TEST_F(ConfigLoaderTest, LoadConfigDefaultThatIsADirectoryIsAnError) {
+  ASSERT_EQ(mkdir(Path("config.toml").c_str(), 0755), 0);
+  for (bool must_exist : {false, true}) {
+    auto c = LoadConfigFrom(ConfigPath{Path("config.toml"), must_exist}, FakeEnv({}));
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().Text().find("is not a regular file"), std::string::npos)
+        << c.error().Text();
+  }
+}
+
+TEST_F(ConfigLoaderTest, LoadConfigReportsParseErrorsWithThePath) {
+  Write(Path("c.toml"), "rlimits = [\"memlock=1\"]\nbogus = 1\n");
+  auto c = LoadConfig(Path("c.toml"), FakeEnv({}));
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().Text(), "config \"" + Path("c.toml") + "\": unknown key \"bogus\"");
+}
+
+TEST_F(ConfigLoaderTest, LoadConfigReportsBadEnvironment) {
+  Write(Path("c.toml"), "rlimits = [\"memlock=1\"]\n");
+  auto c = LoadConfig(Path("c.toml"), FakeEnv({{"OCI_RLIMIT_RLIMITS", "memlock=x"}}));
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().Text().find("environment OCI_RLIMIT_RLIMITS"), std::string::npos)
+      << c.error().Text();
+}
+
+TEST(ProcessEnv, ReadsTheRealEnvironment) {
+  ASSERT_EQ(setenv("OCI_RLIMIT_FILES_TEST", "x=1", 1), 0);
+  EnvLookup env = ProcessEnv();
+  EXPECT_EQ(env("OCI_RLIMIT_FILES_TEST"), std::optional<std::string>("x=1"));
+  ASSERT_EQ(unsetenv("OCI_RLIMIT_FILES_TEST"), 0);
+  EXPECT_EQ(env("OCI_RLIMIT_FILES_TEST"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace ocirlimit

@@ -1,0 +1,175 @@
+#include "effects/files.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+
+#include "core/text.h"
+
+namespace ocirlimit {
+namespace {
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+
+ private:
+  int fd_;
+};
+
+std::string DirName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes) {
+  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (fd.get() < 0) return MakeError("open " + Quote(path), errno);
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return MakeError("stat " + Quote(path), errno);
+  if (!S_ISREG(st.st_mode)) return MakeError(Quote(path) + " is not a regular file");
+  std::string out;
+  // Sized up front: growing by doubling copies the text once more, and that
+  // copy was the hook's peak RSS on a 1 MiB config.json (docs/performance.md).
+  out.reserve(std::min(static_cast<size_t>(st.st_size), max_bytes) + 1);
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return MakeError("read " + Quote(path), errno);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) {
+      return MakeError(Quote(path) + " is larger than " + std::to_string(max_bytes) + " bytes");
+    }
+  }
+  return out;
+}
+
+Result<std::string> ReadFdBounded(int fd, size_t max_bytes, int timeout_ms) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    struct pollfd p {
+      fd, POLLIN, 0
+    };
+    int r = poll(&p, 1, left.count() > 0 ? static_cast<int>(left.count()) : 0);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return MakeError("poll", errno);
+    }
+    if (r == 0) {
+      return MakeError("no end of input after " + std::to_string(timeout_ms) + " ms");
+    }
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return MakeError("read", errno);
+    }
+    if (n == 0) return out;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) {
+      return MakeError("input is larger than " + std::to_string(max_bytes) + " bytes");
+    }
+  }
+}
+
+Status WriteAll(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return MakeError("write", errno);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Ok{};
+}
+
+Status AtomicWriteFile(const std::string& path, const std::string& content) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return MakeError("stat " + Quote(path), errno);
+  if (S_ISLNK(st.st_mode)) return MakeError(Quote(path) + " is a symlink; refusing to replace it");
+  if (!S_ISREG(st.st_mode)) return MakeError(Quote(path) + " is not a regular file");
+
+  // Errors past this point name the file being replaced, not only the temp file.
+  const std::string context = "replace " + Quote(path);
+  std::string tmp = DirName(path) + "/.oci-rlimit.XXXXXX";
+  Fd fd(mkostemp(tmp.data(), O_CLOEXEC));
+  if (fd.get() < 0) {
+    return MakeError("create temp file in " + Quote(DirName(path)), errno).Wrap(context);
+  }
+  auto fail = [&](const std::string& what) {
+    Error e = MakeError(what + " " + Quote(tmp), errno).Wrap(context);
+    unlink(tmp.c_str());
+    return e;
+  };
+  if (fchmod(fd.get(), st.st_mode & 07777) != 0) return fail("chmod");
+  if (fchown(fd.get(), st.st_uid, st.st_gid) != 0) return fail("chown");
+  if (auto w = WriteAll(fd.get(), content); !w) {
+    errno = w.error().err;
+    return fail("write");
+  }
+  if (fsync(fd.get()) != 0) return fail("fsync");
+  if (close(fd.release()) != 0) return fail("close");
+  if (rename(tmp.c_str(), path.c_str()) != 0) return fail("rename to " + Quote(path) + " from");
+  // The rename is durable only once the directory entry is.
+  Fd dir(open(DirName(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() >= 0) fsync(dir.get());
+  return Ok{};
+}
+
+Status AppendLine(const std::string& path, const std::string& line) {
+  Fd fd(
+      open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0640));
+  if (fd.get() < 0) return MakeError("open log " + Quote(path), errno);
+  std::string data = line + "\n";
+  ssize_t n = write(fd.get(), data.data(), data.size());
+  if (n < 0) return MakeError("write log " + Quote(path), errno);
+  if (static_cast<size_t>(n) != data.size()) return MakeError("short write to log " + Quote(path));
+  return Ok{};
+}
+
+std::string Rfc3339Now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Result<FileId> StatFollow(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return MakeError("stat " + Quote(path), errno);
+  return FileId{st.st_dev, st.st_ino, st.st_mode};
+}
+
+}  // namespace ocirlimit

@@ -1,0 +1,39 @@
+// Everything oci-rlimit-runtime does to the outside world, behind one
+// interface, so the wrapper's flow (fail closed, never half-done) can be
+// tested with a fake.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "effects/files.h"
+
+namespace ocirlimit {
+
+class RuntimeOps {
+ public:
+  virtual ~RuntimeOps() = default;
+  // OCI_RLIMIT_CONFIG or the default path, with the environment overrides.
+  virtual Result<Config> LoadConfig() = 0;
+  virtual std::optional<std::string> Getenv(std::string_view name) = 0;
+  // setenv(3), for the runtime it execs.
+  virtual void Setenv(std::string_view name, const std::string& value) = 0;
+  virtual std::optional<FileId> Probe(const std::string& path) = 0;  // see ProbeExecutable
+  virtual Result<FileId> Self() = 0;                                 // /proc/self/exe
+  virtual Result<std::string> ReadFile(const std::string& path, size_t max_bytes) = 0;
+  virtual Status ReplaceFile(const std::string& path, const std::string& content) = 0;
+  virtual Status AppendLine(const std::string& path, const std::string& line) = 0;
+  virtual std::string Now() = 0;  // RFC 3339, UTC
+  virtual void Stderr(const std::string& line) = 0;
+  // execv(2); returns only when it failed.
+  virtual Error Exec(const std::string& path, const std::vector<std::string>& argv) = 0;
+};
+
+// The real thing.
+RuntimeOps& LinuxRuntimeOps();
+
+}  // namespace ocirlimit

@@ -1,0 +1,149 @@
+#include "prlimit-helper/helper_args.h"
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+
+#include "adapters/oci/state.h"
+#include "core/text.h"
+
+namespace ocirlimit {
+namespace {
+
+Result<pid_t> ParsePid(const std::string& text) {
+  auto bad = [&] { return MakeError("--pid: " + Quote(text) + " is not a process id"); };
+  if (text.empty() ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return bad();
+  }
+  long long n = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || ptr != text.data() + text.size() || n > INT_MAX) return bad();
+  return static_cast<pid_t>(n);
+}
+
+// No runtime appends a stage word to a hook's args, but a hooks.d file
+// written in the style of other hooks may end with one. The two stages
+// that run on the host with the init pid in the state (IsApplyStage) are
+// harmless to accept; any other stage is a mistake worth refusing.
+bool IsOtherStage(const std::string& s) {
+  return s == "createContainer" || s == "startContainer" || s == "poststart" || s == "poststop" ||
+         s == "precreate";
+}
+
+}  // namespace
+
+Result<HelperArgs> ParseHelperArgs(const std::vector<std::string>& args) {
+  HelperArgs out;
+  bool get = false;
+  std::vector<std::string> entries;
+  std::string stage;
+  auto set_source = [&](TargetSource s, const std::string& flag) -> Status {
+    if (out.source != TargetSource::kNone) {
+      return MakeError(flag + ": the target is already given; use one --pid or one --state");
+    }
+    out.source = s;
+    return Ok{};
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") {
+      out.mode = HelperMode::kHelp;
+      return out;
+    }
+    if (a == "--version") {
+      out.mode = HelperMode::kVersion;
+      return out;
+    }
+    if (a == "--pid" || a.starts_with("--pid=")) {
+      std::string value;
+      if (a == "--pid") {
+        if (i + 1 == args.size()) return MakeError("--pid: missing PID");
+        value = args[++i];
+      } else {
+        value = a.substr(6);
+      }
+      if (auto s = set_source(TargetSource::kPid, "--pid"); !s) return s.error();
+      auto pid = ParsePid(value);
+      if (!pid) return pid.error();
+      out.pid = *pid;
+    } else if (a == "--state") {
+      if (auto s = set_source(TargetSource::kState, "--state"); !s) return s.error();
+    } else if (a == "--get") {
+      get = true;
+    } else if (a == "--json") {
+      out.json = true;
+    } else if (a == "--debug-caps") {
+      out.debug_caps = true;
+    } else if (a == kTestPauseFlag || a.starts_with(std::string(kTestPauseFlag) + "=")) {
+      std::string value;
+      if (a == kTestPauseFlag) {
+        if (i + 1 == args.size()) return MakeError(a + ": missing FIFO path");
+        value = args[++i];
+      } else {
+        value = a.substr(std::string(kTestPauseFlag).size() + 1);
+      }
+      if (value.empty()) return MakeError(std::string(kTestPauseFlag) + ": empty FIFO path");
+      out.test_pause_fifo = value;
+    } else if (a.starts_with("-")) {
+      return MakeError("unknown flag " + Quote(a));
+    } else if (IsApplyStage(a) || IsOtherStage(a)) {
+      if (!stage.empty()) {
+        return MakeError("unexpected argument " + Quote(a) + " after stage " + Quote(stage));
+      }
+      stage = a;
+    } else {
+      if (!stage.empty()) {
+        return MakeError("unexpected argument " + Quote(a) + " after stage " + Quote(stage));
+      }
+      entries.push_back(a);
+    }
+  }
+
+  if (!stage.empty()) {
+    if (!IsApplyStage(stage)) {
+      return MakeError("stage " + Quote(stage) +
+                       " is not supported: run the helper as a createRuntime or prestart hook");
+    }
+    if (out.source != TargetSource::kState) {
+      return MakeError("stage " + Quote(stage) + " only makes sense with --state");
+    }
+  }
+
+  auto limits = ParseRlimitList(entries);
+  if (!limits) return limits.error();
+  out.limits = std::move(*limits);
+
+  if (out.source == TargetSource::kNone) {
+    if (out.debug_caps && !get && out.limits.empty()) {
+      out.mode = HelperMode::kDebugCaps;
+      return out;
+    }
+    return MakeError("no target: give --pid PID, or --state to read an OCI state on stdin");
+  }
+  if (get) {
+    if (!out.limits.empty()) {
+      return MakeError("--get takes no limits, but got " + Quote(entries.front()));
+    }
+    out.mode = HelperMode::kGet;
+    return out;
+  }
+  if (out.limits.empty()) {
+    return MakeError("no limits: give at least one NAME=SOFT[:HARD], e.g. memlock=unlimited");
+  }
+  return out;
+}
+
+Status CheckTarget(pid_t target, pid_t self) {
+  if (target <= 1) {
+    return MakeError("pid " + std::to_string(target) +
+                     ": refusing to touch pid 0 or 1 (init, or no process at all)");
+  }
+  if (target == self) {
+    return MakeError("pid " + std::to_string(target) +
+                     ": refusing to touch the helper's own process");
+  }
+  return Ok{};
+}
+
+}  // namespace ocirlimit

@@ -1,0 +1,52 @@
+// The argv of oci-rlimit-runtime, which is the argv of runc:
+//   RUNTIME [GLOBAL FLAGS] SUBCOMMAND [FLAGS] [ID [ARGS...]]
+// Parsing is pure, and only as deep as the wrapper needs: the global flags
+// that say where runc keeps state and logs, the subcommand, and for create,
+// run and exec the bundle, the --process file and the container id.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+
+namespace ocirlimit {
+
+enum class RuntimeCommand { kNone, kCreate, kRun, kExec, kOther };
+
+struct GlobalFlags {
+  std::string root;        // --root, empty when absent
+  std::string log;         // --log
+  std::string log_format;  // --log-format
+  std::string subcommand;  // as given; empty when there is none
+  RuntimeCommand command = RuntimeCommand::kNone;
+  size_t subcommand_at = 0;  // index of the subcommand in args
+};
+
+struct CommandFlags {
+  std::string bundle = ".";  // create/run: --bundle, -b; runc's default is the cwd
+  std::string process;       // exec: --process, -p; empty when absent
+  std::string id;            // the first positional argument
+};
+
+// args excludes argv[0]. Flags take the forms Go's flag package accepts:
+// -name, --name, -name=value, --name=value, and -name value for flags with
+// a value. A global flag we do not know is taken to have no value.
+Result<GlobalFlags> ParseGlobalFlags(const std::vector<std::string>& args);
+
+// Parses the arguments that follow the subcommand of create, run or exec.
+// `subcommand` names the command in errors.
+Result<CommandFlags> ParseCommandFlags(const std::vector<std::string>& args, size_t from,
+                                       std::string_view subcommand);
+
+struct RuntimeArgs {
+  GlobalFlags global;
+  CommandFlags command;  // defaults unless the command is create, run or exec
+};
+
+// Both of the above.
+Result<RuntimeArgs> ParseRuntimeArgs(const std::vector<std::string>& args);
+
+}  // namespace ocirlimit
