@@ -15,6 +15,7 @@
 #include "core/policy.h"
 #include "core/text.h"
 #include "core/toml_guard.h"
+#include "hook/chain.h"
 
 namespace ocirlimit {
 namespace {
@@ -24,6 +25,8 @@ constexpr const char* kRuntime = "oci-rlimit-runtime";
 constexpr const char* kNri = "oci-rlimit-nri";
 constexpr const char* kHelper = "oci-prlimit-helper";
 constexpr int kCapSysResource = 24;
+constexpr const char* kCriV2 = "io.containerd.grpc.v1.cri";
+constexpr const char* kCriV3 = "io.containerd.cri.v1.runtime";
 
 // Unit search order, highest priority first, as systemd reads them.
 const std::vector<std::string>& UnitDirs() {
@@ -113,7 +116,20 @@ class Doctor {
       }
     }
     const std::string path(kDefaultConfigPath);
+    std::vector<ConfigFile> files;
+    const std::string dropin_dir = DropInDir(path);
+    for (const auto& name : ops_.ListDir(dropin_dir)) {
+      if (name.starts_with(".") || !name.ends_with(".toml")) continue;
+      const std::string f = Cat(dropin_dir, "/", name);
+      auto t = ops_.ReadFile(f);
+      if (!t) {
+        Add("config", CheckStatus::kFail, "cannot read: " + t.error().Text(), f);
+        return;
+      }
+      files.push_back({f, *t});
+    }
     auto text = ops_.ReadFile(path);
+    if (!text && text.error().err == ENOENT && !files.empty()) text = std::string();
     if (!text) {
       if (text.error().err == ENOENT) {
         Add("config", CheckStatus::kWarn, "no config: the hook and the wrapper apply nothing", path,
@@ -123,21 +139,24 @@ class Doctor {
       }
       return;
     }
-    auto cfg = ParseConfig(*text, path);
+    files.push_back({path, *text});
+    auto cfg = ParseConfigFiles(files);
     if (!cfg) {
       Add("config", CheckStatus::kFail, cfg.error().Text(), path,
           "fix it: every container start fails closed (oci-rlimit validate)");
       return;
     }
     config_ = *cfg;
+    config_ok_ = true;
     std::ostringstream os;
     os << cfg->rlimits.size() << " default limit(s), " << cfg->rules.size() << " rule(s), requests "
        << (cfg->requests.enabled ? "enabled" : "disabled");
+    if (files.size() > 1) os << " (" << files.size() - 1 << " drop-in(s) in " << dropin_dir << ")";
     Add("config", CheckStatus::kOk, os.str(), path);
   }
 
-  // The unit's LimitMEMLOCK and the file that last set it (or the unit file).
-  std::pair<std::optional<std::string>, std::string> LimitMemlock(const std::string& unit) {
+  // A unit file and its drop-ins, in the order systemd applies them.
+  std::vector<std::pair<std::string, std::string>> UnitFiles(const std::string& unit) {
     std::vector<std::pair<std::string, std::string>> files;  // path, text
     for (const auto& dir : UnitDirs()) {
       if (auto t = ops_.ReadFile(Cat(dir, "/", unit))) {
@@ -157,6 +176,19 @@ class Doctor {
     for (const auto& [name, path] : dropins) {
       if (auto t = ops_.ReadFile(path)) files.emplace_back(path, *t);
     }
+    return files;
+  }
+
+  // The PATH a service runs with: its Environment=PATH=, else systemd's.
+  std::string ServicePath(const std::string& unit) {
+    std::vector<std::string> texts;
+    for (const auto& [path, text] : UnitFiles(unit)) texts.push_back(text);
+    return EnvironmentPathFromUnits(texts).value_or(kSystemdDefaultPath);
+  }
+
+  // The unit's LimitMEMLOCK and the file that last set it (or the unit file).
+  std::pair<std::optional<std::string>, std::string> LimitMemlock(const std::string& unit) {
+    auto files = UnitFiles(unit);
     if (files.empty()) return {std::nullopt, ""};
     std::vector<std::string> texts;
     std::optional<std::string> value;
@@ -205,18 +237,23 @@ class Doctor {
     std::string version = VersionOf(*dockerd);
     Add("docker", CheckStatus::kOk, "dockerd " + (version.empty() ? "(version unknown)" : version),
         *dockerd);
-    DaemonJson();
-    auto nvidia = ops_.Which("nvidia-container-runtime-hook");
+    const std::string docker_path = ServicePath("docker.service");
+    DaemonJson(docker_path);
+    // dockerd looks the hook up on its own PATH, from its unit, not ours.
+    auto nvidia = ops_.WhichIn(std::string(kNvidiaHookName), docker_path);
     if (!nvidia) {
       Add("docker", CheckStatus::kInfo,
-          "no nvidia-container-runtime-hook on PATH: docker --gpus fails to start containers", "",
+          "no nvidia-container-runtime-hook on dockerd's PATH (" + docker_path +
+              "): docker --gpus fails to start containers",
+          "",
           "for docker --gpus, link nvidia-container-runtime-hook to oci-rlimit-hook (chain mode, " +
               std::string(kDocDir) + "/deployment.md)");
     } else if (IsOurs(*nvidia, kHook)) {
       Add("docker", CheckStatus::kOk,
-          "nvidia-container-runtime-hook is oci-rlimit-hook: docker --gpus containers get the "
-          "limits (chain mode)",
+          "nvidia-container-runtime-hook is oci-rlimit-hook: docker --gpus and --runtime nvidia "
+          "containers get the limits (chain mode)",
           *nvidia);
+      ChainTarget();
     } else {
       Add("docker", CheckStatus::kInfo,
           "nvidia-container-runtime-hook is NVIDIA's, not ours: docker --gpus sets no rlimits",
@@ -227,7 +264,50 @@ class Doctor {
     Systemd("docker", "docker.service");
   }
 
-  void DaemonJson() {
+  // In chain mode the hook execs [hook] chain, or NVIDIA's hook: it must be there.
+  void ChainTarget() {
+    const std::string target =
+        !config_.chain.empty() ? config_.chain : std::string(kNvidiaHookPath);
+    const std::string origin = !config_.chain.empty() ? "[hook] chain" : "the default chain target";
+    auto found = ops_.WhichIn(target, "");
+    if (!found) {
+      Add("docker", CheckStatus::kFail,
+          origin + " " + Quote(target) +
+              " is missing or not executable: docker --gpus containers fail to start",
+          target, "install NVIDIA's hook there, or set [hook] chain to where it is");
+    } else if (IsOurs(*found, kHook)) {
+      Add("docker", CheckStatus::kFail,
+          origin + " " + Quote(target) + " is oci-rlimit-hook itself: it would exec itself", target,
+          "point [hook] chain at NVIDIA's real nvidia-container-runtime-hook");
+    } else {
+      Add("docker", CheckStatus::kOk, origin + " " + Quote(target) + " is NVIDIA's hook", target);
+    }
+  }
+
+  // [runtime] runtimes resolved as oci-rlimit-runtime resolves it when
+  // `who` runs it with PATH=`path_list`: the first that exists and is not
+  // the wrapper itself.
+  void WrapperRuntimes(const std::string& area, const std::string& who,
+                       const std::string& path_list) {
+    if (!config_ok_) return;
+    std::string list;
+    for (const auto& r : config_.runtimes) list.append(list.empty() ? "" : ", ").append(Quote(r));
+    for (const auto& r : config_.runtimes) {
+      auto found = ops_.WhichIn(r, path_list);
+      if (!found || IsOurs(*found, kRuntime)) continue;
+      Add(area, CheckStatus::kOk,
+          Cat("oci-rlimit-runtime under ", who, " execs ", *found, " ([runtime] runtimes [", list,
+              "])"),
+          *found);
+      return;
+    }
+    Add(area, CheckStatus::kFail,
+        "[runtime] runtimes [" + list + "]: none resolves on " + who + "'s PATH (" + path_list +
+            "): every container oci-rlimit-runtime starts fails",
+        std::string(kDefaultConfigPath), "install the runtime, or list its absolute path");
+  }
+
+  void DaemonJson(const std::string& docker_path) {
     const std::string path = "/etc/docker/daemon.json";
     auto text = ops_.ReadFile(path);
     if (!text) {
@@ -251,6 +331,7 @@ class Doctor {
         if (rpath.empty()) continue;
         std::string full = rpath.starts_with("/") ? rpath : ops_.Which(rpath).value_or(rpath);
         if (IsOurs(full, kRuntime)) {
+          if (!ours) WrapperRuntimes("docker", "dockerd", docker_path);
           ours = true;
           Add("docker", CheckStatus::kOk,
               "daemon.json runtime " + Quote(name) +
@@ -287,11 +368,18 @@ class Doctor {
           "no config.toml: built-in defaults, no runtime handler runs oci-rlimit-runtime", path,
           "add a runtime handler with BinaryName = \"/usr/bin/oci-rlimit-runtime\" (" +
               std::string(kDocDir) + "/deployment.md)");
-    } else if (auto handlers = ContainerdHandlers(*text); !handlers) {
+    } else if (int64_t v = 0; auto handlers = ContainerdHandlers(*text, &v)) {
+      Add("containerd", v == 2 || v == 3 ? CheckStatus::kInfo : CheckStatus::kWarn,
+          "config version " + std::to_string(v) +
+              (v == 3 ? ": handlers under plugins.\"io.containerd.cri.v1.runtime\" (containerd 2.x)"
+               : v == 2 ? ": handlers under plugins.\"io.containerd.grpc.v1.cri\" (containerd 1.x; "
+                          "2.x migrates it on load)"
+                        : ": not 2 or 3; containerd reads no handler table oci-rlimit knows"),
+          path);
+      ContainerdHandlerChecks(*handlers, path, v);
+    } else {
       Add("containerd", CheckStatus::kFail, handlers.error().Text(), path,
           "containerd will not start with this config");
-    } else {
-      ContainerdHandlerChecks(*handlers, path);
     }
     Systemd("containerd", "containerd.service");
     NriChecks(text ? *text : std::string(), path, version);
@@ -338,9 +426,21 @@ class Doctor {
   }
 
   void ContainerdHandlerChecks(const std::vector<ContainerdHandler>& handlers,
-                               const std::string& path) {
+                               const std::string& path, int64_t version) {
     bool ours = false;
     for (const auto& h : handlers) {
+      if (!h.read) {
+        const bool v3 = version == 3;
+        Add("containerd", CheckStatus::kFail,
+            "runtime handler " + Quote(h.name) + " is under plugins." + Quote(h.plugin) +
+                ", which a version " + std::to_string(version) +
+                " config does not read: containerd ignores it, and pods with runtimeClassName " +
+                h.name + " fail (no runtime for " + Quote(h.name) + " is configured)",
+            path,
+            std::string("move it under plugins.") + Quote(v3 ? kCriV3 : kCriV2) +
+                ".containerd.runtimes (oci-rlimit node containerd install does this)");
+        continue;
+      }
       if (h.binary_name.empty() || !IsOurs(h.binary_name, kRuntime)) {
         Add("containerd", CheckStatus::kInfo,
             "runtime handler " + Quote(h.name) + " (" + h.runtime_type + ")" +
@@ -348,6 +448,7 @@ class Doctor {
             path);
         continue;
       }
+      if (!ours) WrapperRuntimes("containerd", "containerd", ServicePath("containerd.service"));
       ours = true;
       Add("containerd", CheckStatus::kOk,
           "runtime handler " + Quote(h.name) +
@@ -448,6 +549,7 @@ class Doctor {
   NodeOps& ops_;
   DoctorReport report_;
   Config config_;
+  bool config_ok_ = false;
 };
 
 Result<std::string> TomlString(const toml::table& t, const char* key) {
@@ -549,7 +651,44 @@ std::optional<std::string> LimitMemlockFromUnits(const std::vector<std::string>&
   return value;
 }
 
-Result<std::vector<ContainerdHandler>> ContainerdHandlers(const std::string& toml_text) {
+std::optional<std::string> EnvironmentPathFromUnits(const std::vector<std::string>& unit_texts) {
+  std::optional<std::string> value;
+  for (const auto& text : unit_texts) {
+    std::istringstream lines(text);
+    std::string line;
+    bool in_service = false;
+    while (std::getline(lines, line)) {
+      std::string_view l = Trim(line);
+      if (l.starts_with("[")) {
+        in_service = l == "[Service]";
+        continue;
+      }
+      if (!in_service || !l.starts_with("Environment")) continue;
+      std::string_view rest = Trim(l.substr(11));
+      if (!rest.starts_with("=")) continue;
+      rest = Trim(rest.substr(1));
+      if (rest.empty()) {  // Environment= resets the list
+        value.reset();
+        continue;
+      }
+      // Space-separated assignments, each optionally in double quotes.
+      size_t i = 0;
+      while (i < rest.size()) {
+        while (i < rest.size() && rest[i] == ' ') ++i;
+        std::string word;
+        bool quoted = i < rest.size() && rest[i] == '"';
+        if (quoted) ++i;
+        while (i < rest.size() && (quoted ? rest[i] != '"' : rest[i] != ' ')) word += rest[i++];
+        if (quoted && i < rest.size()) ++i;
+        if (word.starts_with("PATH=")) value = word.substr(5);
+      }
+    }
+  }
+  return value;
+}
+
+Result<std::vector<ContainerdHandler>> ContainerdHandlers(const std::string& toml_text,
+                                                          int64_t* version) {
   const std::string where = "containerd config";
   if (auto guard = CheckTomlSafeText(toml_text); !guard) return guard.error().Wrap(where);
   toml::table root;
@@ -561,9 +700,11 @@ Result<std::vector<ContainerdHandler>> ContainerdHandlers(const std::string& tom
     return MakeError(os.str());
   }
   std::vector<ContainerdHandler> out;
+  const int64_t v = root["version"].value_or(int64_t{1});
+  if (version != nullptr) *version = v;
   // version 2 (containerd 1.x) and version 3 (containerd 2.x) keep the
   // handlers under different CRI plugin names.
-  for (const char* plugin : {"io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime"}) {
+  for (const char* plugin : {kCriV2, kCriV3}) {
     // at_path() cannot spell the quoted, dotted plugin names.
     const toml::node* runtimes = root["plugins"][plugin]["containerd"]["runtimes"].node();
     if (runtimes == nullptr || !runtimes->is_table()) continue;
@@ -572,6 +713,9 @@ Result<std::vector<ContainerdHandler>> ContainerdHandlers(const std::string& tom
       std::string at = where + ": runtime " + Quote(name.str());
       if (t == nullptr) return MakeError(at + ": must be a table");
       ContainerdHandler h;
+      h.plugin = plugin;
+      h.read = (v == 2 && plugin == std::string_view(kCriV2)) ||
+               (v == 3 && plugin == std::string_view(kCriV3));
       h.name = std::string(name.str());
       auto type = TomlString(*t, "runtime_type");
       if (!type) return type.error().Wrap(at);

@@ -27,6 +27,11 @@ class NodeOps {
   virtual std::optional<std::string> Resolve(const std::string& path) = 0;
   // Output of `path --version` (stdout and stderr), or an error.
   virtual Result<std::string> Version(const std::string& path) = 0;
+  // As a runtime's execvp would find `name` with PATH=`path_list`: an
+  // absolute name as is, a bare name in each absolute directory; the node
+  // path of the first executable regular file, or nullopt.
+  virtual std::optional<std::string> WhichIn(const std::string& name,
+                                             const std::string& path_list) = 0;
 };
 
 // Advice names paths on the node as the .deb installs them
@@ -65,14 +70,27 @@ std::string VersionNumber(const std::string& version_output);
 // last assignment winning ("" resets). nullopt when never set.
 std::optional<std::string> LimitMemlockFromUnits(const std::vector<std::string>& unit_texts);
 
+// systemd's PATH for services that set none (as on Debian and Ubuntu).
+inline constexpr const char* kSystemdDefaultPath =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// The PATH a service gets from Environment= lines in [Service] of its unit
+// and drop-ins (in order, the last assignment winning), or nullopt.
+std::optional<std::string> EnvironmentPathFromUnits(const std::vector<std::string>& unit_texts);
+
 // Runtime handlers of a containerd config.toml (version 2 or 3).
 struct ContainerdHandler {
+  std::string plugin;  // the CRI plugin table it is under
+  bool read = true;    // false: containerd ignores it (wrong section for the version)
   std::string name;
   std::string runtime_type;
   std::string binary_name;                   // options.BinaryName, or ""
   std::vector<std::string> pod_annotations;  // pod_annotations
 };
-Result<std::vector<ContainerdHandler>> ContainerdHandlers(const std::string& toml_text);
+// `version` is the file's (1 when missing): 2 reads handlers under
+// io.containerd.grpc.v1.cri, 3 under io.containerd.cri.v1.runtime.
+Result<std::vector<ContainerdHandler>> ContainerdHandlers(const std::string& toml_text,
+                                                          int64_t* version = nullptr);
 
 // containerd's NRI plugin settings ([plugins."io.containerd.nri.v1.nri"]):
 // on by default from containerd 2.0, off before (major < 2).

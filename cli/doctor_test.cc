@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "tests/testing/case_name.h"
 
@@ -48,6 +49,24 @@ class FakeNode : public NodeOps {
     auto it = versions.find(*Resolve(path));
     if (it == versions.end()) return MakeError("no version");
     return it->second;
+  }
+  // Executables are the programs' paths and the extra ones listed here.
+  std::set<std::string> executables;
+  std::optional<std::string> WhichIn(const std::string& name,
+                                     const std::string& path_list) override {
+    auto is_exe = [&](const std::string& p) {
+      if (executables.count(p) > 0) return true;
+      return std::any_of(programs.begin(), programs.end(),
+                         [&](const auto& kv) { return kv.second == p; });
+    };
+    if (name.starts_with("/"))
+      return is_exe(name) ? std::optional<std::string>(name) : std::nullopt;
+    std::istringstream dirs(path_list);
+    std::string dir;
+    while (std::getline(dirs, dir, ':')) {
+      if (is_exe(dir + "/" + name)) return dir + "/" + name;
+    }
+    return std::nullopt;
   }
 };
 
@@ -96,6 +115,7 @@ BinaryName = "/usr/bin/oci-rlimit-runtime"
   n.files["/etc/systemd/system/containerd.service.d/memlock.conf"] = "[Service]\nLimitMEMLOCK=8M\n";
   n.files["/lib/systemd/system/docker.service"] = "[Service]\nLimitMEMLOCK=infinity\n";
   n.files["/proc/self/status"] = "Name:\tx\nCapEff:\t000001ffffffffff\n";
+  n.executables = {"/usr/bin/nvidia-container-runtime-hook"};
   return n;
 }
 
@@ -231,6 +251,117 @@ TEST(Doctor, BrokenDaemonJsonAndContainerdConfigFail) {
   EXPECT_EQ(Find(r, "docker", "not valid JSON")->status, CheckStatus::kFail);
   EXPECT_EQ(Find(r, "containerd", "containerd config: line 1")->status, CheckStatus::kFail);
 }
+
+const char* const kV3WithV2Handler = R"(version = 3
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit]
+runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit.options]
+BinaryName = "/usr/bin/oci-rlimit-runtime"
+)";
+const char* const kV2WithV3Handler = R"(version = 2
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.oci-rlimit]
+runtime_type = "io.containerd.runc.v2"
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.oci-rlimit.options]
+BinaryName = "/usr/bin/oci-rlimit-runtime"
+)";
+
+TEST(Doctor, HandlerInTheWrongSectionFails) {
+  for (const char* text : {kV3WithV2Handler, kV2WithV3Handler}) {
+    FakeNode n = GoodNode();
+    n.files["/etc/containerd/config.toml"] = text;
+    DoctorReport r = RunDoctor(n);
+    EXPECT_FALSE(r.ok()) << All(r);
+    const Check* c = Find(r, "containerd", "config does not read: containerd ignores it");
+    ASSERT_NE(c, nullptr) << All(r);
+    EXPECT_EQ(c->status, CheckStatus::kFail);
+    EXPECT_NE(c->advice.find("move it under plugins."), std::string::npos) << c->advice;
+  }
+}
+
+TEST(Doctor, ReportsAVersion3Config) {
+  FakeNode n = GoodNode();
+  n.versions["/usr/bin/containerd"] = "containerd github.com/containerd/containerd/v2 2.1.9\n";
+  n.files["/etc/containerd/config.toml"] = R"(version = 3
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.oci-rlimit]
+runtime_type = 'io.containerd.runc.v2'
+pod_annotations = ['oci-rlimit.io/*']
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.oci-rlimit.options]
+BinaryName = '/usr/bin/oci-rlimit-runtime'
+)";
+  DoctorReport r = RunDoctor(n);
+  EXPECT_TRUE(r.ok()) << All(r);
+  ASSERT_NE(Find(r, "containerd", "containerd 2.1.9"), nullptr) << All(r);
+  ASSERT_NE(Find(r, "containerd", "config version 3: handlers under"), nullptr) << All(r);
+  ASSERT_NE(Find(r, "containerd", "handler \"oci-rlimit\" runs oci-rlimit-runtime"), nullptr)
+      << All(r);
+  ASSERT_NE(Find(r, "containerd", "passes the pod annotation"), nullptr) << All(r);
+  ASSERT_NE(Find(r, "containerd", "oci-rlimit-runtime under containerd execs /usr/sbin/runc"),
+            nullptr)
+      << All(r);
+}
+
+TEST(Doctor, UnresolvableRuntimesFail) {
+  FakeNode n = GoodNode();
+  n.files["/etc/oci-rlimit/config.d/50-installer.toml"] =
+      "[runtime]\nruntimes = [\"/usr/bin/nvidia-container-runtime\"]\n";
+  DoctorReport r = RunDoctor(n);
+  EXPECT_FALSE(r.ok());
+  const Check* c = Find(r, "containerd",
+                        "[runtime] runtimes [\"/usr/bin/nvidia-container-runtime\"]: "
+                        "none resolves on containerd's PATH");
+  ASSERT_NE(c, nullptr) << All(r);
+  EXPECT_EQ(c->status, CheckStatus::kFail);
+  ASSERT_NE(Find(r, "config", "(1 drop-in(s) in /etc/oci-rlimit/config.d)"), nullptr) << All(r);
+  n.executables.insert("/usr/bin/nvidia-container-runtime");
+  r = RunDoctor(n);
+  EXPECT_TRUE(r.ok()) << All(r);
+  ASSERT_NE(Find(r, "containerd", "execs /usr/bin/nvidia-container-runtime"), nullptr) << All(r);
+}
+
+TEST(Doctor, GpusPathUsesDockerdsPathAndChecksTheChainTarget) {
+  FakeNode n = GoodNode();
+  // The hook only on dockerd's own PATH, from a drop-in.
+  n.programs.erase("nvidia-container-runtime-hook");
+  n.links = {{"/opt/nv/nvidia-container-runtime-hook", "/usr/bin/oci-rlimit-hook"}};
+  n.executables = {"/opt/nv/nvidia-container-runtime-hook"};
+  n.files["/etc/systemd/system/docker.service.d/path.conf"] =
+      "[Service]\nEnvironment=\"PATH=/opt/nv:/usr/bin\" FOO=1\n";
+  DoctorReport r = RunDoctor(n);
+  const Check* gpus = Find(r, "docker", "nvidia-container-runtime-hook is oci-rlimit-hook");
+  ASSERT_NE(gpus, nullptr) << All(r);
+  EXPECT_EQ(gpus->path, "/opt/nv/nvidia-container-runtime-hook");
+  const Check* chain = Find(r, "docker", "the default chain target");
+  ASSERT_NE(chain, nullptr) << All(r);
+  EXPECT_EQ(chain->status, CheckStatus::kFail) << All(r);
+  EXPECT_FALSE(r.ok());
+  n.executables.insert("/usr/bin/nvidia-container-runtime-hook");
+  r = RunDoctor(n);
+  EXPECT_EQ(Find(r, "docker", "the default chain target")->status, CheckStatus::kOk) << All(r);
+}
+
+struct PathCase {
+  std::string name;
+  std::vector<std::string> texts;
+  std::optional<std::string> want;
+};
+class EnvironmentPath : public ::testing::TestWithParam<PathCase> {};
+TEST_P(EnvironmentPath, LastAssignmentWins) {
+  EXPECT_EQ(EnvironmentPathFromUnits(GetParam().texts), GetParam().want);
+}
+INSTANTIATE_TEST_SUITE_P(
+    Doctor, EnvironmentPath,
+    ::testing::Values(
+        PathCase{"None", {"[Service]\nExecStart=/x\n"}, std::nullopt},
+        PathCase{"Plain", {"[Service]\nEnvironment=PATH=/a:/b\n"}, "/a:/b"},
+        PathCase{"QuotedAmongOthers", {"[Service]\nEnvironment=\"A=1\" \"PATH=/q\" B=2\n"}, "/q"},
+        PathCase{"DropInWins",
+                 {"[Service]\nEnvironment=PATH=/a\n", "[Service]\nEnvironment=PATH=/d\n"},
+                 "/d"},
+        PathCase{"EmptyResets",
+                 {"[Service]\nEnvironment=PATH=/a\n", "[Service]\nEnvironment=\n"},
+                 std::nullopt},
+        PathCase{"OtherSectionIgnored", {"[Unit]\nEnvironment=PATH=/u\n"}, std::nullopt}),
+    [](const auto& info) { return info.param.name; });
 
 struct UnitCase {
   std::string name;

@@ -9,6 +9,7 @@
 
 #include "cli/doctor.h"
 #include "cli/explain.h"
+#include "cli/node_cmd.h"
 #include "cli/node_ops.h"
 #include "core/text.h"
 #include "core/version.h"
@@ -25,6 +26,7 @@ constexpr const char* kUsage =
     "usage: oci-rlimit validate [--config PATH] [--json]\n"
     "       oci-rlimit explain --bundle DIR [--config PATH] [--json]\n"
     "       oci-rlimit doctor [--root DIR] [--json]\n"
+    "       oci-rlimit node containerd install|uninstall ...  (oci-rlimit node --help)\n"
     "       oci-rlimit --help | --version\n"
     "\n"
     "validate  checks a config and prints the effective limits, rules and requests.\n"
@@ -121,6 +123,9 @@ int Doctor(const Args& a) {
 }
 
 int Main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "node") {
+    return NodeMain(std::vector<std::string>(argv + 2, argv + argc));
+  }
   auto args = ParseArgs(std::vector<std::string>(argv + 1, argv + argc));
   if (!args) {
     std::cerr << kName << ": " << args.error().Text() << "\n" << kUsage;

@@ -52,17 +52,21 @@ class Rooted : public NodeOps {
   std::optional<std::string> Which(const std::string& name) override {
     // This node's own PATH; a fixture root gets the standard directories.
     const char* env = root_.empty() ? std::getenv("PATH") : nullptr;
-    std::istringstream dirs(env != nullptr ? env : kStandardPath);
+    return WhichIn(name, env != nullptr ? env : kStandardPath);
+  }
+
+  std::optional<std::string> WhichIn(const std::string& name,
+                                     const std::string& path_list) override {
+    if (name.find('/') != std::string::npos) {
+      if (!name.starts_with("/") || !Executable(name)) return std::nullopt;
+      return name;
+    }
+    std::istringstream dirs(path_list);
     std::string dir;
     while (std::getline(dirs, dir, ':')) {
       if (!dir.starts_with("/")) continue;
       const std::string candidate = Cat(dir, "/", name);
-      auto real = Resolve(candidate);
-      struct stat st {};
-      if (real && stat(Host(*real).c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-          access(Host(*real).c_str(), X_OK) == 0) {
-        return candidate;
-      }
+      if (Executable(candidate)) return candidate;
     }
     return std::nullopt;
   }
@@ -129,6 +133,13 @@ class Rooted : public NodeOps {
   }
 
  private:
+  bool Executable(const std::string& node_path) {
+    auto real = Resolve(node_path);
+    struct stat st {};
+    return real && stat(Host(*real).c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           access(Host(*real).c_str(), X_OK) == 0;
+  }
+
   static long Millis() {
     timespec ts{};
     clock_gettime(CLOCK_MONOTONIC, &ts);

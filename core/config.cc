@@ -329,24 +329,53 @@ Status ParseTopLevel(const toml::table& root, Config& cfg) {
   return Ok{};
 }
 
-}  // namespace
-
-Result<Config> ParseConfig(std::string_view toml_text, const std::string& source) {
-  Config cfg;
-  cfg.source = source;
+Result<toml::table> ParseTomlFile(std::string_view toml_text, const std::string& source) {
   std::string where = "config " + Quote(source);
   if (auto guard = CheckTomlSafeText(toml_text); !guard) {
     return guard.error().Wrap(where);
   }
-  toml::table root;
   try {
-    root = toml::parse(toml_text, source);
+    return toml::parse(toml_text, source);
   } catch (const toml::parse_error& err) {
     std::ostringstream os;
     os << where << ": line " << err.source().begin.line << ": " << OneLine(err.description());
     return MakeError(os.str());
   }
-  if (auto st = ParseTopLevel(root, cfg); !st) return st.error().Wrap(where);
+}
+
+// Merges `from` into `into`: tables key by key, [[rule]]-style arrays of
+// tables appended, any other value replaced.
+void MergeToml(toml::table& into, const toml::table& from) {
+  for (const auto& [key, value] : from) {
+    toml::node* have = into.get(key.str());
+    if (have != nullptr && have->is_table() && value.is_table()) {
+      MergeToml(*have->as_table(), *value.as_table());
+    } else if (have != nullptr && have->is_array_of_tables() && value.is_array_of_tables()) {
+      for (const auto& t : *value.as_array()) have->as_array()->push_back(t);
+    } else {
+      into.insert_or_assign(key, value);
+    }
+  }
+}
+
+}  // namespace
+
+Result<Config> ParseConfig(std::string_view toml_text, const std::string& source) {
+  return ParseConfigFiles({{source, std::string(toml_text)}});
+}
+
+Result<Config> ParseConfigFiles(const std::vector<ConfigFile>& files) {
+  Config cfg;
+  toml::table root;
+  std::string names;
+  for (const auto& f : files) {
+    auto t = ParseTomlFile(f.text, f.path);
+    if (!t) return t.error();
+    MergeToml(root, *t);
+    names += (names.empty() ? "" : " + ") + Quote(f.path);
+  }
+  if (!files.empty()) cfg.source = files.back().path;
+  if (auto st = ParseTopLevel(root, cfg); !st) return st.error().Wrap("config " + names);
   for (auto& rule : cfg.rules) rule.match.compiled = CompileRuleMatch(rule.match);
   return cfg;
 }
@@ -356,6 +385,12 @@ std::shared_ptr<const CompiledMatch> CompileRuleMatch(const RuleMatch& m) {
   for (const auto& [k, v] : m.annotations) out->annotations.emplace_back(Regex(k), Regex(v));
   for (const auto& [name, v] : m.env_values) out->env_values.emplace_back(v);
   return out;
+}
+
+std::string DropInDir(std::string_view config_path) {
+  std::string_view stem = config_path;
+  if (stem.ends_with(".toml")) stem.remove_suffix(5);
+  return std::string(stem) + ".d";
 }
 
 Result<Config> ApplyEnvOverrides(Config config, const EnvLookup& env) {

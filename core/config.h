@@ -92,6 +92,24 @@ struct Config {
 // Parses a config file's text. `source` names the file in errors.
 Result<Config> ParseConfig(std::string_view toml_text, const std::string& source);
 
+// One file of a config: its path (for errors) and its text.
+struct ConfigFile {
+  std::string path;
+  std::string text;
+};
+
+// Parses several files as one config (docs/policy.md, "Drop-ins"): files
+// are merged in the order given, tables key by key, [[rule]] tables
+// appended, any other key replaced by the later file. Each file must be
+// valid TOML on its own; the merged result is then checked as one config.
+Result<Config> ParseConfigFiles(const std::vector<ConfigFile>& files);
+
+// The drop-in directory of a config file: "/etc/oci-rlimit/config.toml" ->
+// "/etc/oci-rlimit/config.d" (".toml" replaced by ".d", else ".d" appended).
+// Its *.toml files, in name order, are read before the file itself, so the
+// file has the last word (an installer owns a drop-in, the admin the file).
+std::string DropInDir(std::string_view config_path);
+
 using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
 
 // Applies OCI_RLIMIT_RLIMITS and NVIDIA_CONTAINER_RUNTIME_RLIMITS: their

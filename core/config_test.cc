@@ -328,5 +328,98 @@ INSTANTIATE_TEST_SUITE_P(
                  true}),
     [](const ::testing::TestParamInfo<PathCase>& info) { return std::string(info.param.name); });
 
+// Drop-ins: files merged in order, the later winning key by key.
+struct MergeCase {
+  const char* name;
+  std::vector<std::string> texts;  // file i is "/etc/f<i>.toml"
+  std::string want_rlimits;        // RlimitListText of the merged top-level rlimits
+  size_t want_rules = 0;
+  std::vector<std::string> want_runtimes = {"runc", "crun"};
+  bool want_requests = false;
+  std::string want_error;  // substring, or empty
+};
+
+std::string RlimitsText(const std::vector<Rlimit>& rl) {
+  std::string out;
+  for (const auto& r : rl) out += (out.empty() ? "" : ",") + FormatRlimit(r);
+  return out;
+}
+
+class ParseConfigFilesTest : public ::testing::TestWithParam<MergeCase> {};
+
+TEST_P(ParseConfigFilesTest, MergesInOrder) {
+  const MergeCase& c = GetParam();
+  std::vector<ConfigFile> files;
+  for (size_t i = 0; i < c.texts.size(); ++i) {
+    files.push_back({"/etc/f" + std::to_string(i) + ".toml", c.texts[i]});
+  }
+  auto cfg = ParseConfigFiles(files);
+  if (!c.want_error.empty()) {
+    ASSERT_FALSE(cfg.ok());
+    EXPECT_NE(cfg.error().Text().find(c.want_error), std::string::npos) << cfg.error().Text();
+    return;
+  }
+  ASSERT_TRUE(cfg.ok()) << cfg.error().Text();
+  EXPECT_EQ(RlimitsText(cfg->rlimits), c.want_rlimits);
+  EXPECT_EQ(cfg->rules.size(), c.want_rules);
+  EXPECT_EQ(cfg->runtimes, c.want_runtimes);
+  EXPECT_EQ(cfg->requests.enabled, c.want_requests);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Config, ParseConfigFilesTest,
+    ::testing::Values(
+        MergeCase{"LaterFileReplacesRlimits",
+                  {"rlimits = [\"memlock=unlimited\"]\n", "rlimits = [\"nofile=1024\"]\n"},
+                  "nofile=1024:1024",
+                  0,
+                  {"runc", "crun"},
+                  false,
+                  ""},
+        MergeCase{"InstallerDropInKeepsAdminRules",
+                  {"rlimits = [\"memlock=unlimited\"]\n[runtime]\nruntimes = [\"/nv\"]\n",
+                   "[[rule]]\nrlimits = [\"memlock=1024\"]\nmatch = { always = true }\n"},
+                  "memlock=unlimited:unlimited",
+                  1,
+                  {"/nv"},
+                  false,
+                  ""},
+        MergeCase{
+            "RulesFromBothFilesAppend",
+            {"[[rule]]\nname = \"a\"\nrlimits = [\"memlock=1\"]\nmatch = { always = true }\n",
+             "[[rule]]\nname = \"b\"\nrlimits = [\"memlock=2\"]\nmatch = { always = true }\n"},
+            "",
+            2,
+            {"runc", "crun"},
+            false,
+            ""},
+        MergeCase{"RequestsTableMergesKeyByKey",
+                  {"[requests]\nceilings = [\"memlock=4096\"]\n", "[requests]\nenabled = true\n"},
+                  "",
+                  0,
+                  {"runc", "crun"},
+                  true,
+                  ""},
+        MergeCase{"SyntaxErrorNamesItsFile",
+                  {"rlimits = [\"memlock=1\"]\n", "rlimits = [\n"},
+                  "",
+                  0,
+                  {"runc", "crun"},
+                  false,
+                  "config \"/etc/f1.toml\": line"},
+        MergeCase{"MergedErrorNamesEveryFile",
+                  {"rlimits = [\"memlock=1\"]\n", "bogus = 1\n"},
+                  "",
+                  0,
+                  {"runc", "crun"},
+                  false,
+                  "config \"/etc/f0.toml\" + \"/etc/f1.toml\": unknown key \"bogus\""}),
+    [](const ::testing::TestParamInfo<MergeCase>& info) { return std::string(info.param.name); });
+
+TEST(DropInDir, ReplacesTheTomlSuffix) {
+  EXPECT_EQ(DropInDir("/etc/oci-rlimit/config.toml"), "/etc/oci-rlimit/config.d");
+  EXPECT_EQ(DropInDir("/x/rl"), "/x/rl.d");
+}
+
 }  // namespace
 }  // namespace ocirlimit

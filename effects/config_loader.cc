@@ -1,9 +1,13 @@
 #include "effects/config_loader.h"
 
+#include <dirent.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
 #include "core/unprivileged.h"
+#include "core/text.h"
 #include "effects/files.h"
 
 namespace ocirlimit {
@@ -36,15 +40,47 @@ Result<LoadedConfig> LoadConfigAs(const std::optional<std::string>& flag, const 
   return LoadedConfig{std::move(*none), {UnreadableConfigWarning(loaded.error())}};
 }
 
+Result<std::vector<std::string>> ListDropIns(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) {
+    if (errno == ENOENT || errno == ENOTDIR) return out;
+    return MakeError("open directory " + Quote(dir), errno);
+  }
+  while (const dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name.starts_with(".") || !name.ends_with(".toml")) continue;
+    std::string path = dir;
+    path.append("/").append(name);
+    out.push_back(std::move(path));
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 Result<Config> LoadConfigFrom(const ConfigPath& where, const EnvLookup& env) {
-  Config cfg;
+  std::vector<ConfigFile> files;
+  auto dropins = ListDropIns(DropInDir(where.path));
+  if (!dropins) return dropins.error().Wrap("config");
+  for (const auto& path : *dropins) {
+    auto text = ReadFileBounded(path, kMaxConfigBytes);
+    if (!text) return text.error().Wrap("config");
+    files.push_back({path, std::move(*text)});
+  }
   auto text = ReadFileBounded(where.path, kMaxConfigBytes);
   if (text) {
-    auto parsed = ParseConfig(*text, where.path);
+    files.push_back({where.path, std::move(*text)});
+  } else if ((where.must_exist && files.empty()) || text.error().err != ENOENT) {
+    // A named file may be missing when its drop-ins are there: the config
+    // is the file and its drop-ins.
+    return text.error().Wrap("config");
+  }
+  Config cfg;
+  if (!files.empty()) {
+    auto parsed = ParseConfigFiles(files);
     if (!parsed) return parsed.error();
     cfg = std::move(*parsed);
-  } else if (where.must_exist || text.error().err != ENOENT) {
-    return text.error().Wrap("config");
   }
   return ApplyEnvOverrides(std::move(cfg), env);
 }

@@ -33,7 +33,12 @@ struct LoadedConfig {
 [[nodiscard]] Result<LoadedConfig> LoadConfigAs(const std::optional<std::string>& flag,
                                                 const EnvLookup& env, bool unprivileged);
 
-// LoadConfig's read, parse and overrides for an already resolved path.
+// The *.toml files of a drop-in directory (core/config.h, DropInDir), sorted
+// by name, hidden files skipped; empty when the directory is missing.
+Result<std::vector<std::string>> ListDropIns(const std::string& dir);
+
+// LoadConfig's read, parse and overrides for an already resolved path: the
+// drop-ins of DropInDir(path) in name order, then the file itself.
 Result<Config> LoadConfigFrom(const ConfigPath& where, const EnvLookup& env);
 
 }  // namespace ocirlimit

@@ -27,6 +27,8 @@ class RuntimeOps {
   // exec inherits, and so what it can set in the container.
   virtual Result<Rlimit> OwnLimit(int resource) = 0;
   virtual std::optional<std::string> Getenv(std::string_view name) = 0;
+  // setenv(3), for the runtime it execs.
+  virtual void Setenv(std::string_view name, const std::string& value) = 0;
   virtual std::optional<FileId> Probe(const std::string& path) = 0;  // see ProbeExecutable
   virtual Result<FileId> Self() = 0;                                 // /proc/self/exe
   virtual Result<std::string> ReadFile(const std::string& path, size_t max_bytes) = 0;

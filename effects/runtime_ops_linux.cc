@@ -37,6 +37,10 @@ class LinuxOps final : public RuntimeOps {
     return std::string(v);
   }
 
+  void Setenv(std::string_view name, const std::string& value) override {
+    setenv(std::string(name).c_str(), value.c_str(), 1);
+  }
+
   std::optional<FileId> Probe(const std::string& path) override {
     auto id = StatFollow(path);
     if (!id || !S_ISREG(id->mode)) return std::nullopt;

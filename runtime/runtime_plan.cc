@@ -84,6 +84,36 @@ Status MergeExecProcess(Json& process, const std::string& path, const std::vecto
   return MergeProcessRlimits(process, limits, ProcessWhere(path));
 }
 
+namespace {
+
+std::string JsonLogLine(std::string_view level, std::string_view rfc3339_time,
+                        std::string_view msg) {
+  Json line = Json::object();
+  line["level"] = std::string(level);
+  line["msg"] = std::string(msg);
+  line["time"] = std::string(rfc3339_time);
+  // A message may quote a path that is not UTF-8; the log line must still be written.
+  return line.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::string WarningLogLine(std::string_view rfc3339_time, std::string_view msg) {
+  return JsonLogLine("warning", rfc3339_time, msg);
+}
+
+std::string WarningTextLogLine(std::string_view rfc3339_time, std::string_view msg) {
+  return "time=\"" + std::string(rfc3339_time) + "\" level=warning msg=" + Quote(msg);
+}
+
+std::optional<std::string> LoopGuardError(const std::optional<std::string>& marker) {
+  if (!marker) return std::nullopt;
+  return "loop: called again under " + std::string(kLoopGuardEnv) + "=" + Quote(*marker) +
+         ": oci-rlimit-runtime exec'd " + Quote(*marker) +
+         ", which ran oci-rlimit-runtime again; point that runtime at runc (its own "
+         "runtimes setting), not at oci-rlimit-runtime";
+}
+
 std::string ErrorLogLine(std::string_view rfc3339_time, std::string_view msg) {
   Json line = Json::object();
   line["level"] = "error";

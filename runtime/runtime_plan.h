@@ -45,5 +45,17 @@ Status MergeExecProcess(Json& process, const std::string& path, const std::vecto
 
 // {"level":"error","msg":MSG,"time":TIME}, as runc writes with --log-format json.
 std::string ErrorLogLine(std::string_view rfc3339_time, std::string_view msg);
+// The same with "level":"warning".
+std::string WarningLogLine(std::string_view rfc3339_time, std::string_view msg);
+// time="TIME" level=warning msg="MSG", runc's --log-format text.
+std::string WarningTextLogLine(std::string_view rfc3339_time, std::string_view msg);
+
+// The loop guard (docs/runtime-mode.md): oci-rlimit-runtime sets this to the
+// runtime it execs. Seeing it at start means a runtime it exec'd (NVIDIA's,
+// say) called oci-rlimit-runtime again, which would exec that runtime again,
+// forever.
+inline constexpr std::string_view kLoopGuardEnv = "OCI_RLIMIT_RUNTIME_EXECED";
+// The one-line refusal, or nullopt when `marker` (the variable's value) is unset.
+std::optional<std::string> LoopGuardError(const std::optional<std::string>& marker);
 
 }  // namespace ocirlimit

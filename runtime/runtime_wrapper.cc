@@ -54,6 +54,7 @@ class Wrapper {
     if (!global) return Fail(global.error());
     global_ = *global;
     if (global_.self == SelfRequest::kHelp) return Help();
+    if (auto loop = LoopGuardError(ops_.Getenv(kLoopGuardEnv))) return Fail(MakeError(*loop));
     if (global_.self == SelfRequest::kVersion) ops_.Stdout(VersionLine());
     auto cfg = ops_.LoadConfig();
     if (!cfg) return Fail(cfg.error());
@@ -79,6 +80,7 @@ class Wrapper {
 
     std::vector<std::string> out = argv_;
     out[0] = runtime_;
+    ops_.Setenv(kLoopGuardEnv, runtime_);
     return Fail(ops_.Exec(runtime_, out));
   }
 
@@ -122,16 +124,29 @@ class Wrapper {
     return 1;
   }
 
+  // A warning goes to the --log file when there is one: under containerd,
+  // docker and CRI-O the runtime's stdio is the container's, and a warning
+  // there would land in the workload's own log (kubectl logs). Only a
+  // runtime run by hand, without --log, warns on stderr.
+  void Warn(const std::string& note) {
+    const std::string msg = std::string(kRuntimeName) + ": warning: " + note;
+    if (global_.log.empty()) {
+      ops_.Stderr(msg);
+      return;
+    }
+    const std::string line = global_.log_format == "json" ? WarningLogLine(ops_.Now(), msg)
+                                                          : WarningTextLogLine(ops_.Now(), msg);
+    if (auto logged = ops_.AppendLine(global_.log, line); !logged) {
+      ops_.Stderr(std::string(kRuntimeName) + ": warning: " + logged.error().Text());
+    }
+  }
+
   Result<std::string> FindRuntime() {
     auto self = ops_.Self();
     if (!self) return self.error().Wrap("identify our own executable");
     const std::string path = ops_.Getenv("PATH").value_or(kDefaultPath);
     return ResolveRuntime(cfg_.runtimes, path, *self,
                           [this](const std::string& p) { return ops_.Probe(p); });
-  }
-
-  void Warn(const std::string& what) {
-    ops_.Stderr(std::string(kRuntimeName) + ": warning: " + what);
   }
 
   // Outside the initial user namespace (a rootless engine) the runtime we

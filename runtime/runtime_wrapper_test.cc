@@ -41,9 +41,14 @@ class FakeOps final : public RuntimeOps {
     if (it == own.end()) return Rlimit{resource, kRlimInfinity, kRlimInfinity};
     return Rlimit{resource, it->second.first, it->second.second};
   }
+  std::map<std::string, std::string, std::less<>> env = {{"PATH", "/usr/sbin:/usr/bin"}};
   std::optional<std::string> Getenv(std::string_view name) override {
-    if (name == "PATH") return "/usr/sbin:/usr/bin";
-    return std::nullopt;
+    auto it = env.find(name);
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  }
+  void Setenv(std::string_view name, const std::string& value) override {
+    env.insert_or_assign(std::string(name), value);
   }
   std::optional<FileId> Probe(const std::string& path) override {
     auto it = executables.find(path);
@@ -225,6 +230,43 @@ INSTANTIATE_TEST_SUITE_P(
                  [](FakeOps& o) { o.files["/p.json"] = R"({"rlimits":7})"; }, kExecRunc,
                  "exec: --process \"/p.json\": process.rlimits: must be an array"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+TEST(RuntimeWrapper, SetsTheLoopGuardForTheRuntimeItExecs) {
+  FakeOps ops;
+  ops.config = WithMemlock();
+  ops.files["/b/config.json"] = kSpec;
+  RunRuntimeWrapper(kCreate, ops);
+  ASSERT_TRUE(ops.exec_argv.has_value());
+  EXPECT_EQ(ops.env["OCI_RLIMIT_RUNTIME_EXECED"], "/usr/sbin/runc");
+}
+
+// A clamp warning under containerd goes to --log, never to the stdio the
+// container shares (it would land in kubectl logs).
+TEST(RuntimeWrapper, WarningsGoToTheLogNotToTheContainersStdio) {
+  for (const std::string format : {"json", "text"}) {
+    FakeOps ops;
+    Config c;
+    c.requests.enabled = true;
+    c.requests.ceilings = {{RLIMIT_MEMLOCK, 1024, 1024}};
+    ops.config = c;
+    ops.files["/b/config.json"] =
+        R"({"process":{"args":["sh"]},"annotations":{"oci-rlimit.io/rlimits":"memlock=4096"}})";
+    RunRuntimeWrapper({"oci-rlimit-runtime", "--log", "/log.json", "--log-format", format, "create",
+                       "--bundle", "/b", "c1"},
+                      ops);
+    ASSERT_TRUE(ops.exec_argv.has_value()) << format;
+    // (The fake's exec "fails" afterwards: that error line is not the point.)
+    for (const auto& line : ops.stderr_lines) {
+      EXPECT_EQ(line.find("warning"), std::string::npos) << line;
+    }
+    ASSERT_GE(ops.log_lines.size(), 1u) << format;
+    EXPECT_EQ(ops.log_lines[0].first, "/log.json");
+    EXPECT_NE(ops.log_lines[0].second.find(format == "json" ? "\"level\":\"warning\""
+                                                            : "level=warning msg="),
+              std::string::npos)
+        << ops.log_lines[0].second;
+  }
+}
 
 TEST(RuntimeWrapper, NoLogLineWithoutJsonLogFormat) {
   FakeOps ops;

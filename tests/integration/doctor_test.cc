@@ -47,6 +47,8 @@ class DoctorFixture : public ::testing::Test {
     Script(root_ / "usr/bin/podman", "podman version 4.3.1");
     Script(root_ / "usr/bin/oci-rlimit-hook", "oci-rlimit-hook 0.1.0");
     Script(root_ / "usr/bin/oci-rlimit-runtime", "oci-rlimit-runtime 0.1.0");
+    // NVIDIA's own hook, the chain target of ours below.
+    Script(root_ / "usr/bin/nvidia-container-runtime-hook", "NVIDIA Container Runtime Hook 1.17.8");
     // An absolute link, as a package installs it: resolved under the root.
     EXPECT_EQ(symlink("/usr/bin/oci-rlimit-hook",
                       (root_ / "usr/local/bin/nvidia-container-runtime-hook").c_str()),

@@ -1,13 +1,18 @@
 // The Kubernetes node installer (packaging/kubernetes/install.sh) against a
-// temporary host root, a real containerd reading the config it wrote, and the
-// manifests parsed as YAML.
+// temporary host root: every containerd here (1.6 from Debian 12, 1.7 and 2.x
+// from scripts/fetch-containerd.sh's cache) loading what it wrote from its own
+// `containerd config default`, NVIDIA's rewrite of that file, the admin's own
+// edits, the installer image run as the DaemonSet runs it, and the manifests
+// parsed as YAML.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "daemons.h"
@@ -19,9 +24,46 @@ namespace fs = std::filesystem;
 
 const std::string kKubeDir = std::string(OCI_RLIMIT_SOURCE_DIR) + "/packaging/kubernetes";
 const std::string kInstaller = kKubeDir + "/install.sh";
-constexpr const char* kHandlerTable =
-    "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.oci-rlimit.options]";
-constexpr const char* kBinaryName = "BinaryName = \"/usr/local/bin/oci-rlimit-runtime\"";
+constexpr const char* kWrapper = "/usr/local/bin/oci-rlimit-runtime";
+constexpr const char* kCriV2 = "io.containerd.grpc.v1.cri";
+constexpr const char* kCriV3 = "io.containerd.cri.v1.runtime";
+
+// The containerd releases the tests run: Debian 12's, and the newer ones
+// scripts/fetch-containerd.sh unpacks under the cache.
+struct Ctd {
+  std::string name;
+  std::string bin;
+  const char* plugin;  // where its `config default` keeps handlers
+};
+std::string Cache() {
+  const char* c = std::getenv("OCI_RLIMIT_CACHE");
+  return c != nullptr && *c != '\0' ? c : "/var/cache/oci-rlimit";
+}
+std::vector<Ctd> Containerds() {
+  return {{"v1_6", "/usr/bin/containerd", kCriV2},
+          {"v1_7", Cache() + "/containerd-1.7/usr/bin/containerd", kCriV2},
+          {"v2_x", Cache() + "/containerd-2/usr/bin/containerd", kCriV3}};
+}
+
+toml::table ParseToml(const std::string& text) {
+  try {
+    return toml::parse(text);
+  } catch (const toml::parse_error& e) {
+    ADD_FAILURE() << e.description() << "\n" << text;
+    return {};
+  }
+}
+
+// The handler table NAME in `plugin`'s section, or nullptr.
+const toml::table* HandlerOf(const toml::table& t, const char* plugin, const std::string& name) {
+  return t["plugins"][plugin]["containerd"]["runtimes"][name].as_table();
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
 
 // A node's containerd config as `containerd config default` plus edits makes
 // it: its own CRI settings, which an install must not lose.
@@ -70,13 +112,15 @@ Tree Snapshot(const std::string& root) {
   return out;
 }
 
-std::vector<std::string> Differences(const Tree& a, const Tree& b) {
+std::vector<std::string> Differences(const Tree& a, const Tree& b, bool mtimes = true) {
   std::vector<std::string> out;
   for (const auto& [path, entry] : a) {
     auto it = b.find(path);
+    Entry other = it == b.end() ? Entry{} : it->second;
+    if (!mtimes) other.mtime_ns = entry.mtime_ns;
     if (it == b.end()) {
       out.push_back("gone: " + path);
-    } else if (!(it->second == entry)) {
+    } else if (!(other == entry)) {
       out.push_back("changed: " + path);
     }
   }
@@ -109,8 +153,7 @@ class K8sInstallerTest : public ::testing::Test {
     ASSERT_EQ(r.status, 0) << r.err;
   }
 
-  // With an old mtime and mode 0600, so a restore that is not byte-and-
-  // metadata exact shows.
+  // With an old mtime and mode 0600, so a rewrite that loses either shows.
   void UseContainerdConfig(const std::string& text) {
     const std::string path = host_ + "/etc/containerd/config.toml";
     WriteFile(path, text, 0600);
@@ -126,9 +169,35 @@ class K8sInstallerTest : public ::testing::Test {
     return RunCmd(argv);
   }
   CmdResult Uninstall() {
-    return RunCmd({"bash", kInstaller, "--uninstall", "--host-root", host_});
+    return RunCmd({"bash", kInstaller, "--uninstall", "--host-root", host_, "--source",
+                   fs::path(OurBinary("oci-rlimit-hook")).parent_path()});
   }
   std::string HostFile(const std::string& rel) const { return ReadFile(host_ + rel); }
+  std::string HostConfig() const { return host_ + "/etc/containerd/config.toml"; }
+
+  // What `bin` makes of the host's config: `containerd --config F config dump`.
+  toml::table Dump(const std::string& bin) {
+    CmdResult dump = RunCmd({bin, "--config", HostConfig(), "config", "dump"});
+    EXPECT_EQ(dump.status, 0) << dump.err;
+    return ParseToml(dump.out);
+  }
+
+  // The oci-rlimit handler as `bin` loads it: runc v2 shim, our wrapper,
+  // oci-rlimit's pod annotations; and runc still there.
+  void ExpectHandler(const Ctd& c, bool systemd_cgroup = false) {
+    toml::table t = Dump(c.bin);
+    const toml::table* h = HandlerOf(t, c.plugin, "oci-rlimit");
+    ASSERT_NE(h, nullptr) << c.name << ": no handler in the config dump\n"
+                          << HostFile("/etc/containerd/config.toml");
+    EXPECT_EQ((*h)["runtime_type"].value<std::string>(), "io.containerd.runc.v2");
+    EXPECT_EQ((*h)["options"]["BinaryName"].value<std::string>(), kWrapper);
+    EXPECT_EQ((*h)["options"]["SystemdCgroup"].value_or(false), systemd_cgroup);
+    const toml::array* pa = (*h)["pod_annotations"].as_array();
+    ASSERT_NE(pa, nullptr);
+    ASSERT_EQ(pa->size(), 1u);
+    EXPECT_EQ((*pa)[0].value<std::string>(), "oci-rlimit.io/*");
+    EXPECT_NE(HandlerOf(t, c.plugin, "runc"), nullptr) << c.name << ": runc lost";
+  }
 
   // The installed containerd config with the node's paths moved into our dir.
   std::string RunnableConfig() {
@@ -146,12 +215,14 @@ class K8sInstallerTest : public ::testing::Test {
 TEST_F(K8sInstallerTest, InstallPutsFilesWhereTheyBelong) {
   CmdResult r = Install({"--runtime", "containerd", "--rlimits", "memlock=unlimited,nofile=65536"});
   ASSERT_EQ(r.status, 0) << r.err;
-  for (const char* p : {"oci-rlimit-hook", "oci-rlimit-runtime", "oci-prlimit-helper"}) {
+  for (const char* p :
+       {"oci-rlimit-hook", "oci-rlimit-runtime", "oci-prlimit-helper", "oci-rlimit"}) {
     EXPECT_EQ(HostFile(std::string("/usr/local/bin/") + p), ReadFile(OurBinary(p))) << p;
     EXPECT_EQ(fs::status(host_ + "/usr/local/bin/" + p).permissions() & fs::perms::all,
               fs::perms(0755));
   }
-  // The config our hook reads: precreate merges it into a spec.
+  // The installer's drop-in is the config: precreate merges it into a spec.
+  EXPECT_FALSE(fs::exists(host_ + "/etc/oci-rlimit/config.toml")) << "the admin's file";
   RunOptions opts;
   opts.stdin_data = "{}";
   opts.env = {"OCI_RLIMIT_CONFIG=" + host_ + "/etc/oci-rlimit/config.toml"};
@@ -163,8 +234,9 @@ TEST_F(K8sInstallerTest, InstallPutsFilesWhereTheyBelong) {
 
   std::string conf = HostFile("/etc/containerd/config.toml");
   EXPECT_TRUE(conf.starts_with(kFullConfig)) << "the node's own config comes first, untouched";
-  EXPECT_NE(conf.find(kHandlerTable), std::string::npos) << conf;
-  EXPECT_FALSE(fs::exists(host_ + "/etc/containers/oci/hooks.d")) << "not a CRI-O node";
+  EXPECT_EQ(fs::status(HostConfig()).permissions() & fs::perms::all, fs::perms(0600));
+  ExpectHandler(Containerds()[0], /*systemd_cgroup=*/true);
+  EXPECT_FALSE(fs::exists(host_ + "/usr/share/containers")) << "not a CRI-O node";
 }
 
 TEST_F(K8sInstallerTest, SecondRunChangesNothing) {
@@ -176,18 +248,19 @@ TEST_F(K8sInstallerTest, SecondRunChangesNothing) {
   EXPECT_EQ(Differences(once, Snapshot(host_)), std::vector<std::string>{});
 }
 
-TEST_F(K8sInstallerTest, UninstallRestoresTheNodeByteForByte) {
-  // An admin's own oci-rlimit config, to be backed up and put back.
+// Uninstall takes out what install put in, by meaning, and leaves the rest:
+// here nothing else changed, so the bytes and modes are as before.
+TEST_F(K8sInstallerTest, UninstallLeavesTheNodeAsItWas) {
   fs::create_directories(host_ + "/etc/oci-rlimit");
   WriteFile(host_ + "/etc/oci-rlimit/config.toml", "rlimits = [\"core=0\"]\n");
   Tree original = Snapshot(host_);
   ASSERT_EQ(Install().status, 0);
   ASSERT_EQ(Install().status, 0);
-  EXPECT_NE(HostFile("/etc/oci-rlimit/config.toml"), "rlimits = [\"core=0\"]\n");
+  EXPECT_EQ(HostFile("/etc/oci-rlimit/config.toml"), "rlimits = [\"core=0\"]\n");
   CmdResult r = Uninstall();
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  EXPECT_EQ(Differences(original, Snapshot(host_)), std::vector<std::string>{});
+  EXPECT_EQ(Differences(original, Snapshot(host_), /*mtimes=*/false), std::vector<std::string>{});
 }
 
 TEST_F(K8sInstallerTest, RefusedInputChangesNothing) {
@@ -199,16 +272,24 @@ TEST_F(K8sInstallerTest, RefusedInputChangesNothing) {
   original = Snapshot(host_);
   CmdResult v1 = Install();
   EXPECT_EQ(v1.status, 1);
-  EXPECT_NE(v1.err.find("/etc/containerd/config.toml: not a version = 2 config"), std::string::npos)
+  EXPECT_NE(v1.err.find("no \"version\" key, so containerd reads it as a version 1 config"),
+            std::string::npos)
       << v1.err;
+  // The refusal comes before anything else is written.
+  std::vector<std::string> diff = Differences(original, Snapshot(host_));
+  for (const auto& d : diff) EXPECT_EQ(d.find("etc/containerd"), std::string::npos) << d;
+  EXPECT_EQ(Uninstall().status, 0);
   EXPECT_EQ(Differences(original, Snapshot(host_)), std::vector<std::string>{});
 }
 
-// Issue 17: binaries the node cannot run (another architecture, a newer
+// Binaries the node cannot run (another architecture, a newer
 // glibc) are refused in one line, before anything changes.
 TEST_F(K8sInstallerTest, RefusesBinariesTheNodeCannotRun) {
   const std::string src = dir_ / "foreign";
   fs::create_directories(src);
+  for (const char* p : {"oci-rlimit-runtime", "oci-prlimit-helper", "oci-rlimit"}) {
+    fs::copy_file(OurBinary(p), src + "/" + p);
+  }
   WriteFile(src + "/oci-rlimit-hook",
             "\x7f"
             "ELF but not for this machine\n",
@@ -230,27 +311,142 @@ TEST_F(K8sInstallerTest, PicksTheNodesArchitecture) {
   const std::string other = mine == "amd64" ? "arm64" : "amd64";
   fs::create_directories(src + "/" + mine);
   fs::create_directories(src + "/" + other);
-  fs::copy_file(OurBinary("oci-rlimit-hook"), src + "/" + mine + "/oci-rlimit-hook");
-  WriteFile(src + "/" + other + "/oci-rlimit-hook", "not for this node\n", 0755);
+  for (const char* p : {"oci-rlimit-hook", "oci-rlimit-runtime", "oci-prlimit-helper", "oci-rlimit"}) {
+    fs::copy_file(OurBinary(p), src + "/" + mine + "/" + p);
+    WriteFile(src + "/" + other + "/" + p, "not for this node\n", 0755);
+  }
   CmdResult r = RunCmd({"bash", kInstaller, "--host-root", host_, "--source", src});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(HostFile("/usr/local/bin/oci-rlimit-hook"), ReadFile(OurBinary("oci-rlimit-hook")));
 }
 
-TEST_F(K8sInstallerTest, CrioNodeGetsTheAnnotationScopedHook) {
+// CRI-O (not packaged for Debian, so no crio runs here): the hook goes to
+// the one directory stock CRI-O reads, the handler to a crio.conf.d drop-in.
+TEST_F(K8sInstallerTest, CrioNodeGetsTheHookAndTheHandler) {
   fs::remove_all(host_ + "/etc/containerd");
   fs::create_directories(host_ + "/etc/crio");
+  Tree original = Snapshot(host_);
   CmdResult r = Install();  // --runtime auto
   ASSERT_EQ(r.status, 0) << r.err;
-  Json hook = Json::parse(HostFile("/etc/containers/oci/hooks.d/oci-rlimit.json"));
+  Json hook = Json::parse(HostFile("/usr/share/containers/oci/hooks.d/oci-rlimit.json"));
   EXPECT_EQ(hook["version"], "1.0.0");
   EXPECT_EQ(hook["hook"]["path"], "/usr/local/bin/oci-rlimit-hook");
   EXPECT_EQ(hook["stages"], Json::array({"createRuntime"}));
   EXPECT_EQ(hook["when"]["annotations"]["^oci-rlimit\\.io/enable$"], "^true$");
+  toml::table crio = ParseToml(HostFile("/etc/crio/crio.conf.d/50-oci-rlimit.conf"));
+  EXPECT_EQ(crio["crio"]["runtime"]["runtimes"]["oci-rlimit"]["runtime_path"].value<std::string>(),
+            kWrapper);
+  EXPECT_FALSE(crio["crio"]["runtime"]["runtimes"]["oci-rlimit"]["monitor_env"]);
   EXPECT_FALSE(fs::exists(host_ + "/etc/containerd"));
   ASSERT_EQ(Uninstall().status, 0);
-  EXPECT_FALSE(fs::exists(host_ + "/etc/containers"));
+  EXPECT_EQ(Differences(original, Snapshot(host_)), std::vector<std::string>{});
 }
+
+// The admin's config.toml and drop-ins are never written, and win over the
+// installer's drop-in key by key.
+TEST_F(K8sInstallerTest, AdminEditsSurviveReruns) {
+  ASSERT_EQ(Install().status, 0);
+  const std::string admin =
+      "[requests]\nenabled = true\nceilings = [\"memlock=64G\"]\n"
+      "[runtime]\nruntimes = [\"runc\"]\n";
+  WriteFile(host_ + "/etc/oci-rlimit/config.toml", admin);
+  WriteFile(host_ + "/etc/oci-rlimit/config.d/90-local.toml", "rlimits = [\"nofile=4096\"]\n");
+  for (const char* rl : {"memlock=unlimited", "memlock=1G", "memlock=unlimited"}) {
+    ASSERT_EQ(Install({"--rlimits", rl}).status, 0);
+    EXPECT_EQ(HostFile("/etc/oci-rlimit/config.toml"), admin);
+    EXPECT_EQ(HostFile("/etc/oci-rlimit/config.d/90-local.toml"), "rlimits = [\"nofile=4096\"]\n");
+  }
+  CmdResult v = RunCmd({OurBinary("oci-rlimit"), "validate", "--json", "--config",
+                        host_ + "/etc/oci-rlimit/config.toml"});
+  ASSERT_EQ(v.status, 0) << v.err;
+  Json j = Json::parse(v.out);
+  // 90-local.toml's rlimits replace the installer's; config.toml's requests stay.
+  EXPECT_EQ(j["rlimits"], Json::array({"nofile=4096:4096"})) << v.out;
+  EXPECT_EQ(j["requests"]["enabled"], true) << v.out;
+  ASSERT_EQ(Uninstall().status, 0);
+  EXPECT_EQ(HostFile("/etc/oci-rlimit/config.toml"), admin);
+  EXPECT_TRUE(fs::exists(host_ + "/etc/oci-rlimit/config.d/90-local.toml"));
+  EXPECT_FALSE(fs::exists(host_ + "/etc/oci-rlimit/config.d/50-installer.toml"));
+}
+
+// Each containerd's own stock config, as `containerd config default` writes
+// it: 20 fresh installs and 10 reruns all succeed (the old script failed
+// about half of these at random: pipefail + grep -q), and that containerd
+// loads the handler from the right section (version 2 or 3).
+class StockConfigTest : public K8sInstallerTest, public ::testing::WithParamInterface<Ctd> {};
+
+TEST_P(StockConfigTest, FreshInstallsAndRerunsAllSucceed) {
+  const Ctd& c = GetParam();
+  OCI_RLIMIT_REQUIRE(c.bin);
+  CmdResult def = RunCmd({c.bin, "config", "default"});
+  ASSERT_EQ(def.status, 0) << def.err;
+  std::cout << c.name << ": " << RunCmd({c.bin, "--version"}).out;
+  for (int i = 0; i < 20; ++i) {
+    fs::remove_all(host_ + "/var");
+    fs::remove_all(host_ + "/etc/oci-rlimit");
+    UseContainerdConfig(def.out);
+    CmdResult r = Install({"--runtime", "containerd"});
+    ASSERT_EQ(r.status, 0) << "fresh install " << i << ": " << r.err;
+  }
+  const std::string once = HostFile("/etc/containerd/config.toml");
+  EXPECT_TRUE(once.starts_with(def.out));
+  for (int i = 0; i < 10; ++i) {
+    CmdResult r = Install({"--runtime", "containerd"});
+    ASSERT_EQ(r.status, 0) << "rerun " << i << ": " << r.err;
+  }
+  EXPECT_EQ(HostFile("/etc/containerd/config.toml"), once);
+  ExpectHandler(c);
+  ASSERT_EQ(Uninstall().status, 0);
+  EXPECT_EQ(HostFile("/etc/containerd/config.toml"), def.out);
+}
+
+// NVIDIA's `nvidia-ctk runtime configure --set-as-default` rewrites the whole
+// file without comments (tests/integration/toml_rewrite.cc plays it). A rerun
+// keeps one oci-rlimit handler; uninstall keeps NVIDIA's handler and default.
+TEST_P(StockConfigTest, CoexistsWithNvidiasRewrite) {
+  const Ctd& c = GetParam();
+  OCI_RLIMIT_REQUIRE(c.bin);
+  CmdResult def = RunCmd({c.bin, "config", "default"});
+  ASSERT_EQ(def.status, 0) << def.err;
+  UseContainerdConfig(def.out);
+  ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0);
+  CmdResult rw = RunCmd({OurBinary("toml_rewrite"), HostConfig()});
+  ASSERT_EQ(rw.status, 0) << rw.err;
+  ASSERT_EQ(HostFile("/etc/containerd/config.toml").find("# oci-rlimit"), std::string::npos);
+  for (int i = 0; i < 3; ++i) {
+    CmdResult again = Install({"--runtime", "containerd"});
+    ASSERT_EQ(again.status, 0) << again.err;
+  }
+  const std::string text = HostFile("/etc/containerd/config.toml");
+  EXPECT_EQ(Count(text, "runtimes.oci-rlimit]"), 1u) << text;
+  ExpectHandler(c);
+
+  // --nvidia: the handler copies NVIDIA's, and the wrapper execs NVIDIA's runtime.
+  ASSERT_EQ(Install({"--runtime", "containerd", "--nvidia"}).status, 0);
+  ExpectHandler(c);
+  EXPECT_NE(HostFile("/etc/oci-rlimit/config.d/50-installer.toml")
+                .find("runtimes = [\"/usr/bin/nvidia-container-runtime\"]"),
+            std::string::npos);
+  // The GPU Operator rewrites again; the rerun finds everything in place.
+  ASSERT_EQ(RunCmd({OurBinary("toml_rewrite"), HostConfig()}).status, 0);
+  const std::string after_operator = HostFile("/etc/containerd/config.toml");
+  CmdResult rerun = Install({"--runtime", "containerd", "--nvidia"});
+  ASSERT_EQ(rerun.status, 0) << rerun.err;
+  EXPECT_EQ(HostFile("/etc/containerd/config.toml"), after_operator) << "nothing left to change";
+
+  ASSERT_EQ(Uninstall().status, 0);
+  toml::table t = Dump(c.bin);
+  EXPECT_EQ(HandlerOf(t, c.plugin, "oci-rlimit"), nullptr);
+  const toml::table* nv = HandlerOf(t, c.plugin, "nvidia");
+  ASSERT_NE(nv, nullptr) << "NVIDIA's handler stays";
+  EXPECT_EQ((*nv)["options"]["BinaryName"].value<std::string>(),
+            "/usr/bin/nvidia-container-runtime");
+  EXPECT_EQ(t["plugins"][c.plugin]["containerd"]["default_runtime_name"].value<std::string>(),
+            "nvidia");
+}
+
+INSTANTIATE_TEST_SUITE_P(Containerd, StockConfigTest, ::testing::ValuesIn(Containerds()),
+                         [](const auto& info) { return info.param.name; });
 
 // A real containerd reads the installed config: `config dump` shows the
 // handler, and the CRI plugin (which validates its runtimes) loads.
@@ -263,17 +459,10 @@ TEST_P(ContainerdConfigTest, RealContainerdLoadsTheHandler) {
   ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0);
   const std::string config = dir_ / "containerd.toml";
   WriteFile(config, RunnableConfig());
-
-  CmdResult dump = RunCmd({"containerd", "--config", config, "config", "dump"});
-  ASSERT_EQ(dump.status, 0) << dump.err;
-  size_t at = dump.out.find(kHandlerTable);
-  ASSERT_NE(at, std::string::npos) << dump.out;
-  size_t next_table = dump.out.find("\n", dump.out.find("[", at + 1));
-  EXPECT_LT(dump.out.find(kBinaryName, at), next_table) << "BinaryName of the oci-rlimit handler";
-  EXPECT_NE(dump.out.find("containerd.runtimes.runc]"), std::string::npos) << "runc kept";
+  ExpectHandler(Containerds()[0], full);
   if (full) {
-    EXPECT_NE(dump.out.find("sandbox_image = \"example/pause:9\""), std::string::npos);
-    EXPECT_NE(dump.out.find("SystemdCgroup = true"), std::string::npos);
+    EXPECT_EQ(Dump("containerd")["plugins"][kCriV2]["sandbox_image"].value<std::string>(),
+              "example/pause:9");
   }
 
   HostLeftovers leftovers;
@@ -297,6 +486,188 @@ TEST_P(ContainerdConfigTest, RealContainerdLoadsTheHandler) {
 
 INSTANTIATE_TEST_SUITE_P(Configs, ContainerdConfigTest, ::testing::Values("full", "minimal"),
                          [](const auto& info) { return info.param; });
+
+// doctor on the installed node: ok; then FAIL for a handler containerd 2.x
+// ignores (a version 2 table in a version 3 file) and for a [runtime]
+// runtimes nothing resolves.
+TEST_F(K8sInstallerTest, DoctorFailsWhatContainerdWouldIgnore) {
+  UseContainerdConfig("version = 3\n");
+  fs::create_directories(host_ + "/usr/bin");
+  fs::create_directories(host_ + "/usr/sbin");
+  WriteFile(host_ + "/usr/bin/containerd",
+            "#!/bin/sh\necho containerd github.com/containerd/containerd/v2 2.1.9\n", 0755);
+  WriteFile(host_ + "/usr/sbin/runc", "#!/bin/sh\necho runc version 1.1.5\n", 0755);
+  ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0);
+  CmdResult ok = RunCmd({OurBinary("oci-rlimit"), "doctor", "--root", host_});
+  EXPECT_NE(ok.out.find("config version 3"), std::string::npos) << ok.out;
+  EXPECT_EQ(ok.out.find("FAIL"), std::string::npos) << ok.out;
+
+  WriteFile(host_ + "/etc/oci-rlimit/config.toml",
+            "[runtime]\nruntimes = [\"/usr/bin/nvidia-container-runtime\"]\n");
+  CmdResult noruntime = RunCmd({OurBinary("oci-rlimit"), "doctor", "--root", host_});
+  EXPECT_EQ(noruntime.status, 1) << noruntime.out;
+  EXPECT_NE(noruntime.out.find("FAIL  containerd   [runtime] runtimes "
+                               "[\"/usr/bin/nvidia-container-runtime\"]: none resolves"),
+            std::string::npos)
+      << noruntime.out;
+  fs::remove(host_ + "/etc/oci-rlimit/config.toml");
+
+  std::string text = HostFile("/etc/containerd/config.toml");
+  // Our handler's tables (not runc's) moved to the version 2 path.
+  const std::string v3 = "'io.containerd.cri.v1.runtime'.containerd.runtimes.oci-rlimit";
+  for (size_t at = text.find(v3); at != std::string::npos; at = text.find(v3)) {
+    text.replace(at, v3.size(), "\"io.containerd.grpc.v1.cri\".containerd.runtimes.oci-rlimit");
+  }
+  UseContainerdConfig(text);
+  CmdResult wrong = RunCmd({OurBinary("oci-rlimit"), "doctor", "--root", host_});
+  EXPECT_EQ(wrong.status, 1) << wrong.out;
+  EXPECT_NE(wrong.out.find("a version 3 config does not read: containerd ignores it"),
+            std::string::npos)
+      << wrong.out;
+  // The installer moves it where it belongs.
+  ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0);
+  CmdResult fixed = RunCmd({OurBinary("oci-rlimit"), "doctor", "--root", host_});
+  EXPECT_EQ(fixed.out.find("FAIL"), std::string::npos) << fixed.out;
+}
+
+// A base image with what install.sh needs and nothing else: busybox, bash and
+// the shared libraries of bash and our programs (no registry here, so the
+// Dockerfile's BASE is this, imported with `docker import`).
+std::string MakeBaseRootfs(const std::string& dir) {
+  const std::string root = dir + "/base";
+  for (const char* d : {"/bin", "/tmp", "/proc", "/sys", "/dev", "/host"}) {
+    fs::create_directories(root + d);
+  }
+  fs::copy_file("/bin/busybox", root + "/bin/busybox");
+  for (const char* applet : {"sh", "cat", "cmp", "stat", "mktemp", "chmod", "mv", "rm", "mkdir",
+                             "rmdir", "dirname", "readlink", "sed", "chroot", "tac", "ls", "cp"}) {
+    fs::create_symlink("busybox", root + "/bin/" + applet);
+  }
+  fs::copy_file("/bin/bash", root + "/bin/bash");
+  fs::create_directories(root + "/usr/bin");
+  fs::create_symlink("../../bin/busybox", root + "/usr/bin/env");  // install.sh's #!
+  CmdResult libs =
+      Sh("ldd /bin/bash " + OurBinary("oci-prlimit-helper") + " " + OurBinary("oci-rlimit") +
+         " | sed -n 's/.*=> \\(\\/[^ ]*\\).*/\\1/p; s/^\\t\\(\\/[^ ]*\\) .*/\\1/p' | sort -u");
+  EXPECT_EQ(libs.status, 0) << libs.err;
+  std::istringstream lines(libs.out);
+  for (std::string lib; std::getline(lines, lib);) {
+    fs::create_directories(root + fs::path(lib).parent_path().string());
+    fs::copy_file(lib, root + lib, fs::copy_options::overwrite_existing);
+  }
+  return root;
+}
+
+// The DaemonSet's init container, as daemonset.yaml says: image and command.
+std::vector<std::string> DaemonSetCommand(std::string* image) {
+  CmdResult r = RunCmd({"python3", "-c", R"(
+import json, sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d["kind"] == "DaemonSet":
+        init = d["spec"]["template"]["spec"]["initContainers"][0]
+        print(json.dumps({"image": init["image"], "command": init["command"],
+                          "privileged": init["securityContext"]["privileged"],
+                          "mount": init["volumeMounts"][0]["mountPath"]}))
+)",
+                        kKubeDir + "/daemonset.yaml"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j["privileged"], true);
+  EXPECT_EQ(j["mount"], "/host");
+  *image = j["image"].get<std::string>();
+  return j["command"].get<std::vector<std::string>>();
+}
+
+// packaging/kubernetes/Dockerfile built with docker build, then run as the
+// DaemonSet runs it: privileged, the host root at /host, its command (with
+// --restart: a stand-in systemctl in the fake host root records the call).
+TEST(InstallerImageTest, RunsAsTheDaemonSetRunsIt) {
+  // The image is built from the portable (static) build, which scripts/test.sh
+  // makes before ctest runs (scripts/build-node.sh amd64 build-portable-amd64).
+  const std::string portable = std::string(OCI_RLIMIT_SOURCE_DIR) + "/build-portable-amd64/bin";
+  OCI_RLIMIT_REQUIRE("dockerd", "/usr/bin/docker", "python3", "containerd",
+                     portable + "/oci-rlimit-hook");
+  Dockerd docker;
+  ASSERT_TRUE(docker.ok()) << docker.error();
+  TempDir t;
+  const std::string base = MakeBaseRootfs(t.path());
+  ASSERT_EQ(RunCmd({"tar", "-C", base, "-cf", t / "base.tar", "."}).status, 0);
+  CmdResult imp = docker.Docker({"import", t / "base.tar", "oci-rlimit-test-base:local"});
+  ASSERT_EQ(imp.status, 0) << imp.err;
+
+  // The build context: the repository's layout, with the portable programs.
+  const std::string ctx = t / "ctx";
+  fs::create_directories(ctx + "/build-portable-amd64/bin");
+  fs::create_directories(ctx + "/packaging/kubernetes");
+  for (const char* p :
+       {"oci-rlimit-hook", "oci-rlimit-runtime", "oci-prlimit-helper", "oci-rlimit"}) {
+    fs::copy_file(portable + "/" + p, ctx + "/build-portable-amd64/bin/" + p);
+  }
+  for (const char* f : {"Dockerfile", "install.sh"}) {
+    fs::copy_file(kKubeDir + "/" + f, ctx + "/packaging/kubernetes/" + f);
+  }
+  std::string image;
+  std::vector<std::string> command = DaemonSetCommand(&image);
+  RunOptions legacy;
+  legacy.env = {"DOCKER_BUILDKIT=0"};
+  CmdResult build =
+      docker.Docker({"build", "-q", "--build-arg", "BASE=oci-rlimit-test-base:local", "-f",
+                     ctx + "/packaging/kubernetes/Dockerfile", "-t", image, ctx},
+                    legacy);
+  ASSERT_EQ(build.status, 0) << build.err << build.out;
+
+  // The fake host: containerd's stock config, and a systemctl that logs.
+  const std::string host = t / "host";
+  fs::create_directories(host + "/etc/containerd");
+  fs::create_directories(host + "/bin");
+  fs::create_directories(host + "/usr/bin");
+  CmdResult def = RunCmd({"containerd", "config", "default"});
+  WriteFile(host + "/etc/containerd/config.toml", def.out);
+  fs::copy_file("/bin/busybox", host + "/bin/busybox");
+  fs::create_symlink("busybox", host + "/bin/sh");
+  WriteFile(host + "/usr/bin/systemctl", "#!/bin/sh\necho \"$@\" >>/systemctl.log\n", 0755);
+
+  // As privileged as this sandbox allows: every capability but
+  // CAP_SYS_RESOURCE, which the machine lacks (runc refuses --privileged's
+  // full set, and --privileged ignores --cap-drop), no seccomp or AppArmor
+  // profile. A real node runs it with securityContext.privileged.
+  std::vector<std::string> run = {"run",
+                                  "--rm",
+                                  "--cap-add",
+                                  "ALL",
+                                  "--cap-drop",
+                                  "SYS_RESOURCE",
+                                  "--security-opt",
+                                  "seccomp=unconfined",
+                                  "--security-opt",
+                                  "apparmor=unconfined",
+                                  "--network",
+                                  "none",
+                                  "-v",
+                                  host + ":/host",
+                                  "--entrypoint",
+                                  command[0],
+                                  image};
+  run.insert(run.end(), command.begin() + 1, command.end());
+  CmdResult first = docker.Docker(run);
+  ASSERT_EQ(first.status, 0) << first.err << first.out;
+  EXPECT_EQ(ReadFile(host + "/systemctl.log"), "restart containerd\n");
+  EXPECT_EQ(ReadFile(host + "/usr/local/bin/oci-rlimit-runtime"),
+            ReadFile(OurBinary("oci-rlimit-runtime")));
+  CmdResult dump =
+      RunCmd({"containerd", "--config", host + "/etc/containerd/config.toml", "config", "dump"});
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  const toml::table dumped = ParseToml(dump.out);
+  const toml::table* h = HandlerOf(dumped, kCriV2, "oci-rlimit");
+  ASSERT_NE(h, nullptr) << dump.out;
+  EXPECT_EQ((*h)["options"]["BinaryName"].value<std::string>(), kWrapper);
+  // A pod restart reruns it: nothing to do, no restart.
+  CmdResult second = docker.Docker(run);
+  ASSERT_EQ(second.status, 0) << second.err;
+  EXPECT_EQ(second.out.find("wrote"), std::string::npos) << second.out;
+  EXPECT_EQ(ReadFile(host + "/systemctl.log"), "restart containerd\n");
+  docker.Docker({"rmi", "-f", image, "oci-rlimit-test-base:local"});
+}
 
 // Every object in the manifests has apiVersion, kind and metadata.name; the
 // RuntimeClass is the handler the installer adds; the DaemonSet runs the

@@ -1,0 +1,83 @@
+// The node installer's edits of containerd's config.toml, pure: text in,
+// text out (`oci-rlimit node containerd install|uninstall`, used by
+// packaging/kubernetes/install.sh; docs/deployment.md).
+//
+// The file is understood through toml++, never through markers: anything may
+// have rewritten it since the last run (nvidia-ctk drops every comment). The
+// edit itself is textual, so the admin's comments and layout stay: the
+// sections of the handler are cut out and a fresh block is appended. The
+// result is then parsed again and must mean exactly the original with the
+// handler replaced; if the text edit cannot be made to mean that (say the
+// handler was written as an inline table), the whole file is written out
+// by toml++ instead, which is what nvidia-ctk does too.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+
+namespace ocirlimit::node {
+
+inline constexpr std::string_view kRuntimeBinaryName = "oci-rlimit-runtime";
+inline constexpr std::string_view kPodAnnotations = "oci-rlimit.io/*";
+
+// Where a config version keeps CRI's runtime handlers.
+// version 2 (containerd 1.x; 2.x migrates it on load):
+//   plugins."io.containerd.grpc.v1.cri".containerd.runtimes
+// version 3 (containerd 2.x):
+//   plugins."io.containerd.cri.v1.runtime".containerd.runtimes
+inline constexpr std::string_view kCriPluginV2 = "io.containerd.grpc.v1.cri";
+inline constexpr std::string_view kCriPluginV3 = "io.containerd.cri.v1.runtime";
+
+// The CRI plugin whose handler table a config of `version` reads, or "".
+std::string_view CriPluginFor(int64_t version);
+
+// A `[a.'b'."c"]` or `[[a.b]]` header line of a TOML text.
+struct TomlHeader {
+  size_t begin = 0;  // offset of the line
+  size_t end = 0;    // where its section ends: the next header's line, or the text's end
+  std::vector<std::string> path;
+  bool array = false;
+};
+
+// Every table header, skipping brackets inside strings, multi-line strings,
+// comments and multi-line array values. Errors only on an unterminated
+// header or string.
+Result<std::vector<TomlHeader>> ScanTomlHeaders(std::string_view text);
+
+struct HandlerRequest {
+  std::string name = "oci-rlimit";
+  std::string binary;         // options.BinaryName: the wrapper's absolute path
+  std::string base = "runc";  // handler whose settings are copied (SystemdCgroup, ...)
+};
+
+struct ConfigEdit {
+  std::string text;
+  bool changed = false;
+  std::string base_binary;         // the base handler's options.BinaryName, or ""
+  std::vector<std::string> notes;  // one line each, for the log
+  int64_t version = 0;
+  bool rewritten = false;     // the text edit failed its check; toml++ wrote the file
+  bool only_version = false;  // nothing is left but `version` (uninstall)
+};
+
+// Adds or refreshes handler `req.name` in the section the file's version
+// reads: a copy of the base handler (all its options, so SystemdCgroup and
+// the rest match what kubelet was set up for) with runtime_type runc v2,
+// options.BinaryName = req.binary and pod_annotations gaining
+// "oci-rlimit.io/*". An earlier oci-rlimit handler in the other version's
+// section (ignored by containerd) is removed. Unchanged text when the file
+// already says all that. An empty text becomes a version 2 file.
+// Refuses a version 1 file, an unknown version, and a handler of that name
+// that runs something other than oci-rlimit-runtime.
+Result<ConfigEdit> InstallHandler(std::string_view text, const std::string& source,
+                                  const HandlerRequest& req);
+
+// Removes handler `name` from both sections when its BinaryName is
+// oci-rlimit-runtime; anything else is left as it is.
+Result<ConfigEdit> UninstallHandler(std::string_view text, const std::string& source,
+                                    const std::string& name);
+
+}  // namespace ocirlimit::node
