@@ -401,7 +401,8 @@ class Doctor {
     if (!nri->enabled) {
       Add("nri", CheckStatus::kInfo, "NRI is disabled in containerd's config", path,
           "for oci-rlimit-nri, set disable = false under [plugins.\"io.containerd.nri.v1.nri\"] "
-          "(docs/nri.md)");
+          "(" +
+              std::string(kDocDir) + "/nri.md)");
       return;
     }
     Add("nri", CheckStatus::kOk, "NRI is enabled, socket " + nri->socket_path, path);
@@ -421,7 +422,7 @@ class Doctor {
     if (!configured) {
       Add("nri", CheckStatus::kInfo, "no oci-rlimit NRI plugin is configured", nri->plugin_path,
           "systemctl enable --now oci-rlimit-nri, or link /usr/bin/oci-rlimit-nri into " +
-              nri->plugin_path + " as NN-oci-rlimit (docs/nri.md)");
+              nri->plugin_path + " as NN-oci-rlimit (" + std::string(kDocDir) + "/nri.md)");
     }
   }
 

@@ -174,9 +174,9 @@ TEST(Doctor, AdviceNamesInstalledPathsOnly) {
                    {"containerd", "/usr/bin/containerd"}};
   FakeNode nvidia = GoodNode();
   nvidia.links.clear();  // NVIDIA's own hook on PATH
-  const std::vector<std::string> installed = {kPackagedHooksFile,
-                                              std::string(kDocDir) + "/policy.md",
-                                              std::string(kDocDir) + "/deployment.md"};
+  const std::vector<std::string> installed = {
+      kPackagedHooksFile, std::string(kDocDir) + "/policy.md",
+      std::string(kDocDir) + "/deployment.md", std::string(kDocDir) + "/nri.md"};
   size_t advised = 0;
   for (FakeNode* n : {&bare, &nvidia}) {
     DoctorReport r = RunDoctor(*n);

@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "core/unprivileged.h"
 #include "core/text.h"
+#include "core/unprivileged.h"
 #include "effects/files.h"
 
 namespace ocirlimit {

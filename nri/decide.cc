@@ -1,24 +1,30 @@
 #include "nri/decide.h"
 
+#include "core/admission.h"
+
 namespace ocirlimit::nri {
 
 Verdict AdmitNri(const Config& cfg, const ContainerFacts& facts) {
+  const ocirlimit::Verdict a = Admit(cfg, facts, EntryPoint::kNri);
   Verdict v;
-  auto d = Decide(cfg, facts);
-  if (!d) {
-    if (cfg.on_error == OnError::kWarn) {
-      v.warnings.push_back(d.error().Text() + " (on-error = \"warn\": created unadjusted)");
-      return v;
-    }
-    v.action = Action::kFail;
-    v.error = d.error();
-    return v;
+  v.limits = a.limits;
+  v.sources = a.sources;
+  v.matched = a.matched;
+  v.warnings = a.notes;
+  v.warnings.insert(v.warnings.end(), a.warnings.begin(), a.warnings.end());
+  switch (a.action) {
+    case ocirlimit::Action::kFail:
+      v.action = Action::kFail;
+      v.error = a.error;
+      break;
+    case ocirlimit::Action::kProceedUnmodified:
+      v.action = Action::kProceedUnmodified;
+      v.limits.clear();
+      break;
+    case ocirlimit::Action::kApply:
+      v.action = v.limits.empty() ? Action::kProceedUnmodified : Action::kApply;
+      break;
   }
-  v.warnings = d->notes;
-  v.matched = d->matched;
-  v.sources = d->sources;
-  v.limits = d->limits;
-  v.action = v.limits.empty() ? Action::kProceedUnmodified : Action::kApply;
   return v;
 }
 

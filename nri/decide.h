@@ -1,6 +1,6 @@
-// The one place oci-rlimit-nri asks the core for a verdict. Until the core's
-// single admission step (Admit, EntryPoint::kNri) exists, it wraps Decide
-// and on-error the way Admit will.
+// The one place oci-rlimit-nri asks the core for a verdict: Admit with
+// EntryPoint::kNri (core/admission.h), mapped onto what a CreateContainer
+// reply can say: adjust, leave unadjusted (with its warnings), or fail.
 #pragma once
 
 #include <optional>

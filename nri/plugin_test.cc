@@ -210,7 +210,7 @@ INSTANTIATE_TEST_SUITE_P(
                    {.pod_annotations = {{"oci-rlimit.io/rlimits", "memlock=unlimited"}}},
                    0,
                    "",
-                   "created unadjusted",
+                   "the container starts without oci-rlimit's limits",
                    1},
         CreateCase{"MalformedRequest",
                    kRules,

@@ -345,9 +345,13 @@ TEST(RuntimeWrapperOnError, WarnForwardsTheUnmodifiedSpecWithAWarning) {
   ASSERT_TRUE(ops.exec_argv.has_value()) << "the runtime runs";
   EXPECT_TRUE(ops.written.empty());
   EXPECT_EQ(ops.files["/b/config.json"], kAsksBadly);
-  ASSERT_FALSE(ops.stderr_lines.empty());
-  EXPECT_NE(ops.stderr_lines[0].find("warning: on-error = \"warn\""), std::string::npos)
-      << ops.stderr_lines[0];
+  // The warning goes to the runtime's --log (never the container's stdio);
+  // the fake exec's failure is the one stderr line.
+  ASSERT_EQ(ops.stderr_lines.size(), 1u) << ops.stderr_lines[0];
+  EXPECT_NE(LogText(ops).find("/log.json: {\"level\":\"warning\""), std::string::npos)
+      << LogText(ops);
+  EXPECT_NE(LogText(ops).find("warning: on-error = \\\"warn\\\""), std::string::npos)
+      << LogText(ops);
   EXPECT_NE(LogText(ops).find("/oci-rlimit.log: 2024-01-02T03:04:05Z id=\"c1\" via=\"create\" "
                               "unchanged warning="),
             std::string::npos)
@@ -418,10 +422,13 @@ TEST(RuntimeWrapperExec, WithoutTheSpecFallsBackToTheProcessFileWithAWarning) {
   // No state for c1: `runc state` fails.
   ops.files["/p.json"] = R"({"args":["cat"],"env":["NVIDIA_VISIBLE_DEVICES=0"]})";
   RunRuntimeWrapper(kExecRunc, ops);
-  ASSERT_EQ(ops.stderr_lines.size(), 2u) << "the warning, then the fake exec's failure";
-  EXPECT_NE(ops.stderr_lines[0].find("warning: exec \"c1\": cannot read the container's spec"),
+  // The fake exec's failure is the one stderr line; the warning is in --log.
+  ASSERT_EQ(ops.stderr_lines.size(), 1u) << ops.stderr_lines[0];
+  EXPECT_NE(LogText(ops).find("/log.json: {\"level\":\"warning\""), std::string::npos)
+      << LogText(ops);
+  EXPECT_NE(LogText(ops).find("warning: exec \\\"c1\\\": cannot read the container's spec"),
             std::string::npos)
-      << ops.stderr_lines[0];
+      << LogText(ops);
   EXPECT_NE(ops.files["/p.json"].find(R"({"type":"RLIMIT_MEMLOCK","hard":2097152,"soft":2097152})"),
             std::string::npos)
       << "env rules still match on the process file: " << ops.files["/p.json"];

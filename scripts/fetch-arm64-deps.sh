@@ -36,7 +36,7 @@ apt=(apt-get -q
      -o Dir::Etc::SourceList="$cache/sources.list" -o Dir::Etc::SourceParts=/dev/null
      -o Dir::State::Lists="$cache/lists" -o Dir::State::status="$cache/status"
      -o Dir::Cache="$cache" -o Dir::Cache::archives="$cache/archives"
-     -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
+     -o Debug::NoLocking=1 -o APT::Sandbox::User=root -o Acquire::Check-Valid-Until=false)
 echo "fetch-arm64-deps: arm64 package lists from $mirror ($suite)" >&2
 "${apt[@]}" update >"$cache/update.log" 2>&1 || { cat "$cache/update.log" >&2; exit 1; }
 (cd "$cache/debs" && "${apt[@]}" download "${packages[@]/%/:arm64}" >"$cache/download.log" 2>&1) \

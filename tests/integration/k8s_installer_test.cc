@@ -311,7 +311,8 @@ TEST_F(K8sInstallerTest, PicksTheNodesArchitecture) {
   const std::string other = mine == "amd64" ? "arm64" : "amd64";
   fs::create_directories(src + "/" + mine);
   fs::create_directories(src + "/" + other);
-  for (const char* p : {"oci-rlimit-hook", "oci-rlimit-runtime", "oci-prlimit-helper", "oci-rlimit"}) {
+  for (const char* p :
+       {"oci-rlimit-hook", "oci-rlimit-runtime", "oci-prlimit-helper", "oci-rlimit"}) {
     fs::copy_file(OurBinary(p), src + "/" + mine + "/" + p);
     WriteFile(src + "/" + other + "/" + p, "not for this node\n", 0755);
   }
