@@ -87,6 +87,8 @@ struct InstallCase {
   std::string want_base_binary{};
 };
 
+void PrintTo(const InstallCase& c, std::ostream* os) { *os << c.name; }
+
 class InstallHandlerTest : public ::testing::TestWithParam<InstallCase> {};
 
 TEST_P(InstallHandlerTest, WritesTheHandlerWhereTheVersionReadsIt) {
@@ -266,6 +268,8 @@ struct ScanCase {
   std::string text;
   std::vector<std::string> want;  // each header's path joined by '|'
 };
+
+void PrintTo(const ScanCase& c, std::ostream* os) { *os << c.name; }
 
 class ScanTomlHeadersTest : public ::testing::TestWithParam<ScanCase> {};
 

@@ -5,11 +5,18 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <ostream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 namespace ocirlimit {
+
+// The table's enum parameters print as their names, not as hex dumps. Static:
+// found by argument-dependent lookup from gtest's printer, local to this file.
+static void PrintTo(OnError e, std::ostream* os) { *os << (e == OnError::kWarn ? "warn" : "fail"); }
+static void PrintTo(EntryPoint e, std::ostream* os) { *os << EntryPointName(e); }
+
 namespace {
 
 constexpr uint64_t kM = uint64_t{1} << 20;
