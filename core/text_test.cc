@@ -75,15 +75,14 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(CutCase{"Empty", "", "\"\""}, CutCase{"Plain", "abc", "\"abc\""},
                       CutCase{"ControlCharacters", "a\nb\x01", "\"a\\nb\\x01\""},
                       CutCase{"AtTheLimit", k256, "\"" + k256 + "\""},
-                      CutCase{"OnePastTheLimit", k256 + "b",
-                                "\"" + k256 + "\u2026\" (257 bytes)"},
+                      CutCase{"OnePastTheLimit", k256 + "b", "\"" + k256 + "\u2026\" (257 bytes)"},
                       CutCase{"SixtyKilobytes", std::string(60000, 'a'),
-                                "\"" + k256 + "\u2026\" (60000 bytes)"},
+                              "\"" + k256 + "\u2026\" (60000 bytes)"},
                       // "é" is 2 bytes: one starting at byte 255 would be split.
                       CutCase{"NoCharacterIsSplit", std::string(255, 'a') + "\u00e9" + "zz",
-                                "\"" + std::string(255, 'a') + "\u2026\" (259 bytes)"},
+                              "\"" + std::string(255, 'a') + "\u2026\" (259 bytes)"},
                       CutCase{"NewlinesPastTheCutAreGone", k256 + "\n" + std::string(1000, '\n'),
-                                "\"" + k256 + "\u2026\" (1257 bytes)"}),
+                              "\"" + k256 + "\u2026\" (1257 bytes)"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(JsonQuoteCut, EscapesLikeJsonAndBounds) {

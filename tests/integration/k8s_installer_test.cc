@@ -141,6 +141,7 @@ class K8sInstallerTest : public ::testing::Test {
     UseContainerdConfig(kFullConfig);
     GiveHostTheLibrariesOf(OurBinary("oci-rlimit-hook"));
     GiveHostTheLibrariesOf(OurBinary("oci-prlimit-helper"));
+    GiveHostTheLibrariesOf(OurBinary("oci-rlimit"));
   }
 
   // install.sh runs each program under the host root before installing it
@@ -540,8 +541,9 @@ std::string MakeBaseRootfs(const std::string& dir) {
     fs::create_directories(root + d);
   }
   fs::copy_file("/bin/busybox", root + "/bin/busybox");
-  for (const char* applet : {"sh", "cat", "cmp", "stat", "mktemp", "chmod", "mv", "rm", "mkdir",
-                             "rmdir", "dirname", "readlink", "sed", "chroot", "tac", "ls", "cp"}) {
+  for (const char* applet :
+       {"sh", "cat", "cmp", "stat", "mktemp", "chmod", "mv", "rm", "mkdir", "rmdir", "dirname",
+        "readlink", "sed", "chroot", "tac", "ls", "cp", "uname", "head"}) {
     fs::create_symlink("busybox", root + "/bin/" + applet);
   }
   fs::copy_file("/bin/bash", root + "/bin/bash");

@@ -178,9 +178,9 @@ TEST_F(DebPackageTest, InstallUseRemovePurge) {
         "/usr/share/man/man8/oci-prlimit-helper.8.gz",
         // where `oci-rlimit doctor` tells admins to copy the hooks.d file from
         "/usr/share/oci-rlimit/hooks.d/oci-rlimit.json", "/usr/share/doc/oci-rlimit/policy.md",
-        "/usr/share/doc/oci-rlimit/deployment.md", "/usr/share/doc/oci-rlimit/README.md", "/usr/bin/oci-rlimit-nri",
-        "/usr/lib/systemd/system/oci-rlimit-nri.service", "/usr/share/oci-rlimit/nri/10-oci-rlimit",
-        "/usr/share/doc/oci-rlimit/nri.md"}) {
+        "/usr/share/doc/oci-rlimit/deployment.md", "/usr/share/doc/oci-rlimit/README.md",
+        "/usr/bin/oci-rlimit-nri", "/usr/lib/systemd/system/oci-rlimit-nri.service",
+        "/usr/share/oci-rlimit/nri/10-oci-rlimit", "/usr/share/doc/oci-rlimit/nri.md"}) {
     EXPECT_NE(std::find(files.begin(), files.end(), want), files.end()) << want;
     EXPECT_TRUE(Exists(want)) << want;
   }
