@@ -162,9 +162,14 @@ void WriteFile(const std::string& path, const std::string& content, mode_t mode)
 
 std::string OurBinary(const std::string& name) {
   // The same tests against another build of the programs: the portable ones
-  // (scripts/build-node.sh, issue 17).
+  // (scripts/build-node.sh). Test-only programs (oci-prlimit-helper-testing,
+  // probes) are not part of that build and come from this one.
   const char* other = std::getenv("OCI_RLIMIT_TEST_BIN_DIR");
-  return std::string(other != nullptr && *other != '\0' ? other : OCI_RLIMIT_BIN_DIR) + "/" + name;
+  if (other != nullptr && *other != '\0') {
+    std::string there = std::string(other) + "/" + name;
+    if (access(there.c_str(), X_OK) == 0) return there;
+  }
+  return std::string(OCI_RLIMIT_BIN_DIR) + "/" + name;
 }
 
 std::optional<std::string> Which(const std::string& program) {
