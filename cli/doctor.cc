@@ -626,8 +626,13 @@ std::string VersionNumber(const std::string& version_output) {
   return "";
 }
 
-std::optional<std::string> LimitMemlockFromUnits(const std::vector<std::string>& unit_texts) {
-  std::optional<std::string> value;
+namespace {
+
+// Calls `on_value` with the value of each `KEY=value` line in a [Service]
+// section, in the order systemd reads them (unit, then drop-ins).
+template <class OnValue>
+void ForEachServiceAssignment(const std::vector<std::string>& unit_texts, std::string_view key,
+                              const OnValue& on_value) {
   for (const auto& text : unit_texts) {
     std::istringstream lines(text);
     std::string line;
@@ -638,53 +643,47 @@ std::optional<std::string> LimitMemlockFromUnits(const std::vector<std::string>&
         in_service = l == "[Service]";
         continue;
       }
-      if (!in_service || !l.starts_with("LimitMEMLOCK")) continue;
-      std::string_view rest = Trim(l.substr(12));
+      if (!in_service || !l.starts_with(key)) continue;
+      std::string_view rest = Trim(l.substr(key.size()));
       if (!rest.starts_with("=")) continue;
-      std::string v(Trim(rest.substr(1)));
-      if (v.empty()) {
-        value.reset();
-      } else {
-        value = v;
-      }
+      on_value(Trim(rest.substr(1)));
     }
   }
+}
+
+}  // namespace
+
+std::optional<std::string> LimitMemlockFromUnits(const std::vector<std::string>& unit_texts) {
+  std::optional<std::string> value;
+  ForEachServiceAssignment(unit_texts, "LimitMEMLOCK", [&](std::string_view v) {
+    if (v.empty()) {
+      value.reset();
+    } else {
+      value = std::string(v);
+    }
+  });
   return value;
 }
 
 std::optional<std::string> EnvironmentPathFromUnits(const std::vector<std::string>& unit_texts) {
   std::optional<std::string> value;
-  for (const auto& text : unit_texts) {
-    std::istringstream lines(text);
-    std::string line;
-    bool in_service = false;
-    while (std::getline(lines, line)) {
-      std::string_view l = Trim(line);
-      if (l.starts_with("[")) {
-        in_service = l == "[Service]";
-        continue;
-      }
-      if (!in_service || !l.starts_with("Environment")) continue;
-      std::string_view rest = Trim(l.substr(11));
-      if (!rest.starts_with("=")) continue;
-      rest = Trim(rest.substr(1));
-      if (rest.empty()) {  // Environment= resets the list
-        value.reset();
-        continue;
-      }
-      // Space-separated assignments, each optionally in double quotes.
-      size_t i = 0;
-      while (i < rest.size()) {
-        while (i < rest.size() && rest[i] == ' ') ++i;
-        std::string word;
-        bool quoted = i < rest.size() && rest[i] == '"';
-        if (quoted) ++i;
-        while (i < rest.size() && (quoted ? rest[i] != '"' : rest[i] != ' ')) word += rest[i++];
-        if (quoted && i < rest.size()) ++i;
-        if (word.starts_with("PATH=")) value = word.substr(5);
-      }
+  ForEachServiceAssignment(unit_texts, "Environment", [&](std::string_view rest) {
+    if (rest.empty()) {  // Environment= resets the list
+      value.reset();
+      return;
     }
-  }
+    // Space-separated assignments, each optionally in double quotes.
+    size_t i = 0;
+    while (i < rest.size()) {
+      while (i < rest.size() && rest[i] == ' ') ++i;
+      std::string word;
+      bool quoted = i < rest.size() && rest[i] == '"';
+      if (quoted) ++i;
+      while (i < rest.size() && (quoted ? rest[i] != '"' : rest[i] != ' ')) word += rest[i++];
+      if (quoted && i < rest.size()) ++i;
+      if (word.starts_with("PATH=")) value = word.substr(5);
+    }
+  });
   return value;
 }
 
