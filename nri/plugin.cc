@@ -19,13 +19,16 @@ std::string Pair(uint64_t soft, uint64_t hard) {
 }
 
 // "memlock 65536:65536->unlimited:unlimited", as the hook's changes. The
-// "before" is the spec's entry when the runtime says (Container.rlimits),
-// else "?": containerd 1.7 and 2.1 leave that field empty.
+// "before" is the spec's entry of that type when the runtime reports it
+// (Container.rlimits), else kBeforeUnreported (docs/nri.md): containerd
+// 1.7.24 and 2.1.9 never fill that field, even for an entry from
+// base_runtime_spec, so the plugin cannot know whether the container would
+// have had a spec entry or the limit runc inherits from the shim.
 std::string Changes(const std::vector<Rlimit>& limits, const std::vector<Rlimit>& spec) {
   std::string s;
   for (const auto& l : limits) {
     if (!s.empty()) s += ' ';
-    std::string before = "?";
+    std::string before(kBeforeUnreported);
     for (const auto& r : spec) {
       if (r.resource == l.resource) before = Pair(r.soft, r.hard);
     }

@@ -16,6 +16,12 @@ namespace ocirlimit::nri {
 // Event mask bit (event - 1); CREATE_CONTAINER is event 4.
 inline constexpr int32_t kEventMaskCreateContainer = 1 << 3;
 
+// The log line's "before" for a limit whose type the CreateContainer request
+// does not carry in Container.rlimits: "memlock unreported->8388608:8388608".
+// The container would have had the spec's own entry, if it has one the
+// runtime did not report, else the limit the runtime inherits (docs/nri.md).
+inline constexpr std::string_view kBeforeUnreported = "unreported";
+
 class Output {
  public:
   virtual ~Output() = default;

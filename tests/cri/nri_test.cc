@@ -132,7 +132,8 @@ TEST_P(NriTest, InitAndExecReadTheConfiguredLimit) {
   EXPECT_EQ(r.init, kConfigured) << "init";
   EXPECT_EQ(ExecMemlock(r.id), kConfigured) << "ExecSync";
   std::string log = ReadFile(dir_ / "oci.log");
-  EXPECT_NE(log.find("id=\"" + r.id + "\" pid=0 memlock ?->8388608:8388608"), std::string::npos)
+  EXPECT_NE(log.find("id=\"" + r.id + "\" pid=0 memlock unreported->8388608:8388608"),
+            std::string::npos)
       << log;
 }
 
@@ -160,7 +161,8 @@ TEST_P(NriTest, AnnotationAndDeviceRulesMatchOnlyTheirPods) {
 // A spec that already sets RLIMIT_MEMLOCK (2M:8M, from a handler's
 // base_runtime_spec; the handler is plain runc, no wrapper): the plugin's
 // entry of the same type wins, for init and for exec. (Neither containerd
-// fills Container.rlimits in CreateContainer, so the log's "before" is "?".)
+// fills Container.rlimits in CreateContainer, so the log's "before" is
+// "unreported", even though the spec has 2M:8M.)
 TEST_P(NriTest, SameTypeSpecEntryIsBeaten) {
   WriteFile(ConfigPath(),
             "rlimits = [\"memlock=8M\"]\nlog-file = \"" + (dir_ / "oci.log") + "\"\n");
@@ -202,7 +204,7 @@ TEST_P(NriTest, SameTypeSpecEntryIsBeaten) {
   EXPECT_EQ(LimitRow(*log, kMemlock), kConfigured) << "init";
   EXPECT_EQ(ExecMemlock(*id), kConfigured) << "ExecSync";
   std::string ours = ReadFile(dir_ / "oci.log");
-  EXPECT_NE(ours.find("memlock ?->8388608:8388608"), std::string::npos) << ours;
+  EXPECT_NE(ours.find("memlock unreported->8388608:8388608"), std::string::npos) << ours;
 }
 
 constexpr const char* kRequests =
@@ -274,7 +276,8 @@ TEST_P(NriTest, PreRegisteredFromThePluginDir) {
   ASSERT_FALSE(r.id.empty()) << r.error;
   EXPECT_EQ(r.init, kConfigured) << containerd_->Log();
   EXPECT_EQ(ExecMemlock(r.id), kConfigured);
-  EXPECT_NE(ReadFile(dir_ / "oci.log").find("memlock ?->8388608:8388608"), std::string::npos);
+  EXPECT_NE(ReadFile(dir_ / "oci.log").find("memlock unreported->8388608:8388608"),
+            std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Releases, NriTest, ::testing::ValuesIn(NriReleases()),
