@@ -2,6 +2,9 @@
 //  1. in-process: request bytes received -> reply bytes ready (Session +
 //     Plugin service + policy), and received -> reply sent through a real
 //     socketpair (read(2) ... send(2) timed on the plugin's side);
+//     Beside them, in the same run: the baseline every plugin pays (protobuf
+//     decode of the request, encode of an empty reply) and the handling's
+//     stages one by one, timed separately.
 //  2. the real binary, pre-registered on a socketpair as containerd starts
 //     it: round trip seen from the runtime's side, and the plugin's peak RSS
 //     (VmHWM) after all requests.
@@ -21,6 +24,7 @@
 
 #include "adapters/nri/facts.h"
 #include "core/config.h"
+#include "nri/decide.h"
 #include "nri/plugin.h"
 #include "nri/session.h"
 #include "nri/test_runtime.h"
@@ -94,7 +98,7 @@ void Print(const char* what, const Stats& s) {
 
 double Us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
-void InProcess(const Config& cfg, const std::vector<std::string>& calls) {
+double InProcess(const Config& cfg, const std::vector<std::string>& calls) {
   Quiet quiet;
   NriPlugin plugin([&]() -> const Config& { return cfg; }, quiet, [] { return "T"; });
   Session session(plugin, "");
@@ -122,8 +126,52 @@ void InProcess(const Config& cfg, const std::vector<std::string>& calls) {
   }
   close(sv[0]);
   close(sv[1]);
-  Print("in-process: received -> reply ready", Summarize(handle));
+  const Stats h = Summarize(handle);
+  Print("in-process: received -> reply ready", h);
   Print("in-process: read(2) -> handled -> send(2)", Summarize(socket_us));
+  return h.median_us;
+}
+
+// The same requests, stage by stage; the first row is the baseline (what
+// decoding and answering costs with no policy at all).
+void Stages(const Config& cfg, const std::vector<std::string>& payloads, double full_median_us) {
+  std::vector<double> base, decode, facts_us, admit, encode;
+  std::string out;
+  for (const auto& p : payloads) {
+    auto t0 = Clock::now();
+    {
+      pb::CreateContainerRequest req;
+      if (!req.ParseFromArray(p.data(), static_cast<int>(p.size()))) std::abort();
+      out.clear();
+      pb::CreateContainerResponse().SerializeToString(&out);
+    }
+    auto t1 = Clock::now();
+    pb::CreateContainerRequest req;
+    if (!req.ParseFromArray(p.data(), static_cast<int>(p.size()))) std::abort();
+    auto t2 = Clock::now();
+    const NriFacts f = FactsFromCreate(req);
+    auto t3 = Clock::now();
+    const Verdict v = AdmitNri(cfg, f.facts);
+    auto t4 = Clock::now();
+    pb::CreateContainerResponse resp;
+    SetAdjustmentRlimits(v.limits, *resp.mutable_adjust());
+    out.clear();
+    resp.SerializeToString(&out);
+    auto t5 = Clock::now();
+    base.push_back(Us(t1 - t0));
+    decode.push_back(Us(t2 - t1));
+    facts_us.push_back(Us(t3 - t2));
+    admit.push_back(Us(t4 - t3));
+    encode.push_back(Us(t5 - t4));
+  }
+  const Stats b = Summarize(base);
+  Print("baseline: decode request + encode empty reply", b);
+  Print("stage: decode CreateContainerRequest", Summarize(decode));
+  Print("stage: FactsFromCreate", Summarize(facts_us));
+  Print("stage: AdmitNri (policy, requests)", Summarize(admit));
+  Print("stage: ContainerAdjustment + encode", Summarize(encode));
+  std::printf("%-52s %.2fx the baseline (medians)\n", "in-process: received -> reply ready",
+              full_median_us / b.median_us);
 }
 
 std::string ReadReply(int fd, std::string& pending, uint32_t conn) {
@@ -200,13 +248,15 @@ int main(int argc, char** argv) {
   int n = argc > 2 ? std::atoi(argv[2]) : 10000;
   auto cfg = ParseConfig(kConfig, "bench.toml");
   if (!cfg) return 1;
-  std::vector<std::string> calls;
+  std::vector<std::string> payloads, calls;
   for (int i = 0; i < n; ++i) {
-    calls.push_back(testing::RuntimeCall(2 * i + 3, "CreateContainer", CreatePayload(i)));
+    payloads.push_back(CreatePayload(i));
+    calls.push_back(testing::RuntimeCall(2 * i + 3, "CreateContainer", payloads.back()));
   }
   std::printf("%d CreateContainer requests, %zu bytes each on the wire (first)\n", n,
               calls[0].size());
-  InProcess(*cfg, calls);
+  const double full = InProcess(*cfg, calls);
+  Stages(*cfg, payloads, full);
   char path[] = "/tmp/nribench.XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0 || write(fd, kConfig, std::char_traits<char>::length(kConfig)) < 0) return 1;
