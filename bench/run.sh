@@ -2,30 +2,44 @@
 # One command for the benchmark suite: builds a Release tree, sets up the
 # fixtures, and prints docs/performance.md-ready tables. Every figure is a
 # ratio to a baseline measured in the same run (bench/spawnbench.cc).
-#   bench/run.sh [--runs N] [--runc-runs N]
+#   bench/run.sh [--runs N] [--runc-runs N] [--cri-pods N] [--only nri]
 # --runc-runs (default: --runs) sets the rounds of the runc table alone: a
 # container start varies by a millisecond or more, as much as the effects it
 # is there to show.
+# --cri-pods (default 30; 0 skips it) sets the pods per arm of the CRI table
+# (bench/cribench.cc: real containerd 2.x and 1.7, with and without
+# oci-rlimit-nri). --only nri runs the oci-rlimit-nri tables alone.
+# OCI_RLIMIT_JOBS caps the build's parallel jobs (default: ninja's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=300
 runc_runs=
+cri_pods=30
+only=all
+usage() {
+  echo "usage: bench/run.sh [--runs N] [--runc-runs N] [--cri-pods N] [--only nri]" >&2
+  exit 2
+}
 while (($#)); do
+  (($# >= 2)) || usage
   case $1 in
     --runs) runs=$2 ;;
     --runc-runs) runc_runs=$2 ;;
-    *)
-      echo "usage: bench/run.sh [--runs N] [--runc-runs N]" >&2
-      exit 2
-      ;;
+    --cri-pods) cri_pods=$2 ;;
+    --only) [[ $2 == nri ]] || usage; only=$2 ;;
+    *) usage ;;
   esac
   shift 2
 done
 runc_runs=${runc_runs:-$runs}
 
 scripts/install-deps.sh all >/dev/null
-cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DOCI_RLIMIT_BUILD_TESTS=OFF >/dev/null
-cmake --build build-release >/dev/null
+# The tests' harness is configured too: cribench drives containerd through the
+# CRI client in tests/cri. Only the programs and the benchmarks are built.
+cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DOCI_RLIMIT_BUILD_TESTS=ON >/dev/null
+targets=(oci-rlimit-hook oci-prlimit-helper oci-rlimit-runtime oci-rlimit-nri spawnbench specbench nribench)
+((cri_pods > 0)) && targets+=(cribench)
+cmake --build build-release ${OCI_RLIMIT_JOBS:+-j "$OCI_RLIMIT_JOBS"} --target "${targets[@]}" >/dev/null
 bin=$PWD/build-release/bin
 
 # On the root filesystem (not a tmpfs), as containerd's and podman's bundles
@@ -57,6 +71,25 @@ echo "# oci-rlimit benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(una
 echo
 echo "Load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
+
+nri_tables() {
+  echo "## oci-rlimit-nri per CreateContainer (bench/nribench.cc)"
+  echo
+  echo '```'
+  "$bin/nribench" "$bin/oci-rlimit-nri" 10000
+  echo '```'
+  echo
+  if ((cri_pods > 0)); then
+    echo "## Container creation through CRI, no NRI plugin against oci-rlimit-nri (bench/cribench.cc)"
+    echo
+    "$bin/cribench" --pods "$cri_pods" --containerd all 2> >(grep -v '^\[cri\]' >&2)
+  fi
+}
+if [[ $only == nri ]]; then
+  nri_tables
+  echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  exit 0
+fi
 
 # --- fixtures ----------------------------------------------------------------
 printf 'rlimits = ["memlock=4M:8M"]\n' >"$work/config.toml"
@@ -180,4 +213,5 @@ echo "## Parse, merge and dump in-process, runc-spec config.json"
 echo
 "$bin/specbench" --runs 1000 --warmup 50 "$work/normal-config.json"
 echo
+nri_tables
 echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
