@@ -21,6 +21,7 @@ namespace {
 class FakeProcess final : public ProcessOps {
  public:
   int set_errno = 0;
+  bool initial_userns = true;
   std::vector<std::string> sets;  // "pid resource soft:hard", in order
   Result<int> OpenPidfd(pid_t /*pid*/) override { return 7; }
   Status CheckAlive(int /*pidfd*/) override { return Ok{}; }
@@ -35,7 +36,7 @@ class FakeProcess final : public ProcessOps {
     return LimitPair{8 << 20, 8 << 20};
   }
   bool HasSysResource() override { return false; }
-  bool InInitialUserNamespace() override { return true; }
+  bool InInitialUserNamespace() override { return initial_userns; }
 };
 
 constexpr mode_t kExecutable = S_IFREG | 0755;
@@ -278,6 +279,68 @@ TEST(HookArgs, UsageErrorIsTwoAndHelpGoesToStdout) {
   EXPECT_NE(help.stdout_text.find("usage: oci-rlimit-hook"), std::string::npos);
   EXPECT_FALSE(help.config_flag) << "help loads no config";
 }
+
+// ---------------------------------------------------------------------------
+// A rootless engine (not the initial user namespace): a hard limit above the
+// target's (8M:8M in the fake) is cut to it with a warning; rootless = "fail"
+// makes that cut an error, which on-error then decides on.
+
+struct RootlessCase {
+  const char* name;
+  const char* stage;
+  const char* rootless;
+  OnError on_error;
+  int rc;
+  const char* result;  // what reached prlimit (apply) or a piece of stdout (precreate)
+  const char* says;
+};
+
+const RootlessCase kRootlessCases[] = {
+    {"ApplyDegradesToTheTargetsHardLimit", "prestart", "degrade", OnError::kFail, 0,
+     "4242 8 8388608:8388608", "warning: rootless"},
+    {"ApplyRootlessFailRefusesUnderFail", "prestart", "fail", OnError::kFail, 1, "",
+     "container \"c1\""},
+    {"ApplyRootlessFailIsExcusedUnderWarn", "prestart", "fail", OnError::kWarn, 0, "",
+     "warning: on-error = \"warn\""},
+    {"PrecreateDegradesToOurHardLimit", "precreate", "degrade", OnError::kFail, 0,
+     R"({"type":"RLIMIT_MEMLOCK","hard":8388608,"soft":8388608})", "warning: rootless"},
+    {"PrecreateRootlessFailUnderWarnEchoesStdin", "precreate", "fail", OnError::kWarn, 0, "ECHO",
+     "warning: on-error = \"warn\""},
+    {"PrecreateRootlessFailUnderFailWritesNothing", "precreate", "fail", OnError::kFail, 1, "",
+     "memlock"},
+};
+
+class HookRootless : public ::testing::TestWithParam<RootlessCase> {};
+
+TEST_P(HookRootless, FitsOrFails) {
+  const RootlessCase& c = GetParam();
+  FakeHookOps ops;
+  Config cfg =
+      Parse(std::string("rlimits = [\"memlock=16M\"]\nrootless = \"") + c.rootless + "\"\n");
+  cfg.on_error = c.on_error;
+  ops.config = cfg;
+  ops.process.initial_userns = false;
+  const bool precreate = std::string_view(c.stage) == "precreate";
+  const std::string spec = " " + Spec("") + "\n";
+  ops.stdin_text = precreate ? spec : std::string(kState);
+  ops.files[kSpecPath] = Spec("");
+
+  EXPECT_EQ(RunHook({"oci-rlimit-hook", c.stage}, ops), c.rc) << ops.Stderr();
+  EXPECT_NE(ops.Stderr().find(c.says), std::string::npos) << ops.Stderr();
+  std::string applied;
+  for (const auto& set : ops.process.sets) applied += set;
+  if (!precreate) {
+    EXPECT_EQ(applied, c.result);
+  } else if (std::string_view(c.result) == "ECHO") {
+    EXPECT_EQ(ops.stdout_text, spec) << "stdin back, byte for byte";
+  } else if (std::string_view(c.result).empty()) {
+    EXPECT_EQ(ops.stdout_text, "");
+  } else {
+    EXPECT_NE(ops.stdout_text.find(c.result), std::string::npos) << ops.stdout_text;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, HookRootless, ::testing::ValuesIn(kRootlessCases), CaseName{});
 
 // ---------------------------------------------------------------------------
 // Chain mode.
