@@ -246,7 +246,7 @@ INSTANTIATE_TEST_SUITE_P(
                    {.pod_namespace = "gpu-team"},
                    0,
                    "RLIMIT_MEMLOCK=unlimited:unlimited",
-                   "memlock ?->unlimited:unlimited",
+                   "memlock unreported->unlimited:unlimited",
                    1},
         CreateCase{"NamespaceRuleOtherNamespace",
                    kNamespaceRule,
