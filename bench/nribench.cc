@@ -98,16 +98,51 @@ void Print(const char* what, const Stats& s) {
 
 double Us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
-double InProcess(const Config& cfg, const std::vector<std::string>& calls) {
+// One request stage by stage, timed separately: the baseline every plugin
+// pays (decode the request, encode an empty reply), then decode, facts,
+// policy, and the reply with the adjustment.
+struct StageTimes {
+  double base, decode, facts, admit, encode;
+};
+
+StageTimes Staged(const Config& cfg, const std::string& p, std::string& out) {
+  auto t0 = Clock::now();
+  {
+    pb::CreateContainerRequest req;
+    if (!req.ParseFromArray(p.data(), static_cast<int>(p.size()))) std::abort();
+    out.clear();
+    pb::CreateContainerResponse().SerializeToString(&out);
+  }
+  auto t1 = Clock::now();
+  pb::CreateContainerRequest req;
+  if (!req.ParseFromArray(p.data(), static_cast<int>(p.size()))) std::abort();
+  auto t2 = Clock::now();
+  const NriFacts f = FactsFromCreate(req);
+  auto t3 = Clock::now();
+  const Verdict v = AdmitNri(cfg, f.facts);
+  auto t4 = Clock::now();
+  pb::CreateContainerResponse resp;
+  SetAdjustmentRlimits(v.limits, *resp.mutable_adjust());
+  out.clear();
+  resp.SerializeToString(&out);
+  auto t5 = Clock::now();
+  return {Us(t1 - t0), Us(t2 - t1), Us(t3 - t2), Us(t4 - t3), Us(t5 - t4)};
+}
+
+// Per request, in turn (so load lands on every figure alike): the whole
+// handling, the same through a socketpair, and the stages on their own.
+void InProcess(const Config& cfg, const std::vector<std::string>& calls,
+               const std::vector<std::string>& payloads) {
   Quiet quiet;
   NriPlugin plugin([&]() -> const Config& { return cfg; }, quiet, [] { return "T"; });
   Session session(plugin, "");
-  std::vector<double> handle, socket_us;
+  std::vector<double> handle, socket_us, base, decode, facts, admit, encode;
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) std::abort();
   std::string out;
   std::vector<char> buf(1 << 16);
-  for (const auto& call : calls) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const std::string& call = calls[i];
     out.clear();
     auto t0 = Clock::now();
     if (!session.OnBytes(call, out)) std::abort();
@@ -123,55 +158,27 @@ double InProcess(const Config& cfg, const std::vector<std::string>& calls) {
     }
     socket_us.push_back(Us(Clock::now() - t1));
     if (read(sv[0], buf.data(), buf.size()) <= 0) std::abort();
+
+    const StageTimes st = Staged(cfg, payloads[i], out);
+    base.push_back(st.base);
+    decode.push_back(st.decode);
+    facts.push_back(st.facts);
+    admit.push_back(st.admit);
+    encode.push_back(st.encode);
   }
   close(sv[0]);
   close(sv[1]);
   const Stats h = Summarize(handle);
+  const Stats b = Summarize(base);
   Print("in-process: received -> reply ready", h);
   Print("in-process: read(2) -> handled -> send(2)", Summarize(socket_us));
-  return h.median_us;
-}
-
-// The same requests, stage by stage; the first row is the baseline (what
-// decoding and answering costs with no policy at all).
-void Stages(const Config& cfg, const std::vector<std::string>& payloads, double full_median_us) {
-  std::vector<double> base, decode, facts_us, admit, encode;
-  std::string out;
-  for (const auto& p : payloads) {
-    auto t0 = Clock::now();
-    {
-      pb::CreateContainerRequest req;
-      if (!req.ParseFromArray(p.data(), static_cast<int>(p.size()))) std::abort();
-      out.clear();
-      pb::CreateContainerResponse().SerializeToString(&out);
-    }
-    auto t1 = Clock::now();
-    pb::CreateContainerRequest req;
-    if (!req.ParseFromArray(p.data(), static_cast<int>(p.size()))) std::abort();
-    auto t2 = Clock::now();
-    const NriFacts f = FactsFromCreate(req);
-    auto t3 = Clock::now();
-    const Verdict v = AdmitNri(cfg, f.facts);
-    auto t4 = Clock::now();
-    pb::CreateContainerResponse resp;
-    SetAdjustmentRlimits(v.limits, *resp.mutable_adjust());
-    out.clear();
-    resp.SerializeToString(&out);
-    auto t5 = Clock::now();
-    base.push_back(Us(t1 - t0));
-    decode.push_back(Us(t2 - t1));
-    facts_us.push_back(Us(t3 - t2));
-    admit.push_back(Us(t4 - t3));
-    encode.push_back(Us(t5 - t4));
-  }
-  const Stats b = Summarize(base);
   Print("baseline: decode request + encode empty reply", b);
   Print("stage: decode CreateContainerRequest", Summarize(decode));
-  Print("stage: FactsFromCreate", Summarize(facts_us));
+  Print("stage: FactsFromCreate", Summarize(facts));
   Print("stage: AdmitNri (policy, requests)", Summarize(admit));
   Print("stage: ContainerAdjustment + encode", Summarize(encode));
   std::printf("%-52s %.2fx the baseline (medians)\n", "in-process: received -> reply ready",
-              full_median_us / b.median_us);
+              h.median_us / b.median_us);
 }
 
 std::string ReadReply(int fd, std::string& pending, uint32_t conn) {
@@ -255,8 +262,7 @@ int main(int argc, char** argv) {
   }
   std::printf("%d CreateContainer requests, %zu bytes each on the wire (first)\n", n,
               calls[0].size());
-  const double full = InProcess(*cfg, calls);
-  Stages(*cfg, payloads, full);
+  InProcess(*cfg, calls, payloads);
   char path[] = "/tmp/nribench.XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0 || write(fd, kConfig, std::char_traits<char>::length(kConfig)) < 0) return 1;
