@@ -247,7 +247,7 @@ int RunRelease(const ContainerdRelease& release, const Options& opts) {
   if (check) Die(*check);
 
   std::printf(
-      "## containerd %s through CRI: %d pods per arm after %d warm-up each (ABBA), %d ms "
+      "### containerd %s through CRI: %d pods per arm after %d warm-up each (ABBA), %d ms "
       "between pods\n\n",
       version.c_str(), opts.pods, opts.warmup, opts.settle_ms);
   std::printf("Load average before: %s; after: %s\n\n", load_before.c_str(), LoadAverage().c_str());

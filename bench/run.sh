@@ -67,7 +67,11 @@ header() {
   echo "|---|---|---|---|---|---|"
 }
 
-echo "# oci-rlimit benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -r), $runs runs after warm-up (runc: $runc_runs)"
+if [[ $only == nri ]]; then
+  echo "# oci-rlimit benchmark (oci-rlimit-nri only), $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -r)"
+else
+  echo "# oci-rlimit benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -r), $runs runs after warm-up (runc: $runc_runs)"
+fi
 echo
 echo "Load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
