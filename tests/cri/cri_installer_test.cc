@@ -1,0 +1,210 @@
+// The node installer's own output, loaded by real containerd and driven
+// through CRI, on containerd 1.6, 1.7 and 2.x: each release's own
+// `containerd config default` (with only this sandbox's settings, see
+// CriContainerd::Options::stock_config), then `oci-rlimit node containerd
+// install` on it, as packaging/kubernetes/install.sh runs it, then pods with
+// runtimeClassName oci-rlimit. Every assertion is on what the container
+// itself reads from /proc/self/limits.
+//
+// The wrapper's config is laid out as install.sh leaves a node:
+// config.d/50-installer.toml (the installer's rlimits) and the admin's
+// config.toml beside it (requests), read through OCI_RLIMIT_CONFIG.
+#include <gtest/gtest.h>
+#include <toml++/toml.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "cri_containerd.h"
+#include "harness.h"
+
+namespace ocirlimit::itest::cri {
+
+void PrintTo(const ContainerdRelease& r, std::ostream* os);  // cri_test.cc
+
+namespace {
+namespace fs = std::filesystem;
+
+constexpr Limit kDaemon{1 << 20, 8 << 20};      // what containerd starts with
+constexpr Limit kConfigured{8 << 20, 8 << 20};  // memlock=8M: soft raised to the hard limit
+constexpr Limit kRequested{2 << 20, 8 << 20};   // the pod's request, under the ceiling
+const std::vector<std::string> kDaemonPrefix = {"prlimit", "--memlock=1048576:8388608"};
+constexpr const char* kRequestAnnotation = "oci-rlimit.io/rlimits";
+constexpr const char* kHandler = "oci-rlimit";  // install's default --name
+
+// The container's init reads its own limits with shell builtins, prints
+// them, then stays up for exec.
+const std::vector<std::string> kInitPrintsLimits = {
+    "/bin/sh", "-c", "while read -r l; do echo \"$l\"; done < /proc/self/limits; exec sleep 3600"};
+
+std::string Describe(const std::vector<std::string>& argv, const CmdResult& r) {
+  std::string cmd;
+  for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+  return cmd + " exited " + std::to_string(r.status) + ": " + r.err + r.out;
+}
+
+class CriInstallerTest : public ::testing::TestWithParam<ContainerdRelease> {
+ protected:
+  void SetUp() override {
+    OCI_RLIMIT_REQUIRE("prlimit");
+    OCI_RLIMIT_REQUIRE_CONTAINERD(GetParam());
+    for (const char* p : {"oci-rlimit-runtime", "oci-rlimit", "toml_rewrite"}) {
+      ASSERT_TRUE(Which(OurBinary(p))) << OurBinary(p) << " has not been built";
+    }
+    fs::create_directories(dir_ / "etc/oci-rlimit/config.d");
+    WriteFile(dir_ / "etc/oci-rlimit/config.d/50-installer.toml", "rlimits = [\"memlock=8M\"]\n");
+    WriteFile(dir_ / "etc/oci-rlimit/config.toml",
+              "[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\n");
+  }
+
+  static std::string Wrapper() { return OurBinary("oci-rlimit-runtime"); }
+
+  // `oci-rlimit node containerd ACTION --config FILE [extra]`: its stdout,
+  // or an error text in `error`.
+  static std::string Node(const std::string& action, const std::string& config,
+                          std::string* error) {
+    std::vector<std::string> argv = {
+        OurBinary("oci-rlimit"), "node", "containerd", action, "--config", config};
+    if (action == "install") argv.insert(argv.end(), {"--binary", Wrapper()});
+    CmdResult r = RunCmd(argv);
+    if (r.status != 0) *error = Describe(argv, r);
+    return r.out;
+  }
+
+  // containerd from its own stock config, edited by `edit` before it starts.
+  void Start(std::function<std::optional<std::string>(const std::string&)> edit) {
+    CriContainerd::Options opts;
+    opts.release = GetParam();
+    opts.stock_config = true;
+    opts.edit_config = std::move(edit);
+    opts.prefix = kDaemonPrefix;
+    opts.env = {"OCI_RLIMIT_CONFIG=" + dir_ / "etc/oci-rlimit/config.toml"};
+    containerd_ = std::make_unique<CriContainerd>(opts);
+    ASSERT_TRUE(containerd_->ok()) << containerd_->error();
+    RecordProperty("containerd", containerd_->version());
+  }
+
+  // A pod with `handler` and `annotations`, and in it a container whose init
+  // prints its limits: the container id (init's memlock in `init`).
+  std::string RunPrintingPod(const std::string& name, const std::string& handler,
+                             const std::map<std::string, std::string>& annotations,
+                             std::optional<Limit>* init) {
+    PodSpec spec = containerd_->NewPod(name, handler);
+    spec.annotations = annotations;
+    auto pod = containerd_->RunPod(spec);
+    EXPECT_TRUE(pod) << pod.error().Text() << "\n" << containerd_->Log();
+    if (!pod) return "";
+    ContainerSpec c = CriContainerd::NewContainer("limits", kInitPrintsLimits);
+    auto id = containerd_->RunContainer(*pod, c);
+    EXPECT_TRUE(id) << id.error().Text();
+    if (!id) return "";
+    auto log = containerd_->WaitForLog(*pod, c, kMemlock);
+    EXPECT_TRUE(log) << log.error().Text();
+    if (log) *init = LimitRow(*log, kMemlock);
+    return *id;
+  }
+
+  std::optional<Limit> ExecMemlock(const std::string& id) {
+    auto r = containerd_->cri().ExecSync(id, kCatLimits);
+    EXPECT_TRUE(r) << r.error().Text();
+    if (!r) return std::nullopt;
+    EXPECT_EQ(r->exit_code, 0) << r->err;
+    return LimitRow(r->out, kMemlock);
+  }
+
+  // Pod `name` with handler `handler`: init and exec read `want`.
+  void ExpectPodReads(const std::string& name, const std::string& handler,
+                      const std::map<std::string, std::string>& annotations, const Limit& want) {
+    std::optional<Limit> init;
+    std::string id = RunPrintingPod(name, handler, annotations, &init);
+    ASSERT_FALSE(id.empty());
+    EXPECT_EQ(init, want) << name << ": init";
+    EXPECT_EQ(ExecMemlock(id), want) << name << ": ExecSync";
+  }
+
+  // `containerd --config FILE config dump` with this release, parsed.
+  toml::table Dump(const std::string& config) {
+    CmdResult r =
+        RunCmd({GetParam().bin_dir + "/containerd", "--config", config, "config", "dump"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    try {
+      return toml::parse(r.out);
+    } catch (const toml::parse_error& e) {
+      ADD_FAILURE() << e.description() << "\n" << r.out;
+      return {};
+    }
+  }
+  const char* CriPlugin() const {
+    return GetParam().config_version >= 3 ? "io.containerd.cri.v1.runtime"
+                                          : "io.containerd.grpc.v1.cri";
+  }
+
+  TempDir dir_;
+  std::unique_ptr<CriContainerd> containerd_;
+};
+
+// The installer on the release's stock config (and a rerun, which changes
+// nothing); containerd loads what it wrote. A pod with runtimeClassName
+// oci-rlimit gets the configured limit in init and exec; a pod on the stock
+// runc handler does not (the baseline); and the installer's pod_annotations
+// let a pod's request under the admin's ceiling reach init and exec.
+TEST_P(CriInstallerTest, InstalledHandlerGivesTheLimitAndPassesPodRequests) {
+  ASSERT_NO_FATAL_FAILURE(Start([](const std::string& config) -> std::optional<std::string> {
+    std::string error;
+    std::string first = Node("install", config, &error);
+    if (!error.empty()) return error;
+    if (first.find("changed=yes") == std::string::npos) return "first install: " + first;
+    std::string again = Node("install", config, &error);
+    if (!error.empty()) return error;
+    if (again.find("changed=no") == std::string::npos) return "rerun changed the file: " + again;
+    return std::nullopt;
+  }));
+
+  ExpectPodReads("pod-runc", "runc", {}, kDaemon);
+  ExpectPodReads("pod-installed", kHandler, {}, kConfigured);
+  ExpectPodReads("pod-request", kHandler, {{kRequestAnnotation, "memlock=2M:8M"}}, kRequested);
+}
+
+// The coexistence flow through CRI: install, NVIDIA's rewrite of the whole
+// file (nvidia handler, default_runtime_name = "nvidia", no comments), the
+// installer's rerun; containerd loads the result and the oci-rlimit handler
+// still gives the limit. Uninstall then leaves NVIDIA's handler and default.
+TEST_P(CriInstallerTest, HandlerSurvivesNvidiasRewriteAndUninstallKeepsNvidia) {
+  ASSERT_NO_FATAL_FAILURE(Start([](const std::string& config) -> std::optional<std::string> {
+    std::string error;
+    Node("install", config, &error);
+    if (!error.empty()) return error;
+    CmdResult rw = RunCmd({OurBinary("toml_rewrite"), config});
+    if (rw.status != 0) return "toml_rewrite: " + rw.err;
+    if (ReadFile(config).find('#') != std::string::npos) return "the rewrite kept a comment";
+    Node("install", config, &error);
+    if (!error.empty()) return "rerun after the rewrite: " + error;
+    return std::nullopt;
+  }));
+  const std::string config = containerd_->config_path();
+  {
+    toml::table t = Dump(config);
+    const toml::table* runtimes = t["plugins"][CriPlugin()]["containerd"]["runtimes"].as_table();
+    ASSERT_NE(runtimes, nullptr) << ReadFile(config);
+    EXPECT_TRUE(runtimes->contains(kHandler)) << ReadFile(config);
+    EXPECT_TRUE(runtimes->contains("nvidia")) << ReadFile(config);
+  }
+  ExpectPodReads("pod-after-rewrite", kHandler, {}, kConfigured);
+
+  std::string error;
+  Node("uninstall", config, &error);
+  ASSERT_EQ(error, "");
+  toml::table t = Dump(config);
+  const auto ctd = t["plugins"][CriPlugin()]["containerd"];
+  EXPECT_FALSE(ctd["runtimes"][kHandler]) << ReadFile(config);
+  EXPECT_EQ(ctd["runtimes"]["nvidia"]["options"]["BinaryName"].value<std::string>(),
+            "/usr/bin/nvidia-container-runtime")
+      << ReadFile(config);
+  EXPECT_EQ(ctd["default_runtime_name"].value<std::string>(), "nvidia") << ReadFile(config);
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, CriInstallerTest, ::testing::ValuesIn(AllContainerdReleases()),
+                         [](const auto& info) { return TestName(info.param); });
+
+}  // namespace
+}  // namespace ocirlimit::itest::cri
