@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <sstream>
 
 #include "cri_containerd.h"
 #include "harness.h"
@@ -201,6 +202,141 @@ TEST_P(CriInstallerTest, HandlerSurvivesNvidiasRewriteAndUninstallKeepsNvidia) {
             "/usr/bin/nvidia-container-runtime")
       << ReadFile(config);
   EXPECT_EQ(ctd["default_runtime_name"].value<std::string>(), "nvidia") << ReadFile(config);
+}
+
+// The words of the by-hand install command in docs/deployment.md (a ```sh
+// line starting "bash /usr/share/oci-rlimit/kubernetes/install.sh", with its
+// `\` continuation), double quotes removed; empty when it is not there.
+std::vector<std::string> DocumentedByHandInstall(const std::string& doc) {
+  const std::string start = "bash /usr/share/oci-rlimit/kubernetes/install.sh";
+  size_t at = doc.find("\n" + start);
+  if (at == std::string::npos) return {};
+  std::string cmd;
+  std::istringstream lines(doc.substr(at + 1));
+  for (std::string line; std::getline(lines, line);) {
+    bool more = line.ends_with("\\");
+    cmd += " " + (more ? line.substr(0, line.size() - 1) : line);
+    if (!more) break;
+  }
+  std::vector<std::string> words;
+  std::istringstream ws(cmd);
+  for (std::string w; ws >> w;) {
+    if (w.size() >= 2 && w.front() == '"' && w.back() == '"') w = w.substr(1, w.size() - 2);
+    words.push_back(w);
+  }
+  return words;
+}
+
+std::string Squeeze(const std::string& text) {
+  std::istringstream ws(text);
+  std::string out;
+  for (std::string w; ws >> w;) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+// Copies the loader and shared libraries of `program` into `root`, so that
+// install.sh's `chroot ROOT PROGRAM --version` check runs there.
+std::optional<std::string> GiveRootTheLibrariesOf(const std::string& root,
+                                                  const std::string& program) {
+  CmdResult r = RunCmd({"sh", "-c",
+                        "ldd \"$1\" | grep -o '/[^ ]*' | while read -r l; do "
+                        "mkdir -p \"$0${l%/*}\" && cp -L \"$l\" \"$0$l\" || exit 1; done",
+                        root, program});
+  if (r.status != 0) return "libraries of " + program + ": " + r.err;
+  return std::nullopt;
+}
+
+// docs/deployment.md's (and README's) "one node by hand" step, run as
+// written, with only what cannot run in this sandbox mapped: `--host-root /`
+// is a fake host root HOST holding the release's stock config, the .deb's
+// /usr/share/oci-rlimit/kubernetes/install.sh and /usr/bin are the source
+// tree's packaging/kubernetes/install.sh and this build's bin/ (the .deb ships
+// those), and memlock=unlimited is 8M (no CAP_SYS_RESOURCE here). HOST has a
+// stand-in systemctl for --restart. containerd then loads the file install.sh
+// wrote, in a private mount namespace where HOST/usr/local/bin is
+// /usr/local/bin (where the handler's BinaryName points), and the wrapper
+// reads the installer's drop-in HOST/etc/oci-rlimit/config.d/50-installer.toml.
+TEST_P(CriInstallerTest, DocumentedByHandInstallRunsAPodWithTheLimit) {
+  OCI_RLIMIT_REQUIRE("unshare", "mount", "bash", "/bin/busybox");
+  const std::string src = OCI_RLIMIT_SOURCE_DIR;
+  const std::vector<std::string> doc =
+      DocumentedByHandInstall(ReadFile(src + "/docs/deployment.md"));
+  ASSERT_GE(doc.size(), 2u) << "docs/deployment.md has no by-hand install.sh command";
+  // README says the same, inline.
+  const std::string readme = ReadFile(src + "/README.md");
+  const std::string lead = "One node by hand instead: `";
+  size_t at = readme.find(lead);
+  ASSERT_NE(at, std::string::npos) << "README.md: no \"" << lead << "\"";
+  at += lead.size();
+  std::string readme_cmd = Squeeze(readme.substr(at, readme.find('`', at) - at));
+  std::string doc_cmd;
+  for (const auto& w : doc) doc_cmd += (doc_cmd.empty() ? "" : " ") + w;
+  for (size_t q; (q = readme_cmd.find('"')) != std::string::npos;) readme_cmd.erase(q, 1);
+  EXPECT_EQ(readme_cmd, doc_cmd) << "README.md and docs/deployment.md differ";
+
+  const std::string host = dir_ / "host";
+  const std::string bin = fs::path(OurBinary("oci-rlimit")).parent_path();
+  const std::map<std::pair<std::string, std::string>, std::string> mapped = {
+      {{"--host-root", "/"}, host},
+      {{"--source", "/usr/bin"}, bin},
+      {{"--rlimits", "memlock=unlimited"}, "memlock=8M"},
+  };
+  std::vector<std::string> argv = {doc[0], src + "/packaging/kubernetes/install.sh"};
+  ASSERT_EQ(doc[0], "bash");
+  size_t seen = 0;
+  for (size_t i = 2; i < doc.size(); ++i) {
+    if (i + 1 < doc.size()) {
+      if (auto it = mapped.find({doc[i], doc[i + 1]}); it != mapped.end()) {
+        argv.insert(argv.end(), {doc[i], it->second});
+        ++i;
+        ++seen;
+        continue;
+      }
+    }
+    argv.push_back(doc[i]);
+  }
+  ASSERT_EQ(seen, mapped.size()) << "the documented command changed: " << doc_cmd;
+  RecordProperty("command", doc_cmd);
+
+  for (const char* d : {"/etc/containerd", "/usr/local/bin", "/usr/bin", "/bin"}) {
+    fs::create_directories(host + d);
+  }
+  fs::copy_file("/bin/busybox", host + "/bin/busybox");
+  fs::create_symlink("busybox", host + "/bin/sh");
+  WriteFile(host + "/usr/bin/systemctl", "#!/bin/sh\necho \"$@\" >>/systemctl.log\n", 0755);
+  for (const char* p : {"oci-rlimit-hook", "oci-prlimit-helper", "oci-rlimit"}) {
+    auto err = GiveRootTheLibrariesOf(host, OurBinary(p));
+    ASSERT_FALSE(err) << *err;
+  }
+
+  CriContainerd::Options opts;
+  opts.release = GetParam();
+  opts.stock_config = true;
+  opts.edit_config = [&](const std::string& config) -> std::optional<std::string> {
+    const std::string node_config = host + "/etc/containerd/config.toml";
+    WriteFile(node_config, ReadFile(config));
+    CmdResult r = RunCmd(argv);
+    if (r.status != 0) return Describe(argv, r);
+    WriteFile(config, ReadFile(node_config));
+    return std::nullopt;
+  };
+  // The node's /usr/local/bin, for containerd, its shims and runtimes only.
+  opts.prefix = {"unshare",
+                 "-m",
+                 "sh",
+                 "-c",
+                 "mount --bind \"$0\" /usr/local/bin && exec \"$@\"",
+                 host + "/usr/local/bin"};
+  opts.prefix.insert(opts.prefix.end(), kDaemonPrefix.begin(), kDaemonPrefix.end());
+  opts.env = {"OCI_RLIMIT_CONFIG=" + host + "/etc/oci-rlimit/config.toml"};
+  containerd_ = std::make_unique<CriContainerd>(opts);
+  ASSERT_TRUE(containerd_->ok()) << containerd_->error();
+  EXPECT_EQ(ReadFile(host + "/systemctl.log"), "restart containerd\n") << "--restart";
+  EXPECT_NE(ReadFile(containerd_->config_path()).find("/usr/local/bin/oci-rlimit-runtime"),
+            std::string::npos)
+      << ReadFile(containerd_->config_path());
+
+  ExpectPodReads("pod-by-hand", kHandler, {}, kConfigured);
 }
 
 INSTANTIATE_TEST_SUITE_P(Releases, CriInstallerTest, ::testing::ValuesIn(AllContainerdReleases()),
