@@ -62,11 +62,12 @@ class CriInstallerTest : public ::testing::TestWithParam<ContainerdRelease> {
 
   // `oci-rlimit node containerd ACTION --config FILE [extra]`: its stdout,
   // or an error text in `error`.
-  static std::string Node(const std::string& action, const std::string& config,
-                          std::string* error) {
+  static std::string Node(const std::string& action, const std::string& config, std::string* error,
+                          const std::vector<std::string>& extra = {}) {
     std::vector<std::string> argv = {
         OurBinary("oci-rlimit"), "node", "containerd", action, "--config", config};
     if (action == "install") argv.insert(argv.end(), {"--binary", Wrapper()});
+    argv.insert(argv.end(), extra.begin(), extra.end());
     CmdResult r = RunCmd(argv);
     if (r.status != 0) *error = Describe(argv, r);
     return r.out;
@@ -244,6 +245,45 @@ std::optional<std::string> GiveRootTheLibrariesOf(const std::string& root,
                         root, program});
   if (r.status != 0) return "libraries of " + program + ": " + r.err;
   return std::nullopt;
+}
+
+// GPU nodes: after NVIDIA's rewrite, `install --base nvidia` (install.sh
+// --nvidia) makes the oci-rlimit handler a copy of NVIDIA's, and the
+// installer's drop-in names NVIDIA's runtime in `[runtime] runtimes` (here a
+// stand-in that logs its argv and execs runc, as `--nvidia-runtime PATH`
+// names it). Through CRI, init and exec get the limit and every call of the
+// pod's lifecycle passes through NVIDIA's runtime.
+TEST_P(CriInstallerTest, NvidiaBasedHandlerRunsNvidiasRuntimeWithTheLimit) {
+  const std::string calls = dir_ / "nvidia-calls.log";
+  const std::string nvidia = dir_ / "nvidia-container-runtime";
+  auto runc = Which("runc");
+  ASSERT_TRUE(runc);
+  WriteFile(nvidia, "#!/bin/sh\necho \"$*\" >> '" + calls + "'\nexec " + *runc + " \"$@\"\n", 0755);
+  WriteFile(dir_ / "etc/oci-rlimit/config.d/50-installer.toml",
+            "rlimits = [\"memlock=8M\"]\n[runtime]\nruntimes = [\"" + nvidia + "\"]\n");
+  std::string base_binary;
+  ASSERT_NO_FATAL_FAILURE(Start([&](const std::string& config) -> std::optional<std::string> {
+    std::string error;
+    Node("install", config, &error);
+    if (!error.empty()) return error;
+    CmdResult rw = RunCmd({OurBinary("toml_rewrite"), config});
+    if (rw.status != 0) return "toml_rewrite: " + rw.err;
+    std::string out = Node("install", config, &error, {"--base", "nvidia"});
+    if (!error.empty()) return "install --base nvidia: " + error;
+    base_binary = out;
+    return std::nullopt;
+  }));
+  EXPECT_NE(base_binary.find("base-binary=/usr/bin/nvidia-container-runtime\n"), std::string::npos)
+      << base_binary << "(what install.sh --nvidia puts in [runtime] runtimes)";
+
+  ExpectPodReads("pod-gpu", kHandler, {}, kConfigured);
+  containerd_->RemoveAll();
+  const std::string log = ReadFile(calls);
+  for (const char* sub : {" create ", " start ", " exec ", " kill ", " delete "}) {
+    EXPECT_NE((" " + log).find(sub), std::string::npos)
+        << sub << "did not reach NVIDIA's runtime; calls:\n"
+        << log;
+  }
 }
 
 // docs/deployment.md's (and README's) "one node by hand" step, run as
