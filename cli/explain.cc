@@ -34,18 +34,23 @@ Json Pairs(const std::vector<std::pair<std::string, std::string>>& v) {
   return o;
 }
 
-std::string Describe(const RuleMatch& m) {
-  if (m.always) return "always";
-  std::vector<std::string> parts;
-  for (const auto& [k, v] : m.annotations)
-    parts.push_back("annotation " + Quote(k) + "=" + Quote(v));
-  for (const auto& e : m.env) parts.push_back("env " + e + " set, not void/none");
-  for (const auto& [k, v] : m.env_values) parts.push_back("env " + k + "=" + Quote(v));
-  for (const auto& d : m.devices) parts.push_back("device " + d);
+// Each condition with who controls it: "env X set, not void/none [author]".
+std::string Describe(const std::vector<RuleFact>& facts) {
+  if (facts.empty()) return "always";
   // Kinds AND, entries of one kind OR; the text keeps them apart by kind.
   std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  for (const auto& f : facts) {
+    out += (out.empty() ? "" : "; ") + f.text + " [" + FactOwnerName(f.owner) + "]";
+  }
   return out;
+}
+
+Json FactsJson(const std::vector<RuleFact>& facts) {
+  Json a = Json::array();
+  for (const auto& f : facts) {
+    a.push_back({{"kind", f.kind}, {"fact", f.text}, {"owner", FactOwnerName(f.owner)}});
+  }
+  return a;
 }
 
 Json MatchJson(const RuleMatch& m) {
@@ -55,6 +60,8 @@ Json MatchJson(const RuleMatch& m) {
   if (!m.env.empty()) o["env"] = Strings(m.env);
   if (!m.env_values.empty()) o["env-values"] = Pairs(m.env_values);
   if (!m.devices.empty()) o["devices"] = Strings(m.devices);
+  if (!m.namespaces.empty()) o["namespaces"] = Strings(m.namespaces);
+  if (!m.pods.empty()) o["pods"] = Strings(m.pods);
   return o;
 }
 
@@ -77,10 +84,11 @@ std::string ValidateText(const Config& cfg) {
   } else {
     os << "rules, in order (a later match wins per type):\n";
     for (const auto& r : cfg.rules) {
-      os << "  " << Quote(r.name) << ": " << Join(r.rlimits) << " when " << Describe(r.match)
-         << "\n";
+      os << "  " << Quote(r.name) << ": " << Join(r.rlimits) << " when "
+         << Describe(RuleFacts(r.match)) << "\n";
     }
   }
+  for (const auto& w : TrustWarnings(cfg)) os << "warning: " << w << "\n";
   os << "requests (" << kRequestAnnotation << "): ";
   if (cfg.requests.enabled) {
     os << "enabled, ceilings " << Join(cfg.requests.ceilings) << ", over-ceiling = "
@@ -102,10 +110,13 @@ Json ValidateJson(const Config& cfg) {
   o["rlimits"] = Array(cfg.rlimits);
   Json rules = Json::array();
   for (const auto& r : cfg.rules) {
-    rules.push_back(
-        {{"name", r.name}, {"rlimits", Array(r.rlimits)}, {"match", MatchJson(r.match)}});
+    rules.push_back({{"name", r.name},
+                     {"rlimits", Array(r.rlimits)},
+                     {"match", MatchJson(r.match)},
+                     {"facts", FactsJson(RuleFacts(r.match))}});
   }
   o["rules"] = rules;
+  o["warnings"] = Strings(TrustWarnings(cfg));
   o["requests"] = {
       {"enabled", cfg.requests.enabled},
       {"ceilings", Array(cfg.requests.ceilings)},
@@ -122,7 +133,14 @@ Result<Explanation> Explain(const Config& cfg, const Json& spec, const std::stri
   e.rootless = cfg.rootless;
   auto facts = FactsFromSpec(spec);
   if (!facts) return facts.error();
-  for (const auto& r : cfg.rules) e.rules.emplace_back(r.name, RuleMatches(r, *facts));
+  for (const auto& r : cfg.rules) {
+    e.rules.emplace_back(r.name, RuleMatches(r, *facts));
+    e.rule_facts.push_back(RuleFacts(r.match));
+  }
+  e.trust_warnings = TrustWarnings(cfg);
+  e.pod_namespace = facts->pod_namespace;
+  e.pod_name = facts->pod_name;
+  e.pod_doubt = facts->pod_doubt;
   // The same admission step as the hook and the wrapper, so explain cannot
   // disagree with them.
   const Verdict v = Admit(cfg, *facts, EntryPoint::kExplain);
@@ -150,9 +168,19 @@ std::string ExplainText(const Explanation& e) {
   std::ostringstream os;
   os << "bundle: " << e.bundle << "\n";
   if (e.rules.empty()) os << "rules: none (the top-level rlimits apply to every container)\n";
-  for (const auto& [name, matched] : e.rules) {
-    os << "rule " << Quote(name) << ": " << (matched ? "matches" : "does not match") << "\n";
+  if (e.pod_namespace || e.pod_name) {
+    os << "pod (as the runtime states it): namespace " << Quote(e.pod_namespace.value_or("?"))
+       << ", name " << Quote(e.pod_name.value_or("?")) << "\n";
+  } else if (!e.pod_doubt.empty()) {
+    os << "pod: unknown: " << e.pod_doubt << "\n";
   }
+  for (size_t i = 0; i < e.rules.size(); ++i) {
+    const auto& [name, matched] = e.rules[i];
+    os << "rule " << Quote(name) << ": " << (matched ? "matches" : "does not match");
+    if (i < e.rule_facts.size()) os << " (" << Describe(e.rule_facts[i]) << ")";
+    os << "\n";
+  }
+  for (const auto& w : e.trust_warnings) os << "warning: " << w << "\n";
   if (!e.error.empty()) {
     os << "REFUSED: " << e.error << "\n";
     return os.str();
@@ -191,9 +219,16 @@ Json ExplainJson(const Explanation& e) {
   Json o = Json::object();
   o["bundle"] = e.bundle;
   Json rules = Json::array();
-  for (const auto& [name, matched] : e.rules)
-    rules.push_back({{"name", name}, {"matched", matched}});
+  for (size_t i = 0; i < e.rules.size(); ++i) {
+    Json r = {{"name", e.rules[i].first}, {"matched", e.rules[i].second}};
+    if (i < e.rule_facts.size()) r["facts"] = FactsJson(e.rule_facts[i]);
+    rules.push_back(r);
+  }
   o["rules"] = rules;
+  o["warnings"] = Strings(e.trust_warnings);
+  o["pod"] = {{"namespace", e.pod_namespace ? Json(*e.pod_namespace) : Json(nullptr)},
+              {"name", e.pod_name ? Json(*e.pod_name) : Json(nullptr)},
+              {"doubt", e.pod_doubt}};
   o["ok"] = e.error.empty();
   if (!e.error.empty()) {
     o["error"] = e.error;

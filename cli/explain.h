@@ -29,6 +29,12 @@ struct Outcome {
 struct Explanation {
   std::string bundle;
   std::vector<std::pair<std::string, bool>> rules;  // name, matched
+  std::vector<std::vector<RuleFact>> rule_facts;    // per rule: its conditions and their owners
+  std::vector<std::string> trust_warnings;          // TrustWarnings(cfg)
+  // The Kubernetes pod as the runtime states it (ContainerFacts).
+  std::optional<std::string> pod_namespace;
+  std::optional<std::string> pod_name;
+  std::string pod_doubt;
   Decision decision;
   std::vector<Outcome> outcomes;
   std::string error;  // the container would fail: a rejected or malformed request

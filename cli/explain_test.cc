@@ -78,6 +78,85 @@ TEST(Validate, ListsRulesAndRequests) {
   EXPECT_EQ(j["requests"]["enabled"], true);
 }
 
+TEST(Validate, LabelsEachFactAndWarnsOnAnAuthorOnlyRule) {
+  Config c = Cfg(std::string(kGpuRule) +
+                 "[[rule]]\nname = 'ml'\nrlimits = ['memlock=unlimited']\n"
+                 "match = { namespaces = ['gpu-*'], devices = ['/dev/nvidia*'] }\n");
+  std::string text = ValidateText(c);
+  EXPECT_NE(text.find("when env NVIDIA_VISIBLE_DEVICES set, not void/none [author]\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("when device /dev/nvidia* [node]; namespace gpu-* [node]\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nwarning: rule \"gpu\" matches only facts the container's author sets "
+                      "(env)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("warning: rule \"ml\""), std::string::npos) << text;
+  Json j = ValidateJson(c);
+  EXPECT_EQ(j["rules"][0]["facts"][0]["owner"], "author");
+  EXPECT_EQ(j["rules"][1]["facts"][1]["owner"], "node");
+  EXPECT_EQ(j["rules"][1]["facts"][1]["kind"], "namespaces");
+  EXPECT_EQ(j["rules"][1]["match"]["namespaces"][0], "gpu-*");
+  ASSERT_EQ(j["warnings"].size(), 1u);
+  EXPECT_TRUE(j["warnings"][0].get<std::string>().starts_with("rule \"gpu\" "));
+}
+
+TEST(Validate, NoWarningsForNodeRules) {
+  Config c =
+      Cfg("[[rule]]\nname='rdma'\nrlimits=['memlock=1G']\n"
+          "match={devices=['/dev/infiniband/*']}\n");
+  EXPECT_EQ(ValidateText(c).find("warning:"), std::string::npos) << ValidateText(c);
+  EXPECT_TRUE(ValidateJson(c)["warnings"].empty());
+}
+
+constexpr const char* kNamespaceRule =
+    "[[rule]]\nname = 'ml'\nrlimits = ['memlock=1G']\nmatch = { namespaces = ['gpu-*'] }\n";
+
+TEST(Explain, ShowsThePodTheRuntimeNamesAndEachFactsOwner) {
+  auto e = Explain(Cfg(kNamespaceRule), Spec(R"({"annotations":{
+      "io.kubernetes.cri.sandbox-namespace":"gpu-a","io.kubernetes.cri.sandbox-name":"t-0"}})"),
+                   "b");
+  ASSERT_TRUE(e.ok()) << e.error().Text();
+  EXPECT_TRUE(e->rules[0].second);
+  std::string text = ExplainText(*e);
+  EXPECT_NE(text.find("pod (as the runtime states it): namespace \"gpu-a\", name \"t-0\"\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rule \"ml\": matches (namespace gpu-* [node])\n"), std::string::npos)
+      << text;
+  Json j = ExplainJson(*e);
+  EXPECT_EQ(j["pod"]["namespace"], "gpu-a");
+  EXPECT_EQ(j["rules"][0]["facts"][0]["owner"], "node");
+}
+
+TEST(Explain, AForgedNamespaceAnnotationLeavesThePodInDoubt) {
+  auto e = Explain(Cfg(kNamespaceRule), Spec(R"({"annotations":{
+      "io.kubernetes.cri.sandbox-namespace":"default","io.kubernetes.pod.namespace":"gpu-a"}})"),
+                   "b");
+  ASSERT_TRUE(e.ok()) << e.error().Text();
+  EXPECT_FALSE(e->rules[0].second);
+  std::string text = ExplainText(*e);
+  EXPECT_NE(text.find("pod: unknown: annotation \"io.kubernetes.cri.sandbox-namespace\""),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("note: namespaces and pods rules do not match"), std::string::npos) << text;
+  EXPECT_EQ(ExplainJson(*e)["pod"]["namespace"], nullptr);
+}
+
+TEST(Explain, WarnsOnAnAuthorOnlyRule) {
+  auto e =
+      Explain(Cfg(kGpuRule), Spec(R"({"process":{"env":["NVIDIA_VISIBLE_DEVICES=all"]}})"), "b");
+  ASSERT_TRUE(e.ok());
+  std::string text = ExplainText(*e);
+  EXPECT_NE(text.find("rule \"gpu\": matches (env NVIDIA_VISIBLE_DEVICES set, not void/none "
+                      "[author])\nwarning: rule \"gpu\" matches only facts"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(ExplainJson(*e)["warnings"].size(), 1u);
+}
+
 struct RootlessShown {
   std::string name;
   std::string toml;

@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -142,6 +143,27 @@ Result<std::vector<std::string>> NonEmptyStrings(const toml::node& node, const s
   return list;
 }
 
+// A glob over Kubernetes names: what a namespace (DNS label) or pod name
+// (DNS subdomain) can hold, plus fnmatch's * ? [ ] ! ^.
+Result<std::vector<std::string>> NameGlobs(const toml::node& node, const std::string& where) {
+  auto l = NonEmptyStrings(node, where);
+  if (!l) return l.error();
+  constexpr size_t kMaxName = 253;
+  for (size_t i = 0; i < l->size(); ++i) {
+    const std::string& g = (*l)[i];
+    const bool ok = g.size() <= kMaxName && std::all_of(g.begin(), g.end(), [](char ch) {
+                      return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+                             std::string_view("-.*?[]!^").find(ch) != std::string_view::npos;
+                    });
+    if (!ok) {
+      return MakeError(Cat(where, "[", std::to_string(i), "]: ", Quote(g),
+                           " is not a Kubernetes name glob (lowercase letters, digits, '-', '.', "
+                           "and * ? [...])"));
+    }
+  }
+  return l;
+}
+
 Status ParseMatch(const toml::node& node, const std::string& where, RuleMatch& m) {
   const toml::table* t = node.as_table();
   if (t == nullptr) return MakeError(where + ": must be a table");
@@ -174,6 +196,10 @@ Status ParseMatch(const toml::node& node, const std::string& where, RuleMatch& m
         if (!g.starts_with("/")) return MakeError(at + ": " + Quote(g) + " must be absolute");
       }
       m.devices = *l;
+    } else if (key == "namespaces" || key == "pods") {
+      auto l = NameGlobs(value, at);
+      if (!l) return l.error();
+      (key == "namespaces" ? m.namespaces : m.pods) = *l;
     } else {
       return MakeError("unknown key " + Quote(at));
     }

@@ -51,6 +51,10 @@ struct RuleMatch {
   std::vector<std::pair<std::string, std::string>> env_values;
   // fnmatch(3) globs over linux.devices[].path.
   std::vector<std::string> devices;
+  // fnmatch(3) globs over the Kubernetes namespace and pod name, as the
+  // runtime states them (ContainerFacts::pod_namespace, pod_name).
+  std::vector<std::string> namespaces;
+  std::vector<std::string> pods;
   // Set by ParseConfig (CompileRuleMatch); a hand-built RuleMatch without it
   // is compiled on each match.
   std::shared_ptr<const CompiledMatch> compiled;

@@ -8,8 +8,10 @@
 namespace ocirlimit {
 namespace {
 
-// The value of NAME in a process.env list. Of duplicates the last counts, as
-// docker and podman let a later entry replace an earlier one.
+// The value of NAME in a process.env list. Of duplicates the last counts:
+// that is the one the process's own getenv sees, because runc 1.1 and crun
+// 1.8 both pass the process only the last entry (measured; docs/policy.md,
+// "Env"), and docker and podman let a later entry replace an earlier one.
 const std::string* EnvValue(const std::vector<std::string>& env, const std::string& name) {
   const std::string* found = nullptr;
   for (const auto& entry : env) {
@@ -65,6 +67,19 @@ bool AnyDevice(const std::vector<std::string>& globs, const std::vector<std::str
   });
 }
 
+bool AnyName(const std::vector<std::string>& globs, const std::optional<std::string>& name) {
+  return name && std::any_of(globs.begin(), globs.end(), [&](const std::string& g) {
+           return GlobMatch(g, *name, /*pathname=*/false);
+         });
+}
+
+bool UsesPod(const RuleMatch& m) { return !m.namespaces.empty() || !m.pods.empty(); }
+
+const std::string* Find(const std::map<std::string, std::string>& a, std::string_view key) {
+  auto it = a.find(std::string(key));
+  return it == a.end() ? nullptr : &it->second;
+}
+
 void Set(Decision& d, const Rlimit& r, const std::string& from) {
   for (auto& s : d.sources) {
     if (s.limit.resource == r.resource) {
@@ -115,6 +130,78 @@ Status ApplyRequest(const Requests& req, const std::string& value, Decision& d) 
 
 }  // namespace
 
+void SetPodFromRuntimeAnnotations(ContainerFacts& facts) {
+  struct Field {
+    std::string_view containerd, crio;
+    std::optional<std::string>& out;
+  };
+  const Field fields[] = {
+      {kContainerdSandboxNamespace, kCrioPodNamespace, facts.pod_namespace},
+      {kContainerdSandboxName, kCrioPodName, facts.pod_name},
+  };
+  facts.pod_namespace.reset();
+  facts.pod_name.reset();
+  facts.pod_doubt.clear();
+  for (const Field& f : fields) {
+    const std::string* a = Find(facts.annotations, f.containerd);
+    const std::string* b = Find(facts.annotations, f.crio);
+    if (a != nullptr && b != nullptr && *a != *b) {
+      facts.pod_doubt = Cat("annotation ", Quote(f.containerd), " = ", Quote(*a), " but ",
+                            Quote(f.crio), " = ", Quote(*b),
+                            ": one of them is a pod's own annotation, so the pod's namespace and "
+                            "name are unknown");
+      facts.pod_namespace.reset();
+      facts.pod_name.reset();
+      return;
+    }
+    if (a != nullptr) {
+      f.out = *a;
+    } else if (b != nullptr) {
+      f.out = *b;
+    }
+  }
+}
+
+const char* FactOwnerName(FactOwner owner) { return owner == FactOwner::kNode ? "node" : "author"; }
+
+std::vector<RuleFact> RuleFacts(const RuleMatch& m) {
+  std::vector<RuleFact> out;
+  if (m.always) return out;
+  for (const auto& [k, v] : m.annotations)
+    out.push_back({"annotations", "annotation " + Quote(k) + "=" + Quote(v), FactOwner::kAuthor});
+  for (const auto& e : m.env)
+    out.push_back({"env", "env " + e + " set, not void/none", FactOwner::kAuthor});
+  for (const auto& [k, v] : m.env_values)
+    out.push_back({"env-values", "env " + k + "=" + Quote(v), FactOwner::kAuthor});
+  for (const auto& d : m.devices) out.push_back({"devices", "device " + d, FactOwner::kNode});
+  for (const auto& n : m.namespaces)
+    out.push_back({"namespaces", "namespace " + n, FactOwner::kNode});
+  for (const auto& p : m.pods) out.push_back({"pods", "pod " + p, FactOwner::kNode});
+  return out;
+}
+
+std::vector<std::string> TrustWarnings(const Config& cfg) {
+  std::vector<std::string> out;
+  for (const auto& rule : cfg.rules) {
+    const std::vector<RuleFact> facts = RuleFacts(rule.match);
+    if (facts.empty()) continue;
+    std::vector<std::string> kinds;
+    bool node = false;
+    for (const auto& f : facts) {
+      node = node || f.owner == FactOwner::kNode;
+      if (std::find(kinds.begin(), kinds.end(), f.kind) == kinds.end()) kinds.push_back(f.kind);
+    }
+    if (node) continue;
+    std::string list;
+    for (const auto& k : kinds) list += (list.empty() ? "" : ", ") + k;
+    out.push_back(Cat("rule ", Quote(rule.name),
+                      " matches only facts the container's author sets (", list,
+                      "): any container can claim its limits; add a devices, namespaces or "
+                      "pods condition (docs/policy.md, \"Trust model\")"));
+  }
+  return out;
+}
+
 bool PolicyNeedsSpec(const Config& cfg) { return !cfg.rules.empty() || cfg.requests.enabled; }
 
 bool RuleMatches(const Rule& rule, const ContainerFacts& facts) {
@@ -130,13 +217,20 @@ bool RuleMatches(const Rule& rule, const ContainerFacts& facts) {
     return false;
   }
   if (!m.devices.empty() && !AnyDevice(m.devices, facts.devices)) return false;
+  if (!m.namespaces.empty() && !AnyName(m.namespaces, facts.pod_namespace)) return false;
+  if (!m.pods.empty() && !AnyName(m.pods, facts.pod_name)) return false;
   return true;
 }
 
 Result<Decision> Decide(const Config& cfg, const ContainerFacts& facts) {
   Decision d;
   for (const auto& r : cfg.rlimits) Set(d, r, "default");
+  bool doubt_noted = false;
   for (const auto& rule : cfg.rules) {
+    if (UsesPod(rule.match) && !facts.pod_doubt.empty() && !doubt_noted) {
+      d.notes.push_back(Cat("namespaces and pods rules do not match: ", facts.pod_doubt));
+      doubt_noted = true;
+    }
     if (!RuleMatches(rule, facts)) continue;
     d.matched.push_back(rule.name);
     for (const auto& r : rule.rlimits) Set(d, r, "rule " + Quote(rule.name));

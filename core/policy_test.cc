@@ -4,6 +4,8 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,7 +83,22 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"BadOverCeiling", "[requests]\nceilings=['memlock=1G']\nover-ceiling='drop'\n",
                   "requests.over-ceiling: \"drop\" is not \"clamp\" or \"reject\""},
         BadConfig{"UnknownRequestsKey", "[requests]\nannotation='x'\n",
-                  "unknown key \"requests.annotation\""}),
+                  "unknown key \"requests.annotation\""},
+        BadConfig{"NamespaceUpperCase",
+                  "[[rule]]\nname='g'\nrlimits=['memlock=1M']\nmatch={namespaces=['Gpu-*']}\n",
+                  "rule \"g\".match.namespaces[0]: \"Gpu-*\" is not a Kubernetes name glob"},
+        BadConfig{"PodWithSlash",
+                  "[[rule]]\nname='g'\nrlimits=['memlock=1M']\nmatch={pods=['ns/pod']}\n",
+                  "rule \"g\".match.pods[0]: \"ns/pod\" is not a Kubernetes name glob"},
+        BadConfig{"NamespacesEmpty",
+                  "[[rule]]\nname='g'\nrlimits=['memlock=1M']\nmatch={namespaces=[]}\n",
+                  "rule \"g\".match.namespaces: must not be empty"},
+        BadConfig{"PodEmptyEntry",
+                  "[[rule]]\nname='g'\nrlimits=['memlock=1M']\nmatch={pods=['a', '']}\n",
+                  "rule \"g\".match.pods[1]: empty"},
+        BadConfig{"NamespacesNotStrings",
+                  "[[rule]]\nname='g'\nrlimits=['memlock=1M']\nmatch={namespaces='gpu'}\n",
+                  "rule \"g\".match.namespaces: must be an array of strings"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(ParseConfigPolicy, ReadsRulesAndRequests) {
@@ -140,6 +157,12 @@ TEST_P(RuleMatching, Matches) {
 ContainerFacts Env(std::vector<std::string> env) { return {{}, std::move(env), {}}; }
 ContainerFacts Devices(std::vector<std::string> d) { return {{}, {}, std::move(d)}; }
 ContainerFacts Annotations(std::map<std::string, std::string> a) { return {std::move(a), {}, {}}; }
+ContainerFacts Pod(std::optional<std::string> ns, std::optional<std::string> name) {
+  ContainerFacts f;
+  f.pod_namespace = std::move(ns);
+  f.pod_name = std::move(name);
+  return f;
+}
 
 const char* const kGpu = "{ env = ['NVIDIA_VISIBLE_DEVICES'] }";
 const char* const kIb = "{ devices = ['/dev/infiniband/*'] }";
@@ -179,8 +202,193 @@ INSTANTIATE_TEST_SUITE_P(
         MatchCase{"KindsAreAnded", "{ env = ['NVIDIA_VISIBLE_DEVICES'], devices = ['/dev/nv*'] }",
                   ContainerFacts{{}, {"NVIDIA_VISIBLE_DEVICES=0"}, {"/dev/null"}}, false},
         MatchCase{"KindsAllHold", "{ env = ['NVIDIA_VISIBLE_DEVICES'], devices = ['/dev/nv*'] }",
-                  ContainerFacts{{}, {"NVIDIA_VISIBLE_DEVICES=0"}, {"/dev/nvidia0"}}, true}),
+                  ContainerFacts{{}, {"NVIDIA_VISIBLE_DEVICES=0"}, {"/dev/nvidia0"}}, true},
+        // What runc 1.1 and crun 1.8 hand the process for void then 0: only "0".
+        MatchCase{"EnvVoidThenValueCountsTheValueTheProcessSees", kGpu,
+                  Env({"NVIDIA_VISIBLE_DEVICES=void", "NVIDIA_VISIBLE_DEVICES=0"}), true},
+        MatchCase{"NamespaceGlob", "{ namespaces = ['gpu-*'] }", Pod("gpu-team", "p"), true},
+        MatchCase{"NamespaceOther", "{ namespaces = ['gpu-*'] }", Pod("default", "p"), false},
+        MatchCase{"NamespaceUnknown", "{ namespaces = ['*'] }", Pod(std::nullopt, std::nullopt),
+                  false},
+        MatchCase{"NamespaceAnyOfSeveral", "{ namespaces = ['ml', 'hpc'] }", Pod("hpc", "p"), true},
+        MatchCase{"NamespaceIsNotAnAnnotation", "{ namespaces = ['gpu'] }",
+                  Annotations({{"io.kubernetes.cri.sandbox-namespace", "gpu"}}), false},
+        MatchCase{"PodGlob", "{ pods = ['trainer-?'] }", Pod("ml", "trainer-0"), true},
+        MatchCase{"PodGlobWhole", "{ pods = ['trainer'] }", Pod("ml", "trainer-0"), false},
+        MatchCase{"NamespaceAndPodAnded", "{ namespaces = ['ml'], pods = ['trainer-*'] }",
+                  Pod("default", "trainer-0"), false},
+        MatchCase{"NamespaceAndEnvBothHold",
+                  "{ namespaces = ['ml'], env = ['NVIDIA_VISIBLE_DEVICES'] }",
+                  [] {
+                    ContainerFacts f = Env({"NVIDIA_VISIBLE_DEVICES=all"});
+                    f.pod_namespace = "ml";
+                    return f;
+                  }(),
+                  true}),
     [](const auto& info) { return info.param.name; });
+
+// --- The pod, from the runtimes' own annotations ---------------------------------
+
+struct PodCase {
+  std::string name;
+  std::map<std::string, std::string> annotations;
+  std::optional<std::string> ns;
+  std::optional<std::string> pod;
+  std::string doubt;  // a substring of pod_doubt; empty: no doubt
+};
+
+class PodFromAnnotations : public ::testing::TestWithParam<PodCase> {};
+
+TEST_P(PodFromAnnotations, TakesTheRuntimesKeysAndRefusesADisagreement) {
+  ContainerFacts f = Annotations(GetParam().annotations);
+  SetPodFromRuntimeAnnotations(f);
+  EXPECT_EQ(f.pod_namespace, GetParam().ns);
+  EXPECT_EQ(f.pod_name, GetParam().pod);
+  if (GetParam().doubt.empty()) {
+    EXPECT_EQ(f.pod_doubt, "");
+  } else {
+    EXPECT_NE(f.pod_doubt.find(GetParam().doubt), std::string::npos) << f.pod_doubt;
+  }
+}
+
+const char* const kCdNs = "io.kubernetes.cri.sandbox-namespace";
+const char* const kCdName = "io.kubernetes.cri.sandbox-name";
+const char* const kCrioNs = "io.kubernetes.pod.namespace";
+const char* const kCrioName = "io.kubernetes.pod.name";
+
+INSTANTIATE_TEST_SUITE_P(
+    Policy, PodFromAnnotations,
+    ::testing::Values(
+        PodCase{"None", {{"a", "b"}}, std::nullopt, std::nullopt, ""},
+        PodCase{"Containerd", {{kCdNs, "ml"}, {kCdName, "p"}}, "ml", "p", ""},
+        PodCase{"Crio", {{kCrioNs, "ml"}, {kCrioName, "p"}}, "ml", "p", ""},
+        PodCase{"BothAgree",
+                {{kCdNs, "ml"}, {kCdName, "p"}, {kCrioNs, "ml"}, {kCrioName, "p"}},
+                "ml",
+                "p",
+                ""},
+        // containerd's own key, plus a pod annotation of CRI-O's key passed through.
+        PodCase{"ForgedCrioKeyOnContainerd",
+                {{kCdNs, "default"}, {kCdName, "p"}, {kCrioNs, "gpu"}},
+                std::nullopt,
+                std::nullopt,
+                "annotation \"io.kubernetes.cri.sandbox-namespace\" = \"default\" but "
+                "\"io.kubernetes.pod.namespace\" = \"gpu\""},
+        // CRI-O's own keys, plus a pod annotation of containerd's key (CRI-O copies them all).
+        PodCase{"ForgedContainerdKeyOnCrio",
+                {{kCrioNs, "default"}, {kCrioName, "p"}, {kCdNs, "gpu"}},
+                std::nullopt,
+                std::nullopt,
+                "one of them is a pod's own annotation"},
+        PodCase{"NamesDisagree",
+                {{kCdNs, "ml"}, {kCdName, "p"}, {kCrioNs, "ml"}, {kCrioName, "q"}},
+                std::nullopt,
+                std::nullopt,
+                "\"io.kubernetes.pod.name\" = \"q\""},
+        PodCase{"NamespaceOnly", {{kCdNs, "ml"}}, "ml", std::nullopt, ""}),
+    CaseName{});
+
+TEST(Decide, APodInDoubtMatchesNoNamespaceRuleAndSaysWhyOnce) {
+  Config c = MustParse(R"(
+[[rule]]
+name = "gpu"
+rlimits = ["memlock=1G"]
+match = { namespaces = ["gpu"] }
+[[rule]]
+name = "trainer"
+rlimits = ["nofile=4096"]
+match = { pods = ["*"] }
+)");
+  ContainerFacts f = Annotations({{kCdNs, "default"}, {kCrioNs, "gpu"}});
+  SetPodFromRuntimeAnnotations(f);
+  auto d = Decide(c, f);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->matched.empty());
+  EXPECT_EQ(Limits(d->limits), "");
+  ASSERT_EQ(d->notes.size(), 1u);
+  EXPECT_TRUE(d->notes[0].starts_with("namespaces and pods rules do not match: annotation"))
+      << d->notes[0];
+}
+
+TEST(Decide, APodInDoubtIsNotMentionedWithoutPodRules) {
+  Config c = MustParse("[[rule]]\nrlimits=['memlock=1G']\nmatch={devices=['/dev/x']}\n");
+  ContainerFacts f = Annotations({{kCdNs, "default"}, {kCrioNs, "gpu"}});
+  SetPodFromRuntimeAnnotations(f);
+  auto d = Decide(c, f);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->notes.empty());
+}
+
+// --- The trust model: who controls each fact ----------------------------------------
+
+struct TrustCase {
+  std::string name;
+  std::string match;
+  std::string owners;   // the owners of RuleFacts, in order: "author,node"
+  std::string warning;  // a substring of the rule's one warning; empty: none
+};
+
+class TrustModel : public ::testing::TestWithParam<TrustCase> {};
+
+TEST_P(TrustModel, LabelsFactsAndWarnsOnAuthorOnlyRules) {
+  Config c = MustParse(
+      "[[rule]]\nname = 'r'\nrlimits = ['memlock=1M']\nmatch = " + GetParam().match + "\n");
+  std::string owners;
+  for (const auto& f : RuleFacts(c.rules.at(0).match)) {
+    owners += (owners.empty() ? "" : ",") + std::string(FactOwnerName(f.owner));
+  }
+  EXPECT_EQ(owners, GetParam().owners);
+  auto w = TrustWarnings(c);
+  if (GetParam().warning.empty()) {
+    EXPECT_TRUE(w.empty()) << w.at(0);
+  } else {
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].find(GetParam().warning), std::string::npos) << w[0];
+    EXPECT_TRUE(w[0].starts_with("rule \"r\" matches only facts the container's author sets"))
+        << w[0];
+    EXPECT_EQ(w[0].find('\n'), std::string::npos);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Policy, TrustModel,
+    ::testing::Values(
+        TrustCase{"EnvOnly", kGpu, "author", "(env): any container can claim its limits"},
+        TrustCase{"AnnotationOnly", kAnn, "author", "(annotations)"},
+        TrustCase{"EnvValuesOnly", "{ env-values = { 'CAPS' = '.*compute.*' } }", "author",
+                  "(env-values)"},
+        TrustCase{"EnvAndAnnotation", R"({ env = ['A', 'B'], annotations = { 'a' = 'b' } })",
+                  "author,author,author", "(annotations, env)"},
+        TrustCase{"Devices", kIb, "node", ""},
+        TrustCase{"Namespaces", "{ namespaces = ['gpu-*'] }", "node", ""},
+        TrustCase{"Pods", "{ pods = ['trainer-*'] }", "node", ""},
+        TrustCase{"EnvAndDevice", "{ env = ['NVIDIA_VISIBLE_DEVICES'], devices = ['/dev/nv*'] }",
+                  "author,node", ""},
+        TrustCase{"EnvAndNamespace", "{ env = ['NVIDIA_VISIBLE_DEVICES'], namespaces = ['ml'] }",
+                  "author,node", ""},
+        TrustCase{"Always", "{ always = true }", "", ""}),
+    CaseName{});
+
+TEST(TrustWarnings, OneLinePerRuleNamingIt) {
+  Config c = MustParse(R"(
+[[rule]]
+name = "gpu"
+rlimits = ["memlock=1G"]
+match = { env = ["NVIDIA_VISIBLE_DEVICES"] }
+[[rule]]
+name = "rdma"
+rlimits = ["memlock=1G"]
+match = { devices = ["/dev/infiniband/*"] }
+[[rule]]
+name = "cdi"
+rlimits = ["memlock=1G"]
+match = { annotations = { "cdi\\.k8s\\.io/.*" = ".*" } }
+)");
+  auto w = TrustWarnings(c);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_TRUE(w[0].starts_with("rule \"gpu\" ")) << w[0];
+  EXPECT_TRUE(w[1].starts_with("rule \"cdi\" ")) << w[1];
+}
 
 // --- Combination --------------------------------------------------------------
 

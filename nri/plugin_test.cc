@@ -38,12 +38,13 @@ struct Pod {
   std::vector<std::string> env = {};
   std::vector<std::string> devices = {};
   std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> spec_rlimits = {};
+  std::string pod_namespace = "default";  // PodSandbox.namespace, as the runtime sends it
 };
 
 std::string CreateRequest(const Pod& p) {
   pb::CreateContainerRequest req;
   req.mutable_pod()->set_name("web");
-  req.mutable_pod()->set_namespace_("default");
+  req.mutable_pod()->set_namespace_(p.pod_namespace);
   for (const auto& [k, v] : p.pod_annotations) (*req.mutable_pod()->mutable_annotations())[k] = v;
   pb::Container* c = req.mutable_container();
   c->set_id("c0ffee");
@@ -84,6 +85,13 @@ match = { devices = ["/dev/infiniband/*"] }
 [requests]
 enabled = true
 ceilings = ["memlock=1G"]
+)";
+
+constexpr const char* kNamespaceRule = R"(
+[[rule]]
+name = "gpu"
+rlimits = ["memlock=unlimited"]
+match = { namespaces = ["gpu-*"] }
 )";
 
 struct CreateCase {
@@ -218,6 +226,39 @@ INSTANTIATE_TEST_SUITE_P(
                    9,
                    "",
                    "annotation \"oci-rlimit.io/rlimits\" = \"memlock=lots\"",
+                   1},
+        CreateCase{"NamespaceRuleMatchesThePodSandboxNamespace",
+                   kNamespaceRule,
+                   {.pod_namespace = "gpu-team"},
+                   0,
+                   "RLIMIT_MEMLOCK=unlimited:unlimited",
+                   "memlock ?->unlimited:unlimited",
+                   1},
+        CreateCase{"NamespaceRuleOtherNamespace",
+                   kNamespaceRule,
+                   {.pod_namespace = "default"},
+                   0,
+                   "",
+                   "",
+                   0},
+        // NRI hands over every pod annotation; the namespace comes from the
+        // PodSandbox field only, so neither runtime's key can forge it.
+        CreateCase{"NamespaceRuleIgnoresForgedAnnotations",
+                   kNamespaceRule,
+                   {.pod_annotations = {{"io.kubernetes.cri.sandbox-namespace", "gpu-team"},
+                                        {"io.kubernetes.pod.namespace", "gpu-team"}},
+                    .annotations = {{"io.kubernetes.cri.sandbox-namespace", "gpu-team"}},
+                    .pod_namespace = "default"},
+                   0,
+                   "",
+                   "",
+                   0},
+        CreateCase{"PodRuleMatchesThePodSandboxName",
+                   "[[rule]]\nrlimits = ['memlock=1M']\nmatch = { pods = ['w*'] }\n",
+                   {},
+                   0,
+                   "RLIMIT_MEMLOCK=1048576:1048576",
+                   "memlock",
                    1},
         CreateCase{"ContainerAnnotationBeatsPodAnnotation",
                    kRules,

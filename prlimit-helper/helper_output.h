@@ -16,7 +16,7 @@ namespace ocirlimit {
 // Documented in --help and docs/prlimit-helper.md; scripts depend on them.
 enum HelperExit : int {
   kExitOk = 0,
-  kExitFailure = 1,     // bad OCI state, I/O, an unexpected error; nothing applied
+  kExitFailure = 1,     // a failed privilege drop, bad OCI state, I/O, an unexpected error
   kExitUsage = 2,       // bad arguments or a refused target (pid <= 1, our own pid, a kthread)
   kExitTargetGone = 3,  // no such process, a zombie, or it exited before or while we worked
   kExitPermission = 4,  // EPERM before anything was applied

@@ -143,10 +143,7 @@ int Main(int argc, char** argv) {
   }
   // Before stdin, /proc or the target are read: input cannot reach a
   // process that holds more than it needs.
-  if (auto dropped = DropToSysResource(); !dropped) {
-    Say(dropped.error().Text());
-    return kExitFailure;
-  }
+  if (auto exit_status = DropOrExitStatus(LinuxCapOps(), Say)) return *exit_status;
   if (args->debug_caps) {
     auto caps = OwnCapabilities();
     if (!caps) {

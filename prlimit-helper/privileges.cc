@@ -1,63 +1,51 @@
 #include "prlimit-helper/privileges.h"
 
-#include <sys/capability.h>
-#include <sys/prctl.h>
+#include <linux/capability.h>
 
-#include <cerrno>
-#include <memory>
+#include <string>
+
+#include "prlimit-helper/helper_output.h"
 
 namespace ocirlimit {
-namespace {
 
-struct CapFree {
-  void operator()(void* p) const { cap_free(p); }
-};
-using Caps = std::unique_ptr<std::remove_pointer_t<cap_t>, CapFree>;
-
-bool Has(cap_t caps, cap_value_t cap, cap_flag_t set) {
-  cap_flag_value_t v = CAP_CLEAR;
-  return cap_get_flag(caps, cap, set, &v) == 0 && v == CAP_SET;
-}
-
-}  // namespace
-
-Status DropToSysResource() {
+Status DropToSysResource(CapOps& ops) {
   // First, so that nothing below or after can gain privilege through exec.
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return MakeError("set no_new_privs", errno);
+  if (auto st = ops.SetNoNewPrivs(); !st) return st.error().Wrap("set no_new_privs");
 
-  Caps current(cap_get_proc());
-  if (!current) return MakeError("read own capabilities", errno);
-  const bool keep_sys_resource = Has(current.get(), CAP_SYS_RESOURCE, CAP_PERMITTED);
+  auto own = ops.ReadOwn();
+  if (!own) return own.error().Wrap("read own capabilities");
 
   // Shrinking the bounding set needs CAP_SETPCAP, so it comes before the
   // effective set loses it. Without CAP_SETPCAP the bounding set stays as
   // it is; with no_new_privs it cannot grant anything anyway.
-  if (Has(current.get(), CAP_SETPCAP, CAP_EFFECTIVE)) {
-    for (cap_value_t cap = 0; cap < cap_max_bits(); ++cap) {
-      if (cap == CAP_SYS_RESOURCE || cap_get_bound(cap) != 1) continue;
-      if (cap_drop_bound(cap) != 0) {
-        return MakeError("drop capability " + std::to_string(cap) + " from the bounding set",
-                         errno);
+  if (own->setpcap_effective) {
+    for (int cap = 0; cap < ops.MaxBits(); ++cap) {
+      if (cap == CAP_SYS_RESOURCE || !ops.InBounding(cap)) continue;
+      if (auto st = ops.DropBound(cap); !st) {
+        return st.error().Wrap("drop capability " + std::to_string(cap) + " from the bounding set");
       }
     }
   }
 
-  if (CAP_AMBIENT_SUPPORTED() && cap_reset_ambient() != 0) {
-    return MakeError("clear the ambient capability set", errno);
-  }
-
-  Caps wanted(cap_init());  // all three sets empty
-  if (!wanted) return MakeError("allocate capability set", errno);
-  if (keep_sys_resource) {
-    const cap_value_t keep[] = {CAP_SYS_RESOURCE};
-    for (cap_flag_t set : {CAP_PERMITTED, CAP_EFFECTIVE}) {
-      if (cap_set_flag(wanted.get(), set, 1, keep, CAP_SET) != 0) {
-        return MakeError("build capability set", errno);
-      }
+  if (ops.AmbientSupported()) {
+    if (auto st = ops.ResetAmbient(); !st) {
+      return st.error().Wrap("clear the ambient capability set");
     }
   }
-  if (cap_set_proc(wanted.get()) != 0) return MakeError("drop capabilities", errno);
+
+  std::vector<int> keep;
+  if (own->sys_resource_permitted) keep.push_back(CAP_SYS_RESOURCE);
+  if (auto st = ops.SetProc(keep); !st) return st.error().Wrap("drop capabilities");
   return Ok{};
+}
+
+std::optional<int> DropOrExitStatus(CapOps& ops,
+                                    const std::function<void(const std::string&)>& say) {
+  if (auto dropped = DropToSysResource(ops); !dropped) {
+    say(dropped.error().Text());
+    return kExitFailure;
+  }
+  return std::nullopt;
 }
 
 }  // namespace ocirlimit

@@ -12,6 +12,10 @@ NriFacts FactsFromCreate(const pb::CreateContainerRequest& req) {
   for (const auto& [k, v] : c.annotations()) f.annotations[k] = v;
   f.env.assign(c.env().begin(), c.env().end());
   for (const auto& d : c.linux().devices()) f.devices.push_back(d.path());
+  // The runtime's own structured fields, never annotations: the pod's
+  // annotations reach NRI unfiltered, whatever the handler passes on.
+  if (!req.pod().namespace_().empty()) f.pod_namespace = req.pod().namespace_();
+  if (!req.pod().name().empty()) f.pod_name = req.pod().name();
   for (const auto& r : c.rlimits()) {
     const RlimitInfo* info = FindRlimit(r.type());
     if (info == nullptr) continue;

@@ -51,6 +51,9 @@ Result<ContainerFacts> FactsFromSpec(const Json& spec) {
   auto rlimits = SpecRlimits(spec);
   if (!rlimits) return rlimits.error();
   f.spec_rlimits = std::move(*rlimits);
+  // A spec names its pod only through annotations: containerd's CRI plugin
+  // and CRI-O write theirs over the pod's own.
+  SetPodFromRuntimeAnnotations(f);
   return f;
 }
 

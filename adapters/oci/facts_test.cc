@@ -25,6 +25,48 @@ TEST(FactsFromSpec, ReadsAnnotationsEnvAndDevices) {
   EXPECT_EQ(f->devices, (std::vector<std::string>{"/dev/infiniband/uverbs0"}));
 }
 
+struct PodSpec {
+  std::string name;
+  std::string json;
+  std::string ns;     // "-": unset
+  std::string doubt;  // a substring of pod_doubt; empty: none
+};
+class FactsPodFromSpec : public ::testing::TestWithParam<PodSpec> {};
+
+TEST_P(FactsPodFromSpec, OnlyFromTheRuntimesOwnAnnotations) {
+  auto spec = ParseJsonObject(GetParam().json, "spec");
+  ASSERT_TRUE(spec.ok());
+  auto f = FactsFromSpec(*spec);
+  ASSERT_TRUE(f.ok()) << f.error().Text();
+  EXPECT_EQ(f->pod_namespace.value_or("-"), GetParam().ns);
+  if (GetParam().doubt.empty()) {
+    EXPECT_EQ(f->pod_doubt, "");
+  } else {
+    EXPECT_NE(f->pod_doubt.find(GetParam().doubt), std::string::npos) << f->pod_doubt;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Facts, FactsPodFromSpec,
+    ::testing::Values(PodSpec{"NoAnnotations", R"({"process":{"env":["X=1"]}})", "-", ""},
+                      PodSpec{"Containerd",
+                              R"({"annotations":{"io.kubernetes.cri.sandbox-namespace":"ml",
+                    "io.kubernetes.cri.sandbox-name":"p"}})",
+                              "ml", ""},
+                      PodSpec{"Crio",
+                              R"({"annotations":{"io.kubernetes.pod.namespace":"ml",
+                    "io.kubernetes.pod.name":"p"}})",
+                              "ml", ""},
+                      PodSpec{"Disagree",
+                              R"({"annotations":{"io.kubernetes.cri.sandbox-namespace":"default",
+                    "io.kubernetes.pod.namespace":"gpu"}})",
+                              "-", "\"gpu\""},
+                      // An env entry of the same name is no annotation.
+                      PodSpec{"EnvIsNotTheNamespace",
+                              R"({"process":{"env":["io.kubernetes.pod.namespace=gpu"]}})", "-",
+                              ""}),
+    CaseName{});
+
 struct BadSpec {
   std::string name;
   std::string json;

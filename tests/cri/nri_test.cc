@@ -82,9 +82,11 @@ class NriTest : public ::testing::TestWithParam<ContainerdRelease> {
   };
 
   Ran RunPrintingPod(const std::string& name, const std::map<std::string, std::string>& pod_ann,
-                     const std::vector<DeviceSpec>& devices = {}) {
+                     const std::vector<DeviceSpec>& devices = {},
+                     const std::string& ns = "default") {
     Ran r;
     PodSpec spec = containerd_->NewPod(name);
+    spec.ns = ns;
     spec.annotations = pod_ann;
     auto pod = containerd_->RunPod(spec);
     EXPECT_TRUE(pod) << "the sandbox must start: " << pod.error().Text() << "\n"
@@ -155,6 +157,25 @@ TEST_P(NriTest, AnnotationAndDeviceRulesMatchOnlyTheirPods) {
   EXPECT_EQ(fuse.init, kDaemon) << "device rule must not match";
   ASSERT_FALSE(rdma.id.empty());
   EXPECT_EQ(ExecMemlock(rdma.id), kRequested) << "ExecSync in the device-rule pod";
+}
+
+// The namespace comes from NRI's PodSandbox field: NRI hands the plugin every
+// pod annotation, so a pod's own io.kubernetes.cri.sandbox-namespace or
+// io.kubernetes.pod.namespace must not count.
+TEST_P(NriTest, NamespaceRuleMatchesThePodSandboxNamespaceNotAnnotations) {
+  WriteFile(ConfigPath(),
+            "[[rule]]\nname = \"gpu-namespaces\"\nrlimits = [\"memlock=8M\"]\n"
+            "match = { namespaces = [\"gpu-*\"] }\n");
+  ASSERT_NO_FATAL_FAILURE(StartContainerd());
+  ASSERT_NO_FATAL_FAILURE(StartPlugin());
+
+  Ran gpu = RunPrintingPod("trainer", {}, {}, "gpu-a");
+  EXPECT_EQ(gpu.init, kConfigured) << "a pod in namespace gpu-a";
+  Ran forged = RunPrintingPod(
+      "forger",
+      {{"io.kubernetes.cri.sandbox-namespace", "gpu-a"}, {"io.kubernetes.pod.namespace", "gpu-a"}},
+      {}, "default");
+  EXPECT_EQ(forged.init, kDaemon) << "a pod in default with both runtimes' keys forged";
 }
 
 // A spec that already sets RLIMIT_MEMLOCK (2M:8M, from a handler's

@@ -14,6 +14,12 @@ namespace {
 constexpr const char* kGoodConfig = "rlimits = [\"memlock=1M:4M\"]\n";
 constexpr Limit kHost{8 << 20, 8 << 20};
 constexpr Limit kConfigured{1 << 20, 4 << 20};
+// A request under the admin's ceiling, below the daemon's hard limit (no
+// CAP_SYS_RESOURCE here), and unlike both the host's and the default.
+constexpr const char* kRequestConfig =
+    "rlimits = [\"memlock=1M:4M\"]\n[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\n";
+constexpr const char* kRequest = "oci-rlimit.io/rlimits=memlock=2M:6M";
+constexpr Limit kRequested{2 << 20, 6 << 20};
 
 // ctr runs the rootfs without an image config, so no PATH: absolute paths.
 const std::vector<std::string> kAbsCatLimits = {"/bin/cat", "/proc/self/limits"};
@@ -101,6 +107,20 @@ TEST_F(ContainerdTest, TaskExecSeesTheConfiguredLimit) {
   WriteFile(ConfigPath(), "rlimits = []\n");
   EXPECT_EQ(MemlockOf(containerd_->Exec(id, "unedited", kAbsCatLimits)), kHost)
       << "an exec the wrapper did not edit";
+}
+
+// Exec gets what init got: a granted request (the container's annotation)
+// reaches a `ctr task exec` session. ctr builds the exec process from its
+// stored spec; the wrapper decides from the container's own config.json,
+// found through `RUNTIME state`.
+TEST_F(ContainerdTest, GrantedRequestReachesATaskExecSession) {
+  AssertWrapperBuilt();
+  WriteFile(ConfigPath(), kRequestConfig);
+  std::string id = StartDetached({"--runc-binary", Wrapper(), "--annotation", kRequest});
+  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "init", {"/bin/cat", "/proc/1/limits"})), kRequested)
+      << "the init process";
+  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "self", kAbsCatLimits)), kRequested)
+      << "the exec'd process: the request, not the top-level default";
 }
 
 // The wrapper in front of crun: config [runtime] runtimes names the

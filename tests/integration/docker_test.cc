@@ -17,6 +17,13 @@ constexpr Limit kConfigured{1 << 20, 4 << 20};
 // A same-type `--ulimit` that runc can set here (not above the host's hard limit).
 constexpr const char* kUlimit = "memlock=2097152:8388608";
 constexpr Limit kUlimitSeen{2 << 20, 8 << 20};
+// A request under the admin's ceiling, below the daemon's hard limit (no
+// CAP_SYS_RESOURCE here), and unlike both the host's and the default.
+constexpr const char* kRequestConfig =
+    "rlimits = [\"memlock=1M:4M\"]\n[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\n";
+constexpr const char* kRequestKey = "oci-rlimit.io/rlimits";
+constexpr const char* kRequestValue = "memlock=2M:6M";
+constexpr Limit kRequested{2 << 20, 6 << 20};
 
 // One dockerd for the suite. Its environment names a config file that each
 // test rewrites: the wrapper reads it afresh on every runtime call.
@@ -26,8 +33,12 @@ class DockerTest : public ::testing::Test {
     if (MissingPrerequisite({"dockerd", "runc"})) return;
     suite_dir_ = std::make_unique<TempDir>();
     WriteFile(ConfigPath(), kGoodConfig);
+    WriteFile(AnnotatingWrapper(), AnnotatingScript(), 0755);
     Dockerd::Options opts;
-    opts.daemon_json = Json{{"runtimes", {{"oci-rlimit", {{"path", Wrapper()}}}}}}.dump(2);
+    opts.daemon_json = Json{{"runtimes",
+                             {{"oci-rlimit", {{"path", Wrapper()}}},
+                              {"oci-rlimit-annotated", {{"path", AnnotatingWrapper()}}}}}}
+                           .dump(2);
     opts.env = {"OCI_RLIMIT_CONFIG=" + ConfigPath()};
     dockerd_ = std::make_unique<Dockerd>(opts);
   }
@@ -44,6 +55,27 @@ class DockerTest : public ::testing::Test {
 
   static std::string ConfigPath() { return *suite_dir_ / "config.toml"; }
   static std::string Wrapper() { return OurBinary("oci-rlimit-runtime"); }
+  // docker 20.10 has no `docker run --annotation` (docker 24 and later put
+  // it into config.json, as containerd, CRI-O and podman do). This runtime
+  // plays that part: at create it adds the request annotation to the
+  // bundle's config.json, then it is oci-rlimit-runtime with the same argv.
+  static std::string AnnotatingWrapper() { return *suite_dir_ / "annotating-runtime"; }
+  static std::string AnnotatingScript() {
+    return "#!/bin/sh\n"
+           "prev=; bundle=; create=\n"
+           "for a in \"$@\"; do\n"
+           "  [ \"$prev\" = --bundle ] && bundle=$a\n"
+           "  [ \"$a\" = create ] && create=1\n"
+           "  prev=$a\n"
+           "done\n"
+           "if [ -n \"$create\" ] && [ -n \"$bundle\" ]; then\n"
+           "  sed -i '1s|^{|{\"annotations\":{\"" +
+           std::string(kRequestKey) + "\":\"" + kRequestValue +
+           "\"},|' \"$bundle/config.json\" || exit 1\n"
+           "fi\n"
+           "exec " +
+           Wrapper() + " \"$@\"\n";
+  }
   static void AssertWrapperBuilt() {
     ASSERT_TRUE(Which(Wrapper())) << Wrapper() << " has not been built";
   }
@@ -103,6 +135,19 @@ TEST_F(DockerTest, ExecWithASameTypeUlimitSeesTheConfiguredLimit) {
   std::string name = StartDetached({"--runtime", "oci-rlimit", "--ulimit", kUlimit});
   EXPECT_EQ(ExecMemlock(name, "/proc/1/limits"), kConfigured) << "the init process";
   EXPECT_EQ(ExecMemlock(name, "/proc/self/limits"), kConfigured) << "the exec'd process";
+}
+
+// Exec gets what init got: a granted request (the container's annotation)
+// reaches a `docker exec` session. docker builds the exec process from its
+// stored spec, which carries no annotations; the wrapper decides from the
+// container's own config.json, found through `RUNTIME state`.
+TEST_F(DockerTest, GrantedRequestReachesADockerExecSession) {
+  AssertWrapperBuilt();
+  WriteFile(ConfigPath(), kRequestConfig);
+  std::string name = StartDetached({"--runtime", "oci-rlimit-annotated"});
+  EXPECT_EQ(ExecMemlock(name, "/proc/1/limits"), kRequested) << "the init process";
+  EXPECT_EQ(ExecMemlock(name, "/proc/self/limits"), kRequested)
+      << "the exec'd process: the request, not the top-level default";
 }
 
 TEST_F(DockerTest, ConfigOverridesASameTypeUlimit) {

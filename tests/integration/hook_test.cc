@@ -2,6 +2,8 @@
 // process reads from /proc/self/limits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "harness.h"
 
 namespace ocirlimit::itest {
@@ -126,6 +128,44 @@ TEST_P(HookTest, MalformedConfigFailsTheStartWithTheHookMessage) {
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, HookTest, ::testing::Values("runc", "crun"),
                          [](const auto& info) { return info.param; });
+
+// The real hook binary at the precreate stage, as podman runs it: a proposed
+// spec on stdin, the spec to use on stdout. Under on-error = "warn" a
+// malformed request gives back stdin byte for byte (not a re-dump, and never
+// nothing), with one warning on stderr and in the log; under "fail" nothing
+// is written and the status is 1.
+TEST(HookPrecreateBinary, WarnWithAMalformedRequestGivesBackStdinByteForByte) {
+  OCI_RLIMIT_REQUIRE("runc");
+  TempDir dir;
+  Json spec = MakeBundle(dir / "bundle", {"cat", "/proc/self/limits"});
+  spec["annotations"]["oci-rlimit.io/rlimits"] = "memlock=lots";
+  // Indented and newline-terminated, as no re-dump of ours would write it.
+  const std::string input = spec.dump(3) + "\n";
+  const std::string requests = "rlimits = [\"memlock=1M:4M\"]\nlog-file = \"" + (dir / "hook.log") +
+                               "\"\n[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\n";
+  const std::string hook = OurBinary("oci-rlimit-hook");
+  ASSERT_TRUE(Which(hook)) << hook << " has not been built";
+
+  WriteFile(dir / "warn.toml", "on-error = \"warn\"\n" + requests);
+  RunOptions opts;
+  opts.stdin_data = input;
+  opts.timeout_s = 20;
+  CmdResult warned = RunCmd({hook, "--config", dir / "warn.toml", "precreate"}, opts);
+  ASSERT_EQ(warned.status, 0) << warned.err;
+  EXPECT_EQ(warned.out, input) << "stdin back, byte for byte";
+  EXPECT_EQ(warned.err.rfind("oci-rlimit-hook: warning: on-error = \"warn\"", 0), 0u) << warned.err;
+  EXPECT_NE(warned.err.find("memlock=lots"), std::string::npos) << warned.err;
+  EXPECT_EQ(std::count(warned.err.begin(), warned.err.end(), '\n'), 1) << warned.err;
+  const std::string log = ReadFile(dir / "hook.log");
+  EXPECT_NE(log.find("id=\"precreate\""), std::string::npos) << log;
+  EXPECT_NE(log.find("memlock=lots"), std::string::npos) << log;
+
+  WriteFile(dir / "fail.toml", "on-error = \"fail\"\n" + requests);
+  CmdResult failed = RunCmd({hook, "--config", dir / "fail.toml", "precreate"}, opts);
+  EXPECT_EQ(failed.status, 1) << failed.err;
+  EXPECT_EQ(failed.out, "") << "nothing written under on-error = \"fail\"";
+  EXPECT_NE(failed.err.find("memlock=lots"), std::string::npos) << failed.err;
+}
 
 }  // namespace
 }  // namespace ocirlimit::itest

@@ -171,6 +171,20 @@ TEST_F(PodmanTest, WrapperRuntimeWithABrokenConfigFailsTheRunWithOurMessage) {
       << r.err;
 }
 
+// A malformed request under on-error = "warn": the precreate hook hands podman
+// back the spec it sent, and the container starts unmodified.
+TEST_F(PodmanTest, PrecreateHookWithWarnAndAMalformedRequestStartsUnmodified) {
+  WriteFile(ConfigPath(),
+            "on-error = \"warn\"\nrlimits = [\"memlock=1M:4M\"]\n"
+            "[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\n");
+  std::vector<std::string> global = kRunc;
+  global.insert(global.end(), {"--hooks-dir", HooksDir("precreate")});
+  CmdResult r =
+      podman_->Run(global, {"--annotation", "oci-rlimit.io/rlimits=memlock=lots"}, kCatLimits);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(LimitRow(r.out, kMemlock), kHost) << "started with the spec podman sent";
+}
+
 // Podman 4.3.1 does not show a failing precreate hook's stderr: only the
 // hook's argv and exit status reach the user.
 TEST_F(PodmanTest, PrecreateHookWithABrokenConfigFailsTheRun) {

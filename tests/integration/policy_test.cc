@@ -167,10 +167,105 @@ TEST_P(PolicyTest, RequestsAreIgnoredUnlessEnabled) {
             kLowSoftLimit);
 }
 
+// The cookbook's recipes (docs/policy.md): devices and the namespace the
+// runtime writes, nothing a container can set for itself.
+constexpr const char* kNodeRecipes = R"(log-file = "LOG"
+[[rule]]
+name = "gpu"
+rlimits = ["memlock=1M:4M"]
+match = { devices = ["/dev/nvidia*"] }
+[[rule]]
+name = "rdma"
+rlimits = ["memlock=2M:4M"]
+match = { devices = ["/dev/infiniband/*"] }
+[[rule]]
+name = "gpu-namespaces"
+rlimits = ["memlock=3M:4M"]
+match = { namespaces = ["gpu-*"] }
+)";
+
+void Annotate(Json& spec, const std::string& key, const std::string& value) {
+  spec["annotations"][key] = value;
+}
+
+TEST_P(PolicyTest, TheEnvAnEnvRuleWouldMatchGetsNothingFromTheNodeRecipes) {
+  UseConfig(kNodeRecipes);
+  EXPECT_EQ(Memlock("env-only", [](Json& s) { SetEnv(s, "NVIDIA_VISIBLE_DEVICES=all"); }), kHost)
+      << "NVIDIA_VISIBLE_DEVICES=all is the container author's claim, no GPU";
+  EXPECT_EQ(Memlock("gpu-device", [](Json& s) { AddDevice(s, "/dev/nvidia0"); }),
+            (Limit{1 << 20, 4 << 20}));
+  // As containerd's CRI plugin writes it for a pod in namespace gpu-a.
+  EXPECT_EQ(Memlock("gpu-namespace",
+                    [](Json& s) {
+                      Annotate(s, "io.kubernetes.cri.sandbox-namespace", "gpu-a");
+                      Annotate(s, "io.kubernetes.cri.sandbox-name", "trainer");
+                    }),
+            (Limit{3 << 20, 4 << 20}));
+  EXPECT_EQ(Memlock("other-namespace",
+                    [](Json& s) {
+                      SetEnv(s, "NVIDIA_VISIBLE_DEVICES=all");
+                      Annotate(s, "io.kubernetes.cri.sandbox-namespace", "default");
+                    }),
+            kHost);
+  // containerd's own key, plus CRI-O's key from a pod annotation it passed on.
+  EXPECT_EQ(Memlock("forged-namespace",
+                    [](Json& s) {
+                      Annotate(s, "io.kubernetes.cri.sandbox-namespace", "default");
+                      Annotate(s, "io.kubernetes.pod.namespace", "gpu-a");
+                    }),
+            kHost);
+  std::string log = ReadFile(log_path());
+  EXPECT_NE(log.find("namespaces and pods rules do not match: annotation "
+                     "\\\"io.kubernetes.cri.sandbox-namespace\\\" = \\\"default\\\""),
+            std::string::npos)
+      << log;
+}
+
+// What the process sees for a duplicated name is what the env rules count:
+// runc 1.1 and crun 1.8 both pass only the last entry (docs/policy.md, "Env").
+TEST_P(PolicyTest, ADuplicatedEnvNameCountsTheEntryTheProcessSees) {
+  UseConfig(kGpuRule);
+  // cat is the process the runtime starts, so its environ is what the runtime passed.
+  CmdResult r = RunContainer("dup", [&](Json& s) {
+    s["process"]["args"] = Json::array({"cat", "/proc/self/limits", "/proc/self/environ"});
+    SetEnv(s, "NVIDIA_VISIBLE_DEVICES=void");
+    SetEnv(s, "NVIDIA_VISIBLE_DEVICES=0");
+  });
+  for (char& c : r.out) c = c == '\0' ? '\n' : c;
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(LimitRow(r.out, kMemlock), (Limit{1 << 20, 4 << 20}));
+  EXPECT_NE(r.out.find("\nNVIDIA_VISIBLE_DEVICES=0\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("NVIDIA_VISIBLE_DEVICES=void"), std::string::npos) << r.out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Paths, PolicyTest, ::testing::Values(Path::kHook, Path::kWrapper),
                          [](const auto& info) {
                            return info.param == Path::kHook ? "Hook" : "RuntimeWrapper";
                          });
+
+// The measurement behind EnvValue, with each runtime alone: a spec env of
+// X=void then X=0 reaches the process as X=0 only.
+class EnvDuplicates : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EnvDuplicates, TheProcessGetsOnlyTheLastEntry) {
+  OCI_RLIMIT_REQUIRE(GetParam());
+  TempDir dir;
+  const std::string bundle = dir / "b";
+  Json spec = MakeBundle(bundle, {"cat", "/proc/self/environ"});
+  spec["process"]["env"] = Json::array({"PATH=/bin", "X=void", "X=0"});
+  WriteSpec(bundle, spec);
+  const std::string runtime = GetParam() == "crun" ? CrunCommand(dir.path()) : *Which("runc");
+  CmdResult r =
+      RunCmd({runtime, "--root", dir / "state", "run", "--bundle", bundle, UniqueId("envdup")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string env = r.out;
+  for (char& c : env) c = c == '\0' ? '\n' : c;
+  EXPECT_NE(env.find("\nX=0\n"), std::string::npos) << env;
+  EXPECT_EQ(env.find("X=void"), std::string::npos) << env;
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtimes, EnvDuplicates, ::testing::Values("runc", "crun"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace ocirlimit::itest
