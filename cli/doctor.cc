@@ -476,54 +476,178 @@ class Doctor {
     }
   }
 
-  // podman and CRI-O read the same two default directories.
+  // One engine that reads hooks.d files, and the dirs it reads.
+  struct HookEngine {
+    std::string name;         // "podman", "CRI-O"
+    std::string configs;      // its config files, for the text
+    std::string config_hint;  // where an admin sets hooks_dir
+    HooksDirSetting setting;
+    bool found = false;  // runs one of our hooks
+  };
+
+  // `paths`, then every file in each of `dirs` (name order) whose name ends
+  // with `suffix`: the engine's config files, as it reads them.
+  std::vector<EngineConfigFile> ConfigFiles(const std::vector<std::string>& paths,
+                                            const std::vector<std::string>& dirs,
+                                            const std::string& suffix) {
+    std::vector<EngineConfigFile> out;
+    auto add = [&](const std::string& path) {
+      if (auto text = ops_.ReadFile(path)) out.push_back({path, *text});
+    };
+    for (const auto& p : paths) add(p);
+    for (const auto& d : dirs) {
+      for (const auto& name : ops_.ListDir(d)) {
+        if (name.ends_with(suffix)) add(Cat(d, "/", name));
+      }
+    }
+    return out;
+  }
+
+  HookEngine Engine(std::string name, std::string configs, std::string hint,
+                    const std::vector<EngineConfigFile>& files,
+                    const std::vector<std::string>& table) {
+    HookEngine e{std::move(name), std::move(configs), std::move(hint), {}, false};
+    auto setting = HooksDirFromConfigs(files, table);
+    if (setting) {
+      e.setting = *setting;
+    } else {
+      Add("hooks.d", CheckStatus::kWarn, setting.error().Text(), "",
+          e.name + " refuses to start with it; its default is assumed here");
+    }
+    std::string dirs;
+    for (const auto& d : e.setting.dirs) dirs += (dirs.empty() ? "" : ", ") + d;
+    if (e.setting.dirs.empty()) {
+      Add("hooks.d", CheckStatus::kWarn, e.name + "'s hooks_dir is empty: it runs no hooks.d file",
+          e.setting.source);
+    } else {
+      Add("hooks.d", CheckStatus::kInfo,
+          e.name + " reads hooks from " + dirs +
+              (e.setting.source.empty() ? " (its default: no hooks_dir in " + e.configs + ")"
+                                        : " (hooks_dir)"),
+          e.setting.source);
+    }
+    return e;
+  }
+
+  // Which engines run the hooks.d files: each reads its own hooks_dir list
+  // (stock: /usr/share/containers/oci/hooks.d only), and with one file name
+  // in two of its dirs the later dir wins.
   void HooksDirs() {
-    bool podman = ops_.Which("podman").has_value();
-    bool crio = ops_.Which("crio").has_value();
-    if (!podman && !crio) {
+    std::vector<HookEngine> engines;
+    if (ops_.Which("podman")) {
+      engines.push_back(Engine(
+          "podman", "containers.conf", "[engine] hooks_dir in /etc/containers/containers.conf",
+          ConfigFiles({"/usr/share/containers/containers.conf", "/etc/containers/containers.conf"},
+                      {"/etc/containers/containers.conf.d"}, ".conf"),
+          {"engine"}));
+    }
+    if (ops_.Which("crio")) {
+      engines.push_back(Engine("CRI-O", "crio.conf or crio.conf.d",
+                               "[crio.runtime] hooks_dir in /etc/crio/crio.conf.d/",
+                               ConfigFiles({"/etc/crio/crio.conf"}, {"/etc/crio/crio.conf.d"}, ""),
+                               {"crio", "runtime"}));
+    }
+    if (engines.empty()) {
       Add("hooks.d", CheckStatus::kInfo, "neither podman nor crio is on PATH");
       return;
     }
-    std::string users = podman && crio ? "podman and CRI-O" : podman ? "podman" : "CRI-O";
-    bool found = false;
-    for (const std::string dir :
-         {"/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d"}) {
-      for (const auto& name : ops_.ListDir(dir)) {
-        if (!name.ends_with(".json")) continue;
-        const std::string file = Cat(dir, "/", name);
-        auto text = ops_.ReadFile(file);
-        if (!text) continue;
-        auto json = ParseJsonObject(*text, file);
-        if (!json) {
-          Add("hooks.d", CheckStatus::kWarn, json.error().Text(), file,
-              users + " refuses to start containers while a hooks file is invalid");
-          continue;
-        }
-        auto hook = json->find("hook");
-        if (hook == json->end() || !hook->is_object() || !hook->contains("path") ||
-            !(*hook)["path"].is_string()) {
-          continue;
-        }
-        const std::string hpath = (*hook)["path"].get<std::string>();
-        if (!IsOurs(hpath, kHook) && !IsOurs(hpath, kHelper)) continue;
-        found = true;
-        std::string stages;
-        if (auto st = json->find("stages"); st != json->end() && st->is_array()) {
-          for (const auto& s : *st) {
-            if (s.is_string()) stages += (stages.empty() ? "" : ",") + s.get<std::string>();
-          }
-        }
-        Add("hooks.d", CheckStatus::kOk,
-            Cat(users, " runs ", Base(hpath), " (stages ", stages, ")"), file);
+    // Every dir an engine reads, and the usual admin dir, which stock
+    // engines do not read.
+    std::vector<std::string> dirs = {kStockHooksDir, "/etc/containers/oci/hooks.d"};
+    for (const auto& e : engines) {
+      for (const auto& d : e.setting.dirs) {
+        if (std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
       }
     }
-    if (!found) {
-      Add("hooks.d", CheckStatus::kInfo,
-          "no oci-rlimit hook in /usr/share/containers/oci/hooks.d or /etc/containers/oci/hooks.d",
-          "",
-          "install -m 644 " + std::string(kPackagedHooksFile) +
-              " /etc/containers/oci/hooks.d/ (the oci-rlimit package ships it) for " + users);
+    for (const auto& dir : dirs) {
+      for (const auto& name : ops_.ListDir(dir)) {
+        if (!name.ends_with(".json")) continue;
+        HooksFile(engines, dir, name);
+      }
     }
+    for (const auto& e : engines) {
+      if (e.found || e.setting.dirs.empty()) continue;
+      std::string dirs_text;
+      for (const auto& d : e.setting.dirs) dirs_text += (dirs_text.empty() ? "" : ", ") + d;
+      Add("hooks.d", CheckStatus::kInfo,
+          "no oci-rlimit hook in the hooks dirs " + e.name + " reads (" + dirs_text + ")", "",
+          "install -m 644 " + std::string(kPackagedHooksFile) + " " + e.setting.dirs.front() +
+              "/ for " + e.name + " (the oci-rlimit package puts it in the stock dir)");
+    }
+  }
+
+  // One hooks.d file `dir`/`name`: which engines run it.
+  void HooksFile(std::vector<HookEngine>& engines, const std::string& dir,
+                 const std::string& name) {
+    const std::string file = Cat(dir, "/", name);
+    std::vector<HookEngine*> readers;
+    std::string masked_by;
+    for (auto& e : engines) {
+      const auto& d = e.setting.dirs;
+      auto at = std::find(d.begin(), d.end(), dir);
+      if (at == d.end()) continue;
+      // A later dir with the same file name wins.
+      std::string later;
+      for (auto it = std::next(at); it != d.end(); ++it) {
+        if (ops_.ReadFile(Cat(*it, "/", name))) later = Cat(*it, "/", name);
+      }
+      if (later.empty()) {
+        readers.push_back(&e);
+      } else {
+        masked_by = later;
+      }
+    }
+    std::string users;
+    for (size_t i = 0; i < readers.size(); ++i) {
+      users += (i == 0 ? "" : i + 1 == readers.size() ? " and " : ", ") + readers[i]->name;
+    }
+    auto text = ops_.ReadFile(file);
+    if (!text) return;
+    auto json = ParseJsonObject(*text, file);
+    if (!json) {
+      if (!readers.empty()) {
+        Add("hooks.d", CheckStatus::kWarn, json.error().Text(), file,
+            users + " refuses to start containers while a hooks file is invalid");
+      }
+      return;
+    }
+    auto hook = json->find("hook");
+    if (hook == json->end() || !hook->is_object() || !hook->contains("path") ||
+        !(*hook)["path"].is_string()) {
+      return;
+    }
+    const std::string hpath = (*hook)["path"].get<std::string>();
+    if (!IsOurs(hpath, kHook) && !IsOurs(hpath, kHelper)) return;
+    if (!readers.empty()) {
+      std::string stages;
+      if (auto st = json->find("stages"); st != json->end() && st->is_array()) {
+        for (const auto& s : *st) {
+          if (s.is_string()) stages += (stages.empty() ? "" : ",") + s.get<std::string>();
+        }
+      }
+      for (auto* e : readers) e->found = true;
+      Add("hooks.d", CheckStatus::kOk, Cat(users, " runs ", Base(hpath), " (stages ", stages, ")"),
+          file);
+      return;
+    }
+    if (!masked_by.empty()) {
+      Add("hooks.d", CheckStatus::kInfo,
+          Cat("this ", Base(hpath), " file does not run: ", masked_by,
+              " has its name in a later hooks dir, and the later dir wins"),
+          file);
+      return;
+    }
+    std::string engines_text;
+    for (size_t i = 0; i < engines.size(); ++i) {
+      engines_text += (i == 0 ? "" : " or ") + engines[i].name;
+    }
+    const HookEngine& first = engines.front();
+    Add("hooks.d", CheckStatus::kWarn,
+        Cat(Base(hpath), " here never runs: ", dir, " is not a hooks dir ", engines_text, " reads"),
+        file,
+        first.setting.dirs.empty() ? "set " + first.config_hint
+                                   : Cat("move it to ", first.setting.dirs.front(), "/, or add ",
+                                         dir, " to ", first.config_hint));
   }
 
   void Capabilities() {
@@ -762,6 +886,38 @@ Result<ContainerdNri> ContainerdNriSettings(const std::string& toml_text, int co
     auto v = TomlString(t, key);
     if (!v) return v.error().Wrap(where + ": nri");
     if (!v->empty()) *field = *v;
+  }
+  return out;
+}
+
+Result<HooksDirSetting> HooksDirFromConfigs(const std::vector<EngineConfigFile>& files,
+                                            const std::vector<std::string>& table) {
+  HooksDirSetting out;
+  std::string key = "[";
+  for (const auto& t : table) key += (key.size() > 1 ? "." : "") + t;
+  key += "] hooks_dir";
+  for (const auto& f : files) {
+    if (auto guard = CheckTomlSafeText(f.text); !guard) return guard.error().Wrap(f.path);
+    toml::table root;
+    try {
+      root = toml::parse(f.text);
+    } catch (const toml::parse_error& err) {
+      std::ostringstream os;
+      os << f.path << ": line " << err.source().begin.line << ": " << OneLine(err.description());
+      return MakeError(os.str());
+    }
+    const toml::node* n = &root;
+    for (const auto& t : table) n = n->is_table() ? n->as_table()->get(t) : nullptr;
+    if (n == nullptr || !n->is_table()) continue;
+    const toml::node* dirs = n->as_table()->get("hooks_dir");
+    if (dirs == nullptr) continue;
+    const toml::array* arr = dirs->as_array();
+    if (arr == nullptr || (!arr->empty() && !arr->is_homogeneous<std::string>())) {
+      return MakeError(f.path + ": " + key + ": must be an array of strings");
+    }
+    out.dirs.clear();
+    for (const auto& d : *arr) out.dirs.push_back(d.as_string()->get());
+    out.source = f.path;
   }
   return out;
 }

@@ -101,6 +101,26 @@ struct ContainerdNri {
 };
 Result<ContainerdNri> ContainerdNriSettings(const std::string& toml_text, int containerd_major);
 
+// The hooks directories a container engine reads. CRI-O: `[crio.runtime]
+// hooks_dir` in /etc/crio/crio.conf, then every file in /etc/crio/crio.conf.d
+// in name order. podman: `[engine] hooks_dir` in
+// /usr/share/containers/containers.conf, /etc/containers/containers.conf, then
+// /etc/containers/containers.conf.d/*.conf. The last file that sets it wins;
+// with none, both read kStockHooksDir only (checked against podman 4.3.1 and
+// CRI-O 1.31's `crio config`; /etc/containers/oci/hooks.d is not read).
+inline constexpr const char* kStockHooksDir = "/usr/share/containers/oci/hooks.d";
+struct EngineConfigFile {
+  std::string path;
+  std::string text;
+};
+struct HooksDirSetting {
+  std::vector<std::string> dirs = {kStockHooksDir};
+  std::string source;  // the file that set hooks_dir, or "" for the default
+};
+// `table` is where hooks_dir lives: {"crio", "runtime"} or {"engine"}.
+Result<HooksDirSetting> HooksDirFromConfigs(const std::vector<EngineConfigFile>& files,
+                                            const std::vector<std::string>& table);
+
 // CapEff from /proc/self/status text has CAP_SYS_RESOURCE.
 Result<bool> HasCapSysResource(const std::string& proc_status);
 

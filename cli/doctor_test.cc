@@ -79,6 +79,10 @@ const Check* Find(const DoctorReport& r, const std::string& area, const std::str
 
 std::string All(const DoctorReport& r) { return DoctorText(r); }
 
+// A hooks.d file that runs oci-rlimit-hook, as the package ships it.
+constexpr const char* kOurHooksFile =
+    R"({"version":"1.0.0","hook":{"path":"/usr/bin/oci-rlimit-hook","args":["oci-rlimit-hook","createRuntime"]},"when":{"always":true},"stages":["createRuntime"]})";
+
 FakeNode GoodNode() {
   FakeNode n;
   n.programs = {{"runc", "/usr/sbin/runc"},
@@ -109,8 +113,7 @@ pod_annotations = ["oci-rlimit.io/*"]
 [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit.options]
 BinaryName = "/usr/bin/oci-rlimit-runtime"
 )";
-  n.files["/etc/containers/oci/hooks.d/oci-rlimit.json"] =
-      R"({"version":"1.0.0","hook":{"path":"/usr/bin/oci-rlimit-hook","args":["oci-rlimit-hook","createRuntime"]},"when":{"always":true},"stages":["createRuntime"]})";
+  n.files["/usr/share/containers/oci/hooks.d/oci-rlimit.json"] = kOurHooksFile;
   n.files["/lib/systemd/system/containerd.service"] = "[Service]\nLimitNOFILE=1048576\n";
   n.files["/etc/systemd/system/containerd.service.d/memlock.conf"] = "[Service]\nLimitMEMLOCK=8M\n";
   n.files["/lib/systemd/system/docker.service"] = "[Service]\nLimitMEMLOCK=infinity\n";
@@ -144,7 +147,7 @@ TEST(Doctor, ReportsAHealthyNode) {
   EXPECT_EQ(docker_unit->status, CheckStatus::kWarn);
   const Check* hooks = Find(r, "hooks.d", "podman runs oci-rlimit-hook (stages createRuntime)");
   ASSERT_NE(hooks, nullptr) << All(r);
-  EXPECT_EQ(hooks->path, "/etc/containers/oci/hooks.d/oci-rlimit.json");
+  EXPECT_EQ(hooks->path, "/usr/share/containers/oci/hooks.d/oci-rlimit.json");
   ASSERT_NE(Find(r, "config", "0 default limit(s), 1 rule(s), requests enabled"), nullptr)
       << All(r);
   EXPECT_EQ(Find(r, "capabilities", "CAP_SYS_RESOURCE is effective")->status, CheckStatus::kOk);
@@ -175,7 +178,7 @@ TEST(Doctor, AdviceNamesInstalledPathsOnly) {
   FakeNode nvidia = GoodNode();
   nvidia.links.clear();  // NVIDIA's own hook on PATH
   const std::vector<std::string> installed = {
-      kPackagedHooksFile, std::string(kDocDir) + "/policy.md",
+      kPackagedHooksFile, std::string(kStockHooksDir) + "/", std::string(kDocDir) + "/policy.md",
       std::string(kDocDir) + "/deployment.md", std::string(kDocDir) + "/nri.md"};
   size_t advised = 0;
   for (FakeNode* n : {&bare, &nvidia}) {
@@ -198,7 +201,8 @@ TEST(Doctor, AdviceNamesInstalledPathsOnly) {
   ASSERT_NE(hooks, nullptr);
   EXPECT_EQ(hooks->advice,
             "install -m 644 /usr/share/oci-rlimit/hooks.d/oci-rlimit.json "
-            "/etc/containers/oci/hooks.d/ (the oci-rlimit package ships it) for podman");
+            "/usr/share/containers/oci/hooks.d/ for podman (the oci-rlimit package puts it in "
+            "the stock dir)");
 }
 
 // docs/doctor.md: statuses are ok, info, warn and FAIL, the same in --json.
@@ -338,6 +342,218 @@ TEST(Doctor, GpusPathUsesDockerdsPathAndChecksTheChainTarget) {
   r = RunDoctor(n);
   EXPECT_EQ(Find(r, "docker", "the default chain target")->status, CheckStatus::kOk) << All(r);
 }
+
+// hooks_dir as CRI-O (crio.conf, then crio.conf.d in name order) or podman
+// (containers.conf files) reads it: the last file that sets it wins.
+struct HooksDirCase {
+  std::string name;
+  std::vector<EngineConfigFile> files;
+  std::vector<std::string> table;
+  std::vector<std::string> want_dirs;  // with want_source, when no error
+  std::string want_source;
+  std::string want_error;  // how the error begins; "" for none
+};
+class HooksDirTable : public ::testing::TestWithParam<HooksDirCase> {};
+TEST_P(HooksDirTable, LastFileThatSetsItWins) {
+  const HooksDirCase& c = GetParam();
+  auto got = HooksDirFromConfigs(c.files, c.table);
+  if (!c.want_error.empty()) {
+    ASSERT_FALSE(got);
+    EXPECT_TRUE(got.error().Text().starts_with(c.want_error)) << got.error().Text();
+    return;
+  }
+  ASSERT_TRUE(got) << got.error().Text();
+  EXPECT_EQ(got->dirs, c.want_dirs);
+  EXPECT_EQ(got->source, c.want_source);
+}
+const std::vector<std::string> kCrio = {"crio", "runtime"};
+const std::string kEtcHooks = "/etc/containers/oci/hooks.d";
+INSTANTIATE_TEST_SUITE_P(
+    Doctor, HooksDirTable,
+    ::testing::Values(
+        HooksDirCase{"NoConfigIsTheStockDirOnly", {}, kCrio, {kStockHooksDir}, "", ""},
+        HooksDirCase{"ConfigWithoutHooksDir",
+                     {{"/etc/crio/crio.conf", "[crio.runtime]\nconmon = '/usr/bin/conmon'\n"}},
+                     kCrio,
+                     {kStockHooksDir},
+                     "",
+                     ""},
+        HooksDirCase{"CrioConfSetsIt",
+                     {{"/etc/crio/crio.conf", "[crio.runtime]\nhooks_dir = ['/etc/h']\n"}},
+                     kCrio,
+                     {"/etc/h"},
+                     "/etc/crio/crio.conf",
+                     ""},
+        HooksDirCase{"DropInBeatsCrioConf",
+                     {{"/etc/crio/crio.conf", "[crio.runtime]\nhooks_dir = ['/etc/h']\n"},
+                      {"/etc/crio/crio.conf.d/10-hooks.conf", "[crio.runtime]\nhooks_dir = ['" +
+                                                                  std::string(kStockHooksDir) +
+                                                                  "', '" + kEtcHooks + "']\n"}},
+                     kCrio,
+                     {kStockHooksDir, kEtcHooks},
+                     "/etc/crio/crio.conf.d/10-hooks.conf",
+                     ""},
+        HooksDirCase{
+            "LaterDropInWithoutItKeepsTheEarlierOne",
+            {{"/etc/crio/crio.conf.d/10-hooks.conf", "[crio.runtime]\nhooks_dir = ['/a']\n"},
+             {"/etc/crio/crio.conf.d/50-oci-rlimit.conf",
+              "[crio.runtime.runtimes.oci-rlimit]\nruntime_path = '/x'\n"}},
+            kCrio,
+            {"/a"},
+            "/etc/crio/crio.conf.d/10-hooks.conf",
+            ""},
+        HooksDirCase{"EmptyListReadsNoDir",
+                     {{"/etc/crio/crio.conf", "[crio.runtime]\nhooks_dir = []\n"}},
+                     kCrio,
+                     {},
+                     "/etc/crio/crio.conf",
+                     ""},
+        HooksDirCase{"PodmansEngineTable",
+                     {{"/usr/share/containers/containers.conf", "[engine]\n#hooks_dir = []\n"},
+                      {"/etc/containers/containers.conf", "[engine]\nhooks_dir = ['/p']\n"}},
+                     {"engine"},
+                     {"/p"},
+                     "/etc/containers/containers.conf",
+                     ""},
+        HooksDirCase{"AnotherTablesHooksDirIsNotIt",
+                     {{"/etc/crio/crio.conf", "[crio]\nhooks_dir = ['/wrong']\n"}},
+                     kCrio,
+                     {kStockHooksDir},
+                     "",
+                     ""},
+        HooksDirCase{"NotAList",
+                     {{"/etc/crio/crio.conf.d/1.conf", "[crio.runtime]\nhooks_dir = '/a'\n"}},
+                     kCrio,
+                     {},
+                     "",
+                     "/etc/crio/crio.conf.d/1.conf: [crio.runtime] hooks_dir: must be an array "
+                     "of strings"},
+        HooksDirCase{"BadToml",
+                     {{"/etc/crio/crio.conf", "[crio.runtime\n"}},
+                     kCrio,
+                     {},
+                     "",
+                     "/etc/crio/crio.conf: line 1: "}),
+    CaseName{});
+
+// What doctor says about hooks.d files, by which engines are installed, how
+// their hooks_dir is set, and where the oci-rlimit hook file is.
+struct HooksNodeCase {
+  std::string name;
+  std::vector<std::string> engines;          // "podman", "crio"
+  std::map<std::string, std::string> files;  // besides the engines
+  std::string want_what;                     // a check in area hooks.d containing this
+  CheckStatus want_status;
+  std::string want_path;
+  bool no_ok = false;  // and no hooks.d check is ok
+};
+class HooksNode : public ::testing::TestWithParam<HooksNodeCase> {};
+TEST_P(HooksNode, ReportsWhatEachEngineRuns) {
+  const HooksNodeCase& c = GetParam();
+  FakeNode n;
+  for (const auto& e : c.engines) n.programs[e] = "/usr/bin/" + e;
+  n.programs["oci-rlimit-hook"] = "/usr/bin/oci-rlimit-hook";
+  n.files = c.files;
+  DoctorReport r = RunDoctor(n);
+  const Check* got = Find(r, "hooks.d", c.want_what);
+  ASSERT_NE(got, nullptr) << All(r);
+  EXPECT_EQ(got->status, c.want_status) << All(r);
+  EXPECT_EQ(got->path, c.want_path) << All(r);
+  if (c.no_ok) {
+    for (const auto& check : r.checks) {
+      EXPECT_FALSE(check.area == "hooks.d" && check.status == CheckStatus::kOk) << All(r);
+    }
+  }
+}
+const std::string kStockFile = std::string(kStockHooksDir) + "/oci-rlimit.json";
+const std::string kEtcFile = kEtcHooks + "/oci-rlimit.json";
+const std::string kBothDirs =
+    "[crio.runtime]\nhooks_dir = ['" + std::string(kStockHooksDir) + "', '" + kEtcHooks + "']\n";
+// Not ours: the annotation-scoped copy an admin masks the package's file with.
+constexpr const char* kOtherHook =
+    R"({"version":"1.0.0","hook":{"path":"/usr/bin/other"},"when":{"always":true},"stages":["prestart"]})";
+INSTANTIATE_TEST_SUITE_P(
+    Doctor, HooksNode,
+    ::testing::Values(
+        HooksNodeCase{"StockCrioRunsTheStockDir",
+                      {"crio"},
+                      {{kStockFile, kOurHooksFile}},
+                      "CRI-O runs oci-rlimit-hook (stages createRuntime)",
+                      CheckStatus::kOk,
+                      kStockFile},
+        HooksNodeCase{"StockCrioSaysWhereItReads",
+                      {"crio"},
+                      {},
+                      "CRI-O reads hooks from /usr/share/containers/oci/hooks.d (its default",
+                      CheckStatus::kInfo,
+                      ""},
+        HooksNodeCase{"StockCrioNeverRunsEtc",
+                      {"crio"},
+                      {{kEtcFile, kOurHooksFile}},
+                      "oci-rlimit-hook here never runs: /etc/containers/oci/hooks.d is not a "
+                      "hooks dir CRI-O reads",
+                      CheckStatus::kWarn,
+                      kEtcFile,
+                      true},
+        HooksNodeCase{"StockPodmanNeverRunsEtc",
+                      {"podman"},
+                      {{kEtcFile, kOurHooksFile}},
+                      "is not a hooks dir podman reads",
+                      CheckStatus::kWarn,
+                      kEtcFile,
+                      true},
+        HooksNodeCase{
+            "CrioDropInAddsEtc",
+            {"crio"},
+            {{"/etc/crio/crio.conf.d/10-hooks.conf", kBothDirs}, {kEtcFile, kOurHooksFile}},
+            "CRI-O runs oci-rlimit-hook",
+            CheckStatus::kOk,
+            kEtcFile},
+        HooksNodeCase{"CrioDropInIsNamed",
+                      {"crio"},
+                      {{"/etc/crio/crio.conf.d/10-hooks.conf", kBothDirs}},
+                      "CRI-O reads hooks from /usr/share/containers/oci/hooks.d, "
+                      "/etc/containers/oci/hooks.d (hooks_dir)",
+                      CheckStatus::kInfo,
+                      "/etc/crio/crio.conf.d/10-hooks.conf"},
+        HooksNodeCase{"LaterDirMasksTheSameName",
+                      {"crio"},
+                      {{"/etc/crio/crio.conf.d/10-hooks.conf", kBothDirs},
+                       {kStockFile, kOurHooksFile},
+                       {kEtcFile, kOtherHook}},
+                      "has its name in a later hooks dir, and the later dir wins",
+                      CheckStatus::kInfo,
+                      kStockFile,
+                      true},
+        HooksNodeCase{
+            "PodmanContainersConfAddsEtc",
+            {"podman"},
+            {{"/etc/containers/containers.conf", "[engine]\nhooks_dir = ['" + kEtcHooks + "']\n"},
+             {kEtcFile, kOurHooksFile}},
+            "podman runs oci-rlimit-hook",
+            CheckStatus::kOk,
+            kEtcFile},
+        HooksNodeCase{"BothEnginesStock",
+                      {"podman", "crio"},
+                      {{kStockFile, kOurHooksFile}},
+                      "podman and CRI-O runs oci-rlimit-hook",
+                      CheckStatus::kOk,
+                      kStockFile},
+        HooksNodeCase{
+            "OnlyOneEngineConfiguredForEtc",
+            {"podman", "crio"},
+            {{"/etc/crio/crio.conf.d/10-hooks.conf", kBothDirs}, {kEtcFile, kOurHooksFile}},
+            "no oci-rlimit hook in the hooks dirs podman reads",
+            CheckStatus::kInfo,
+            ""},
+        HooksNodeCase{"BrokenDropInIsAWarning",
+                      {"crio"},
+                      {{"/etc/crio/crio.conf.d/10-hooks.conf", "[crio.runtime]\nhooks_dir = 1\n"}},
+                      "/etc/crio/crio.conf.d/10-hooks.conf: [crio.runtime] hooks_dir: must be an "
+                      "array of strings",
+                      CheckStatus::kWarn,
+                      ""}),
+    CaseName{});
 
 struct PathCase {
   std::string name;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
+#include <toml++/toml.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -126,6 +127,126 @@ std::string StripCriLogPrefixes(const std::string& text) {
   return out;
 }
 
+// One `key = value` to set in a TOML text, in the table whose path is
+// `table` ({} for the top level).
+struct TomlSetting {
+  std::vector<std::string> table;
+  std::string key;
+  std::string value;  // TOML, e.g. "true" or "'/tmp/x'"
+};
+
+// A table path as its header writes it, dotted parts quoted: a.'b.c'.
+std::string WrittenPath(const std::vector<std::string>& path) {
+  std::string out;
+  for (const auto& p : path) {
+    out += (out.empty() ? "" : ".") + (p.find('.') == std::string::npos ? p : Quote(p));
+  }
+  return out;
+}
+
+// The table path of a `[a."b.c".d]` header line as "a\x1fb.c\x1fd" (quotes
+// and blanks dropped), "[[" for an array-of-tables header, nullopt otherwise.
+std::optional<std::string> HeaderPath(const std::string& line) {
+  size_t i = line.find_first_not_of(" \t");
+  if (i == std::string::npos || line[i] != '[') return std::nullopt;
+  if (line.compare(i, 2, "[[") == 0) return std::string("[[");
+  std::string out;
+  char quote = 0;
+  for (size_t k = i + 1; k < line.size(); ++k) {
+    char c = line[k];
+    if (quote != 0) {
+      if (c == quote)
+        quote = 0;
+      else
+        out += c;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == ']') {
+      return out;
+    } else if (c == '.') {
+      out += '\x1f';
+    } else if (c != ' ' && c != '\t') {
+      out += c;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string JoinPath(const std::vector<std::string>& path) {
+  std::string out;
+  for (const auto& p : path) out += (out.empty() ? "" : "\x1f") + p;
+  return out;
+}
+
+// Sets every setting in place, keeping the rest of `text` (its layout and
+// comments) as it is: the key's line is rewritten, a key its table lacks goes
+// right after the table's header, a table the text lacks is appended.
+std::string SetInPlace(const std::string& text, const std::vector<TomlSetting>& settings) {
+  std::vector<std::string> lines;
+  std::istringstream ss(text);
+  for (std::string line; std::getline(ss, line);) lines.push_back(line);
+  for (const auto& s : settings) {
+    const std::string want = JoinPath(s.table);
+    // The table's lines: after its header (or from the top) to the next header.
+    size_t begin = 0;
+    bool found = s.table.empty();
+    for (size_t i = 0; i < lines.size() && !found; ++i) {
+      if (HeaderPath(lines[i]) == want) {
+        begin = i + 1;
+        found = true;
+      }
+    }
+    if (!found) {
+      lines.push_back("[" + WrittenPath(s.table) + "]");
+      lines.push_back("  " + s.key + " = " + s.value);
+      continue;
+    }
+    size_t end = begin;
+    while (end < lines.size() && !HeaderPath(lines[end])) ++end;
+    bool set = false;
+    for (size_t i = begin; i < end && !set; ++i) {
+      size_t k = lines[i].find_first_not_of(" \t");
+      if (k == std::string::npos || lines[i].compare(k, s.key.size(), s.key) != 0) continue;
+      size_t eq = lines[i].find_first_not_of(" \t", k + s.key.size());
+      if (eq == std::string::npos || lines[i][eq] != '=') continue;
+      lines[i] = lines[i].substr(0, k) + s.key + " = " + s.value;
+      set = true;
+    }
+    if (!set) {
+      std::string indent =
+          begin > 0 ? lines[begin - 1].substr(0, lines[begin - 1].find_first_not_of(" \t")) + "  "
+                    : "";
+      lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(begin),
+                   indent + s.key + " = " + s.value);
+    }
+  }
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+// Each setting, as toml++ reads `text` back: an error text, or nullopt.
+std::optional<std::string> CheckSettings(const std::string& text,
+                                         const std::vector<TomlSetting>& settings) {
+  try {
+    toml::table t = toml::parse(text);
+    for (const auto& s : settings) {
+      toml::node* at = &t;
+      for (const auto& p : s.table) at = at->is_table() ? at->as_table()->get(p) : nullptr;
+      toml::node* got = at != nullptr && at->is_table() ? at->as_table()->get(s.key) : nullptr;
+      toml::table want = toml::parse("v = " + s.value);
+      std::ostringstream got_text, want_text;
+      if (got != nullptr) got_text << toml::node_view<toml::node>(got);
+      want_text << want["v"];
+      if (got == nullptr || got_text.str() != want_text.str()) {
+        return WrittenPath(s.table) + "." + s.key + " reads " + got_text.str() + ", not " + s.value;
+      }
+    }
+  } catch (const toml::parse_error& e) {
+    return std::string(e.description());
+  }
+  return std::nullopt;
+}
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -279,6 +400,14 @@ std::string CriContainerd::ConfigText(const Options& opts) const {
 
   std::vector<RuntimeHandler> handlers = {RuntimeHandler{"runc", "", {}, {}, {}}};
   handlers.insert(handlers.end(), opts.handlers.begin(), opts.handlers.end());
+  t << HandlerTables(cri, handlers);
+  t << opts.extra_toml << "\n";
+  return t.str();
+}
+
+std::string CriContainerd::HandlerTables(const std::string& cri,
+                                         const std::vector<RuntimeHandler>& handlers) const {
+  std::ostringstream t;
   for (const auto& h : handlers) {
     const std::string table = cri + ".containerd.runtimes." + Quote(h.name);
     t << "[" << table << "]\n  runtime_type = 'io.containerd.runc.v2'\n";
@@ -294,8 +423,71 @@ std::string CriContainerd::ConfigText(const Options& opts) const {
       << "  SystemdCgroup = false\n";
     for (const auto& line : h.options) t << "  " << line << "\n";
   }
-  t << opts.extra_toml << "\n";
   return t.str();
+}
+
+std::string CriContainerd::StockConfigText(const Options& opts) {
+  const std::vector<std::string> argv = {release_.bin_dir + "/containerd", "config", "default"};
+  CmdResult def = RunCmd(argv);
+  if (def.status != 0 || def.out.empty()) {
+    error_ = Describe(argv, def);
+    return "";
+  }
+  const std::string& d = dir_.path();
+  const bool v3 = release_.config_version >= 3;
+  const std::string cri = v3 ? "io.containerd.cri.v1.runtime" : "io.containerd.grpc.v1.cri";
+  // What this sandbox needs, and nothing else (../shared/notes/runtimes-here.md):
+  // every path under the TempDir, and the settings the fixture's own config has.
+  std::vector<TomlSetting> settings = {
+      {{}, "root", Quote(d + "/root")},
+      {{}, "state", Quote(d + "/state")},
+      {{"grpc"}, "address", Quote(socket())},
+      {{"ttrpc"}, "address", Quote(d + "/containerd.sock.ttrpc")},
+      {{"plugins", "io.containerd.internal.v1.opt"}, "path", Quote(d + "/opt")},
+      // Without CAP_SYS_RESOURCE every pod fails to write oom_score_adj otherwise.
+      {{"plugins", cri}, "restrict_oom_score_adj", "true"},
+      {{"plugins", cri, "cni"}, "conf_dir", Quote(d + "/cni/net.d")},
+      {{"plugins", cri, "containerd", "runtimes", "runc", "options"}, "Root", Quote(runc_root())},
+  };
+  if (v3) {
+    settings.push_back({{"plugins", cri, "cni"}, "bin_dirs", QuoteList({d + "/cni/bin"})});
+    settings.push_back({{"plugins", "io.containerd.cri.v1.images", "pinned_images"},
+                        "sandbox",
+                        Quote(kCriPauseImage)});
+    settings.push_back({{"plugins", "io.containerd.image-verifier.v1.bindir"},
+                        "bin_dir",
+                        Quote(d + "/image-verifier")});
+  } else {
+    settings.push_back({{"plugins", cri, "cni"}, "bin_dir", Quote(d + "/cni/bin")});
+    settings.push_back({{"plugins", cri}, "sandbox_image", Quote(kCriPauseImage)});
+  }
+  if (release_.name != "1.6") {
+    const std::vector<std::string> nri = {"plugins", "io.containerd.nri.v1.nri"};
+    settings.push_back({nri, "disable", opts.nri ? "false" : "true"});
+    settings.push_back({nri, "socket_path", Quote(nri_socket())});
+    settings.push_back({nri, "plugin_path", Quote(nri_plugin_dir())});
+    settings.push_back({nri, "plugin_config_path", Quote(nri_config_dir())});
+  }
+  std::string text = SetInPlace(def.out, settings);
+  if (opts.nri && !opts.nri->extra_toml.empty()) {
+    // More keys for the nri table: right after its header.
+    const std::string want = JoinPath({"plugins", "io.containerd.nri.v1.nri"});
+    size_t at = 0;
+    for (size_t next; at < text.size(); at = next) {
+      next = text.find('\n', at);
+      next = next == std::string::npos ? text.size() : next + 1;
+      if (HeaderPath(text.substr(at, next - at)) == want) {
+        text.insert(next, opts.nri->extra_toml + "\n");
+        break;
+      }
+    }
+  }
+  if (auto bad = CheckSettings(text, settings)) {
+    error_ =
+        "containerd " + release_.name + "'s config default with the sandbox's settings: " + *bad;
+    return "";
+  }
+  return text + HandlerTables("plugins." + Quote(cri), opts.handlers) + opts.extra_toml + "\n";
 }
 
 CriContainerd::CriContainerd(const Options& opts) : release_(opts.release) {
@@ -336,7 +528,19 @@ CriContainerd::CriContainerd(const Options& opts) : release_(opts.release) {
     error_ = "image: " + *err;
     return;
   }
-  WriteFile(config_path(), ConfigText(opts));
+  if (opts.stock_config) {
+    std::string text = StockConfigText(opts);
+    if (text.empty()) return;
+    WriteFile(config_path(), text);
+  } else {
+    WriteFile(config_path(), ConfigText(opts));
+  }
+  if (opts.edit_config) {
+    if (auto err = opts.edit_config(config_path())) {
+      error_ = "edit_config: " + *err;
+      return;
+    }
+  }
 
   DaemonOptions daemon = opts;
   // The shim (containerd-shim-runc-v2) is looked up on PATH: this release's first.

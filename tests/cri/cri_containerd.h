@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,6 +76,14 @@ class CriContainerd {
     std::vector<RuntimeHandler> handlers;  // besides the default "runc"
     std::optional<NriSetup> nri;           // off unless set (also on 2.x)
     std::string extra_toml;                // appended to the config verbatim
+    // Start from this release's own `containerd config default` instead of
+    // the fixture's minimal config, with only what this sandbox needs set in
+    // place (StockConfigText): temp paths, restrict_oom_score_adj, an empty
+    // CNI dir, the pause image. `handlers` and `extra_toml` are appended.
+    bool stock_config = false;
+    // Runs on config_path() once the config is written and before containerd
+    // starts, e.g. the node installer. An error text makes ok() false.
+    std::function<std::optional<std::string>(const std::string& config_path)> edit_config;
   };
   explicit CriContainerd(const Options& opts);
   ~CriContainerd();
@@ -125,6 +134,10 @@ class CriContainerd {
 
  private:
   std::string ConfigText(const Options& opts) const;
+  // `containerd config default` with the sandbox's settings; "" and error_ set on failure.
+  std::string StockConfigText(const Options& opts);
+  std::string HandlerTables(const std::string& cri,
+                            const std::vector<RuntimeHandler>& handlers) const;
   void KillLeftovers();
 
   HostLeftovers leftovers_;  // first in, last out: cleans after the daemon stops

@@ -37,7 +37,7 @@ class DoctorFixture : public ::testing::Test {
   void SetUp() override {
     const std::string& r = root_.path();
     Sh("mkdir -p " + r + "/usr/bin " + r + "/usr/sbin " + r + "/usr/local/bin " + r +
-       "/etc/docker " + r + "/etc/containerd " + r + "/etc/containers/oci/hooks.d " + r +
+       "/etc/docker " + r + "/etc/containerd " + r + "/usr/share/containers/oci/hooks.d " + r +
        "/lib/systemd/system " + r + "/etc/systemd/system/docker.service.d " + r +
        "/etc/oci-rlimit " + r + "/proc/self");
     Script(root_ / "usr/sbin/runc", "runc version 1.1.5");
@@ -64,7 +64,7 @@ pod_annotations = ["oci-rlimit.io/*"]
 [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit.options]
 BinaryName = "/usr/bin/oci-rlimit-runtime"
 )");
-    WriteFile(root_ / "etc/containers/oci/hooks.d/oci-rlimit.json",
+    WriteFile(root_ / "usr/share/containers/oci/hooks.d/oci-rlimit.json",
               R"({"version":"1.0.0","hook":{"path":"/usr/bin/oci-rlimit-hook",
                   "args":["oci-rlimit-hook","createRuntime"]},
                   "when":{"always":true},"stages":["createRuntime"]})");
@@ -118,7 +118,7 @@ TEST_F(DoctorFixture, NamesThePathsItFound) {
            {"containerd", "containerd.service has LimitMEMLOCK=8M",
             "/lib/systemd/system/containerd.service", "info"},
            {"hooks.d", "podman runs oci-rlimit-hook (stages createRuntime)",
-            "/etc/containers/oci/hooks.d/oci-rlimit.json", "ok"},
+            "/usr/share/containers/oci/hooks.d/oci-rlimit.json", "ok"},
            {"config", "0 default limit(s), 1 rule(s), requests enabled",
             "/etc/oci-rlimit/config.toml", "ok"},
            {"capabilities", "no CAP_SYS_RESOURCE", "/proc/self/status", "warn"},
@@ -130,7 +130,8 @@ TEST_F(DoctorFixture, NamesThePathsItFound) {
   }
   CmdResult table = Doctor(false);
   EXPECT_EQ(table.status, 0);
-  EXPECT_NE(table.out.find("path: /etc/containers/oci/hooks.d/oci-rlimit.json"), std::string::npos)
+  EXPECT_NE(table.out.find("path: /usr/share/containers/oci/hooks.d/oci-rlimit.json"),
+            std::string::npos)
       << table.out;
 }
 

@@ -713,5 +713,71 @@ print("checked")
   EXPECT_NE(r.out.find("checked"), std::string::npos) << r.out;
 }
 
+// README's Kubernetes quick start names what the manifests and the tests use:
+// the image tag and Dockerfile it builds, the node label, the DaemonSet's
+// install command, and the RuntimeClass names pods use. (InstallerImageTest
+// builds and runs that image; CriInstallerTest runs the by-hand step.)
+TEST(K8sManifestsTest, ReadmeQuickStartMatchesTheManifests) {
+  OCI_RLIMIT_REQUIRE("python3");
+  const std::string readme = ReadFile(std::string(OCI_RLIMIT_SOURCE_DIR) + "/README.md");
+  const size_t begin = readme.find("### Kubernetes quick start");
+  ASSERT_NE(begin, std::string::npos);
+  const std::string qs = readme.substr(begin, readme.find("\n## ", begin) - begin);
+  auto squeeze = [](const std::string& text) {
+    std::istringstream ws(text);
+    std::string out;
+    for (std::string w; ws >> w;) out += (out.empty() ? "" : " ") + w;
+    return out;
+  };
+  // The text between `lead` and the next backtick, whitespace squeezed.
+  auto quoted_after = [&](const std::string& lead) {
+    size_t at = qs.find(lead);
+    if (at == std::string::npos) return std::string();
+    at += lead.size();
+    return squeeze(qs.substr(at, qs.find('`', at) - at));
+  };
+  CmdResult r = RunCmd({"python3", "-c", R"(
+import json, sys, yaml
+out = {"classes": {}}
+for f in ("daemonset.yaml", "runtimeclass.yaml", "runtimeclass-nvidia.yaml", "example-pod.yaml"):
+    for d in yaml.safe_load_all(open(sys.argv[1] + "/" + f)):
+        if d["kind"] == "DaemonSet":
+            spec = d["spec"]["template"]["spec"]
+            out["selector"] = spec["nodeSelector"]
+            out["image"] = spec["initContainers"][0]["image"]
+            out["command"] = spec["initContainers"][0]["command"]
+        if d["kind"] == "RuntimeClass":
+            out["classes"][d["metadata"]["name"]] = d["handler"]
+        if d["kind"] == "Pod":
+            out["pod_class"] = d["spec"]["runtimeClassName"]
+print(json.dumps(out))
+)",
+                        kKubeDir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Json m = Json::parse(r.out);
+
+  EXPECT_EQ(quoted_after("docker build "),
+            "-f packaging/kubernetes/Dockerfile -t " + m["image"].get<std::string>() + " .")
+      << "README's image is the DaemonSet's";
+  EXPECT_NE(qs.find("scripts/build-node.sh amd64 build-portable-amd64"), std::string::npos)
+      << "the image is built from the portable build (the Dockerfile's COPY)";
+  EXPECT_NE(ReadFile(kKubeDir + "/Dockerfile").find("COPY build-portable-${TARGETARCH}/bin/"),
+            std::string::npos);
+  ASSERT_EQ(m["selector"].size(), 1u);
+  const std::string label =
+      m["selector"].begin().key() + "=" + m["selector"].begin().value().get<std::string>();
+  EXPECT_NE(qs.find("kubectl label node NODE " + label + "\n"), std::string::npos) << label;
+  std::string command = "install.sh";
+  for (size_t i = 1; i < m["command"].size(); ++i)
+    command += " " + m["command"][i].get<std::string>();
+  EXPECT_EQ(m["command"][0], "/opt/oci-rlimit/install.sh");
+  EXPECT_EQ(quoted_after("The DaemonSet runs `"), command);
+  EXPECT_EQ(m["classes"]["oci-rlimit"], "oci-rlimit");
+  EXPECT_EQ(m["classes"]["oci-rlimit-nvidia"], "oci-rlimit");
+  EXPECT_EQ(m["pod_class"], "oci-rlimit");
+  EXPECT_NE(qs.find("`runtimeClassName: oci-rlimit`"), std::string::npos);
+  EXPECT_NE(qs.find("`runtimeClassName: oci-rlimit-nvidia`"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ocirlimit::itest
