@@ -26,7 +26,16 @@ std::string FormatLogLine(const LogRecord& r) {
     line += " " + FormatChanges(r.changes);
   } else if (!r.limits.empty()) {
     line += " set";
-    for (const auto& l : r.limits) line += " " + FormatRlimit(l);
+    for (size_t i = 0; i < r.limits.size(); ++i) {
+      const Rlimit& l = r.limits[i];
+      if (i >= r.before.size()) {
+        line += " " + FormatRlimit(l);
+        continue;
+      }
+      const std::optional<LimitPair>& b = r.before[i];
+      line += Cat(" ", l.info().name, "=", b ? Pair(*b) : std::string(kBeforeUnreported), "->",
+                  Pair({l.soft, l.hard}));
+    }
   } else {
     line += " unchanged";
   }

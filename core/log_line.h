@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/rlimit.h"
@@ -24,15 +25,26 @@ struct LogRecord {
   std::optional<pid_t> pid;
   std::vector<Change> changes;
   // A spec edit (oci-rlimit-runtime, precreate, NRI): where, and the limits written.
-  std::string via;  // "create", "exec", "precreate", ...; empty for the hook
+  std::string via;  // "create", "exec", "precreate", "nri", ...; empty for the hook
   std::vector<Rlimit> limits;
+  // What the spec held before, one per `limits` entry, from a writer that
+  // says it (the NRI plugin): the spec's entry of that type, or nullopt when
+  // the writer was not told (kBeforeUnreported). Empty: not said, as the
+  // wrapper and precreate write.
+  std::vector<std::optional<LimitPair>> before;
   std::vector<std::string> warnings;  // notes on requests, conflicts, on-error excuses
   std::string error;
 };
 
-// TIME id="ID" pid=N memlock 1:1->2:2 ... | TIME id="ID" via="create" set memlock=2:2 ...,
-// or "unchanged", then warning="..."... and error="...". Every value a
-// container can influence goes through JsonQuote.
+// A spec edit's "before" when the writer was not told what the spec held:
+// "set memlock=unreported->8388608:8388608" (docs/nri.md).
+inline constexpr std::string_view kBeforeUnreported = "unreported";
+
+// TIME id="ID" pid=N memlock 1:1->2:2 ... | TIME id="ID" via="create" set memlock=2:2 ...
+// (with `before`: set memlock=1:1->2:2, or memlock=unreported->2:2), or
+// "unchanged", then warning="..."... and error="...". The id is cut as
+// JsonQuoteCut cuts it; every value a container can influence goes through
+// JsonQuote, so every item stays one space-free token (NAME=VALUE).
 std::string FormatLogLine(const LogRecord& r);
 
 // The hook's record, as FormatLogLine(LogRecord) writes it.

@@ -52,6 +52,63 @@ TEST(FormatLogLine, ASpecEditSaysWhereAndWhatWasSet) {
             R"(warning="annotation \"oci-rlimit.io/rlimits\" = \"x\": clamped" error="e")");
 }
 
+struct SpecEditCase {
+  std::string name;
+  std::vector<Rlimit> limits;
+  std::vector<std::optional<LimitPair>> before;
+  std::string line;
+};
+
+class FormatSpecEdit : public ::testing::TestWithParam<SpecEditCase> {};
+
+// A spec edit's items stay NAME=VALUE tokens; `before`, when a writer says
+// it, prefixes the value with the old entry (or "unreported") and "->".
+TEST_P(FormatSpecEdit, SaysTheBeforeOnlyWhenTheWriterDoes) {
+  LogRecord r;
+  r.time = "T";
+  r.id = "c1";
+  r.via = "nri";
+  r.limits = GetParam().limits;
+  r.before = GetParam().before;
+  EXPECT_EQ(FormatLogLine(r), GetParam().line);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    LogLine, FormatSpecEdit,
+    ::testing::Values(
+        SpecEditCase{"NoBeforeAsTheWrapperWrites",
+                     {{RLIMIT_MEMLOCK, 1, 2}},
+                     {},
+                     R"(T id="c1" via="nri" set memlock=1:2)"},
+        SpecEditCase{"Unreported",
+                     {{RLIMIT_MEMLOCK, 8388608, 8388608}},
+                     {std::nullopt},
+                     R"(T id="c1" via="nri" set memlock=unreported->8388608:8388608)"},
+        SpecEditCase{"SpecEntryAndUnreported",
+                     {{RLIMIT_MEMLOCK, kInf, kInf}, {RLIMIT_NOFILE, 1024, 4096}},
+                     {std::nullopt, LimitPair{512, 2048}},
+                     R"(T id="c1" via="nri" set memlock=unreported->unlimited:unlimited )"
+                     R"(nofile=512:2048->1024:4096)"},
+        SpecEditCase{"ShorterBeforeLeavesTheRestPlain",
+                     {{RLIMIT_MEMLOCK, 1, 1}, {RLIMIT_NOFILE, 2, 2}},
+                     {LimitPair{0, 0}},
+                     R"(T id="c1" via="nri" set memlock=0:0->1:1 nofile=2:2)"},
+        SpecEditCase{"BeforeWithoutLimitsIsUnchanged",
+                     {},
+                     {std::nullopt},
+                     R"(T id="c1" via="nri" unchanged)"}),
+    CaseName{});
+
+TEST(FormatLogLine, CutsAHugeIdAndSaysItsSize) {
+  LogRecord r;
+  r.time = "T";
+  r.id = std::string(100000, 'a');
+  r.via = "nri";
+  const std::string line = FormatLogLine(r);
+  EXPECT_LT(line.size(), 400u) << line;
+  EXPECT_NE(line.find("\u2026\" (100000 bytes) via=\"nri\" unchanged"), std::string::npos) << line;
+}
+
 struct HostileId {
   const char* name;
   std::string id;

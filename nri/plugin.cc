@@ -1,45 +1,44 @@
 #include "nri/plugin.h"
 
-#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
 
 #include "adapters/nri/facts.h"
+#include "core/log_line.h"
 #include "core/text.h"
 #include "nri/decide.h"
 
 namespace ocirlimit::nri {
 namespace {
 
-// JSON string syntax, so a value a pod author chose stays on one line.
-std::string Quoted(const std::string& s) {
-  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-std::string Pair(uint64_t soft, uint64_t hard) {
-  return FormatLimitValue(soft) + ":" + FormatLimitValue(hard);
-}
-
-// "memlock 65536:65536->unlimited:unlimited", as the hook's changes. The
-// "before" is the spec's entry of that type when the runtime reports it
-// (Container.rlimits), else kBeforeUnreported (docs/nri.md): containerd
-// 1.7.24 and 2.1.9 never fill that field, even for an entry from
-// base_runtime_spec, so the plugin cannot know whether the container would
-// have had a spec entry or the limit runc inherits from the shim.
-std::string Changes(const std::vector<Rlimit>& limits, const std::vector<Rlimit>& spec) {
-  std::string s;
+// What the spec held for each limit: its entry of that type when the
+// runtime reports it (Container.rlimits), else nullopt, which the log line
+// says as kBeforeUnreported (docs/nri.md): containerd 1.7.24 and 2.1.9 never
+// fill that field, even for an entry from base_runtime_spec, so the plugin
+// cannot know whether the container would have had a spec entry or the limit
+// runc inherits from the shim.
+std::vector<std::optional<LimitPair>> Before(const std::vector<Rlimit>& limits,
+                                             const std::vector<Rlimit>& spec) {
+  std::vector<std::optional<LimitPair>> before;
   for (const auto& l : limits) {
-    if (!s.empty()) s += ' ';
-    std::string before(kBeforeUnreported);
+    std::optional<LimitPair> b;
     for (const auto& r : spec) {
-      if (r.resource == l.resource) before = Pair(r.soft, r.hard);
+      if (r.resource == l.resource) b = LimitPair{r.soft, r.hard};
     }
-    s += std::string(l.info().name) + " " + before + "->" + Pair(l.soft, l.hard);
+    before.push_back(b);
   }
-  return s;
+  return before;
 }
 
 std::string Who(const pb::CreateContainerRequest& req) {
   return "container " + Quote(req.container().name()) + " of pod " +
          Quote(req.pod().namespace_() + "/" + req.pod().name());
+}
+
+// A value the runtime sent, on one line and cut as Quote cuts it, unquoted.
+std::string Shown(std::string_view s) {
+  const MessageCut c = CutForMessage(s);
+  return c.cut() ? OneLine(c.head) + "\u2026" + c.size_note : OneLine(s);
 }
 
 Reply Serialized(const google::protobuf::MessageLite& m) {
@@ -77,7 +76,7 @@ Reply NriPlugin::Configure(std::string_view payload) {
     return Failure(kCodeInvalidArgument, "oci-rlimit-nri: cannot decode ConfigureRequest");
   }
   configured_ = true;
-  out_.Say("configured by " + OneLine(req.runtime_name()) + " " + OneLine(req.runtime_version()) +
+  out_.Say("configured by " + Shown(req.runtime_name()) + " " + Shown(req.runtime_version()) +
            "; subscribed to CreateContainer");
   if (!req.config().empty()) {
     out_.Say(
@@ -101,27 +100,39 @@ Reply NriPlugin::Synchronize(std::string_view payload) {
   return Serialized(resp);
 }
 
+LogRecord NriPlugin::Record(const std::string& id) const {
+  LogRecord r;
+  r.time = now_();
+  r.id = id;
+  r.via = std::string(kLogVia);
+  return r;
+}
+
 Reply NriPlugin::CreateContainer(std::string_view payload) {
   const Config& cfg = config_();
   pb::CreateContainerRequest req;
   if (!req.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
-    const std::string error = "oci-rlimit: cannot decode the CreateContainerRequest";
-    out_.LogLine(cfg, now_() + " id=\"\" pid=0 unchanged error=" + Quoted(error));
+    LogRecord r = Record("");
+    r.error = "oci-rlimit: cannot decode the CreateContainerRequest";
+    out_.LogLine(cfg, FormatLogLine(r));
     if (cfg.on_error == OnError::kWarn) return Serialized(pb::CreateContainerResponse());
-    return Failure(kCodeInvalidArgument, error);
+    return Failure(kCodeInvalidArgument, r.error);
   }
   const NriFacts facts = FactsFromCreate(req);
   const Verdict v = AdmitNri(cfg, facts.facts);
 
-  std::string line = now_() + " id=" + Quoted(req.container().id()) + " pid=0";
-  line += v.action == Action::kApply ? " " + Changes(v.limits, facts.spec_rlimits) : " unchanged";
-  for (const auto& w : v.warnings) line += " warning=" + Quoted(w);
-  if (v.action == Action::kFail) {
-    const std::string error = "oci-rlimit: " + Who(req) + ": " + v.error->Text();
-    out_.LogLine(cfg, line + " error=" + Quoted(error));
-    return Failure(kCodeFailedPrecondition, error);
+  LogRecord r = Record(req.container().id());
+  if (v.action == Action::kApply) {
+    r.limits = v.limits;
+    r.before = Before(v.limits, facts.spec_rlimits);
   }
-  if (v.action == Action::kApply || !v.warnings.empty()) out_.LogLine(cfg, line);
+  r.warnings = v.warnings;
+  if (v.action == Action::kFail) {
+    r.error = "oci-rlimit: " + Who(req) + ": " + v.error->Text();
+    out_.LogLine(cfg, FormatLogLine(r));
+    return Failure(kCodeFailedPrecondition, r.error);
+  }
+  if (v.action == Action::kApply || !v.warnings.empty()) out_.LogLine(cfg, FormatLogLine(r));
 
   pb::CreateContainerResponse resp;
   if (v.action == Action::kApply) SetAdjustmentRlimits(v.limits, *resp.mutable_adjust());

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/config.h"
+#include "core/log_line.h"
 #include "nri/session.h"
 
 namespace ocirlimit::nri {
@@ -16,11 +17,13 @@ namespace ocirlimit::nri {
 // Event mask bit (event - 1); CREATE_CONTAINER is event 4.
 inline constexpr int32_t kEventMaskCreateContainer = 1 << 3;
 
-// The log line's "before" for a limit whose type the CreateContainer request
-// does not carry in Container.rlimits: "memlock unreported->8388608:8388608".
-// The container would have had the spec's own entry, if it has one the
-// runtime did not report, else the limit the runtime inherits (docs/nri.md).
-inline constexpr std::string_view kBeforeUnreported = "unreported";
+// The log line (core/log_line.h, as every program writes it):
+// `TIME id="ID" via="nri" set memlock=unreported->8388608:8388608`. The
+// "before" of a limit is kBeforeUnreported when the CreateContainer request
+// does not carry its type in Container.rlimits: the container would have had
+// the spec's own entry, if it has one the runtime did not report, else the
+// limit the runtime inherits (docs/nri.md).
+inline constexpr std::string_view kLogVia = "nri";
 
 class Output {
  public:
@@ -47,6 +50,8 @@ class NriPlugin : public PluginService {
   Reply Configure(std::string_view payload);
   Reply Synchronize(std::string_view payload);
   Reply CreateContainer(std::string_view payload);
+  // A log record about container `id`, now, via kLogVia.
+  [[nodiscard]] LogRecord Record(const std::string& id) const;
 
   std::function<const Config&()> config_;
   Output& out_;

@@ -100,8 +100,10 @@ struct CreateCase {
   Pod pod;
   int32_t code;
   std::string adjusted;  // "RLIMIT_MEMLOCK=soft:hard,..." when code 0
-  std::string in_reply_or_log;
-  size_t log_lines;
+  // The one log line in full (core/log_line.h, as the wrapper and hook write
+  // it), or "" for none.
+  std::string log;
+  std::string in_reply;  // part of the error reply when code != 0
 };
 
 // Test names, not hex dumps, when a case fails.
@@ -116,145 +118,169 @@ TEST_P(CreateTable, AnswersWithTheVerdict) {
   EXPECT_EQ(r.status.code, c.code) << r.status.message;
   if (c.code == 0) {
     EXPECT_EQ(Adjusted(r), c.adjusted);
+    EXPECT_EQ(r.status.message, "");
   } else {
     EXPECT_TRUE(
         r.status.message.starts_with("oci-rlimit: container \"app\" of pod "
                                      "\"default/web\": "))
         << r.status.message;
+    EXPECT_NE(r.status.message.find(c.in_reply), std::string::npos) << r.status.message;
     EXPECT_EQ(r.status.message.find('\n'), std::string::npos);
   }
-  ASSERT_EQ(h.out.lines.size(), c.log_lines);
-  std::string all = r.status.message;
-  for (const auto& l : h.out.lines) {
-    EXPECT_TRUE(l.starts_with("T id=\"c0ffee\" pid=0 ")) << l;
-    all += "\n" + l;
+  if (c.log.empty()) {
+    EXPECT_EQ(h.out.lines.size(), 0u);
+  } else {
+    ASSERT_EQ(h.out.lines.size(), 1u);
+    EXPECT_EQ(h.out.lines[0], c.log);
   }
-  EXPECT_NE(all.find(c.in_reply_or_log), std::string::npos) << all;
 }
+
+constexpr const char* kClamped =
+    R"(warning="annotation \"oci-rlimit.io/rlimits\" = \"memlock=unlimited\": )"
+    R"(memlock=unlimited:unlimited is over the ceiling memlock=1073741824:1073741824; )"
+    R"(clamped to memlock=1073741824:1073741824")";
 
 INSTANTIATE_TEST_SUITE_P(
     Plugin, CreateTable,
     ::testing::Values(
-        CreateCase{"NoConfigNoAdjustmentNoLog", "", {}, 0, "", "", 0},
+        CreateCase{"NoConfigNoAdjustmentNoLog", "", {}, 0, "", "", ""},
         CreateCase{"TopLevelForEveryone",
                    "rlimits = ['memlock=unlimited']",
                    {},
                    0,
                    "RLIMIT_MEMLOCK=unlimited:unlimited",
-                   "memlock unreported->unlimited:unlimited",
-                   1},
+                   R"(T id="c0ffee" via="nri" set memlock=unreported->unlimited:unlimited)",
+                   ""},
         CreateCase{"SameTypeSpecEntryShownAsBefore",
                    "rlimits = ['memlock=unlimited']",
                    {.spec_rlimits = {{"RLIMIT_MEMLOCK", {64 * 1024, 64 * 1024}}}},
                    0,
                    "RLIMIT_MEMLOCK=unlimited:unlimited",
-                   "memlock 65536:65536->unlimited:unlimited",
-                   1},
+                   R"(T id="c0ffee" via="nri" set memlock=65536:65536->unlimited:unlimited)",
+                   ""},
         CreateCase{"SpecEntryOfAnotherTypeLeavesBeforeUnreported",
                    "rlimits = ['memlock=unlimited', 'nofile=1024:4096']",
                    {.spec_rlimits = {{"RLIMIT_NOFILE", {512, 2048}}}},
                    0,
                    "RLIMIT_MEMLOCK=unlimited:unlimited,RLIMIT_NOFILE=1024:4096",
-                   "memlock unreported->unlimited:unlimited nofile 512:2048->1024:4096",
-                   1},
+                   R"(T id="c0ffee" via="nri" set memlock=unreported->unlimited:unlimited )"
+                   R"(nofile=512:2048->1024:4096)",
+                   ""},
         CreateCase{"UnknownSpecTypeIsNotABefore",
                    "rlimits = ['memlock=unlimited']",
                    {.spec_rlimits = {{"RLIMIT_BOGUS", {1, 1}}}},
                    0,
                    "RLIMIT_MEMLOCK=unlimited:unlimited",
-                   "memlock unreported->unlimited:unlimited",
-                   1},
+                   R"(T id="c0ffee" via="nri" set memlock=unreported->unlimited:unlimited)",
+                   ""},
         CreateCase{"AnnotationRuleOnlyDefaultWithout",
                    kRules,
                    {},
                    0,
                    "RLIMIT_NOFILE=1024:4096",
-                   "nofile unreported->1024:4096",
-                   1},
+                   R"(T id="c0ffee" via="nri" set nofile=unreported->1024:4096)",
+                   ""},
         CreateCase{"AnnotationRuleMatchesPodAnnotation",
                    kRules,
                    {.pod_annotations = {{"example.com/gpu", "true"}}},
                    0,
                    "RLIMIT_NOFILE=1024:4096,RLIMIT_MEMLOCK=unlimited:unlimited",
-                   "memlock",
-                   1},
+                   R"(T id="c0ffee" via="nri" set nofile=unreported->1024:4096 )"
+                   R"(memlock=unreported->unlimited:unlimited)",
+                   ""},
         CreateCase{"AnnotationRuleMatchesContainerAnnotation",
                    kRules,
                    {.annotations = {{"example.com/gpu", "true"}}},
                    0,
                    "RLIMIT_NOFILE=1024:4096,RLIMIT_MEMLOCK=unlimited:unlimited",
-                   "memlock",
-                   1},
+                   R"(T id="c0ffee" via="nri" set nofile=unreported->1024:4096 )"
+                   R"(memlock=unreported->unlimited:unlimited)",
+                   ""},
         CreateCase{"AnnotationRuleWrongValue",
                    kRules,
                    {.pod_annotations = {{"example.com/gpu", "false"}}},
                    0,
                    "RLIMIT_NOFILE=1024:4096",
-                   "nofile",
-                   1},
+                   R"(T id="c0ffee" via="nri" set nofile=unreported->1024:4096)",
+                   ""},
         CreateCase{"DeviceRule",
                    kRules,
                    {.devices = {"/dev/infiniband/uverbs0"}},
                    0,
                    "RLIMIT_NOFILE=1024:4096,RLIMIT_MEMLOCK=67108864:67108864",
-                   "memlock",
-                   1},
+                   R"(T id="c0ffee" via="nri" set nofile=unreported->1024:4096 )"
+                   R"(memlock=unreported->67108864:67108864)",
+                   ""},
         CreateCase{"DeviceRuleOtherDevice",
                    kRules,
                    {.devices = {"/dev/fuse"}},
                    0,
                    "RLIMIT_NOFILE=1024:4096",
-                   "nofile",
-                   1},
+                   R"(T id="c0ffee" via="nri" set nofile=unreported->1024:4096)",
+                   ""},
         CreateCase{"RequestUnderCeiling",
                    kRules,
                    {.pod_annotations = {{"oci-rlimit.io/rlimits", "memlock=256M"}}},
                    0,
                    "RLIMIT_NOFILE=1024:4096,RLIMIT_MEMLOCK=268435456:268435456",
-                   "memlock",
-                   1},
+                   R"(T id="c0ffee" via="nri" set nofile=unreported->1024:4096 )"
+                   R"(memlock=unreported->268435456:268435456)",
+                   ""},
         CreateCase{"RequestOverCeilingClamped",
                    kRules,
                    {.annotations = {{"oci-rlimit.io/rlimits", "memlock=unlimited"}}},
                    0,
                    "RLIMIT_NOFILE=1024:4096,RLIMIT_MEMLOCK=1073741824:1073741824",
-                   "clamped",
-                   1},
+                   std::string(R"(T id="c0ffee" via="nri" set nofile=unreported->1024:4096 )"
+                               R"(memlock=unreported->1073741824:1073741824 )") +
+                       kClamped,
+                   ""},
         CreateCase{"RequestOverCeilingRejected",
                    std::string(kRules) + "over-ceiling = 'reject'\n",
                    {.pod_annotations = {{"oci-rlimit.io/rlimits", "memlock=unlimited"}}},
                    9,
                    "",
-                   "over the ceiling memlock=1073741824:1073741824 (over-ceiling = \\\"reject\\\")",
-                   1},
-        CreateCase{"RequestOverCeilingRejectedButWarn",
-                   std::string("on-error = 'warn'\n") + kRules + "over-ceiling = 'reject'\n",
-                   {.pod_annotations = {{"oci-rlimit.io/rlimits", "memlock=unlimited"}}},
-                   0,
-                   "",
-                   "the container starts without oci-rlimit's limits",
-                   1},
+                   R"(T id="c0ffee" via="nri" unchanged error="oci-rlimit: container \"app\" )"
+                   R"(of pod \"default/web\": annotation \"oci-rlimit.io/rlimits\" = )"
+                   R"(\"memlock=unlimited\": memlock=unlimited:unlimited is over the ceiling )"
+                   R"x(memlock=1073741824:1073741824 (over-ceiling = \"reject\")")x",
+                   "over the ceiling memlock=1073741824:1073741824 (over-ceiling = \"reject\")"},
+        CreateCase{
+            "RequestOverCeilingRejectedButWarn",
+            std::string("on-error = 'warn'\n") + kRules + "over-ceiling = 'reject'\n",
+            {.pod_annotations = {{"oci-rlimit.io/rlimits", "memlock=unlimited"}}},
+            0,
+            "",
+            R"(T id="c0ffee" via="nri" unchanged warning="on-error = \"warn\": the )"
+            R"(container starts without oci-rlimit's limits: annotation )"
+            R"(\"oci-rlimit.io/rlimits\" = \"memlock=unlimited\": )"
+            R"(memlock=unlimited:unlimited is over the ceiling memlock=1073741824:1073741824 )"
+            R"x((over-ceiling = \"reject\")")x",
+            ""},
         CreateCase{"MalformedRequest",
                    kRules,
                    {.pod_annotations = {{"oci-rlimit.io/rlimits", "memlock=lots"}}},
                    9,
                    "",
-                   "annotation \"oci-rlimit.io/rlimits\" = \"memlock=lots\"",
-                   1},
+                   R"(T id="c0ffee" via="nri" unchanged error="oci-rlimit: container \"app\" )"
+                   R"(of pod \"default/web\": annotation \"oci-rlimit.io/rlimits\" = )"
+                   R"(\"memlock=lots\": rlimit \"memlock=lots\": soft value \"lots\" is not a )"
+                   R"(decimal integer, \"unlimited\", \"infinity\" or \"-1\"")",
+                   "annotation \"oci-rlimit.io/rlimits\" = \"memlock=lots\""},
         CreateCase{"NamespaceRuleMatchesThePodSandboxNamespace",
                    kNamespaceRule,
                    {.pod_namespace = "gpu-team"},
                    0,
                    "RLIMIT_MEMLOCK=unlimited:unlimited",
-                   "memlock unreported->unlimited:unlimited",
-                   1},
+                   R"(T id="c0ffee" via="nri" set memlock=unreported->unlimited:unlimited)",
+                   ""},
         CreateCase{"NamespaceRuleOtherNamespace",
                    kNamespaceRule,
                    {.pod_namespace = "default"},
                    0,
                    "",
                    "",
-                   0},
+                   ""},
         // NRI hands over every pod annotation; the namespace comes from the
         // PodSandbox field only, so neither runtime's key can forge it.
         CreateCase{"NamespaceRuleIgnoresForgedAnnotations",
@@ -266,22 +292,23 @@ INSTANTIATE_TEST_SUITE_P(
                    0,
                    "",
                    "",
-                   0},
+                   ""},
         CreateCase{"PodRuleMatchesThePodSandboxName",
                    "[[rule]]\nrlimits = ['memlock=1M']\nmatch = { pods = ['w*'] }\n",
                    {},
                    0,
                    "RLIMIT_MEMLOCK=1048576:1048576",
-                   "memlock",
-                   1},
+                   R"(T id="c0ffee" via="nri" set memlock=unreported->1048576:1048576)",
+                   ""},
         CreateCase{"ContainerAnnotationBeatsPodAnnotation",
                    kRules,
                    {.pod_annotations = {{"oci-rlimit.io/rlimits", "memlock=lots"}},
                     .annotations = {{"oci-rlimit.io/rlimits", "memlock=2M"}}},
                    0,
                    "RLIMIT_NOFILE=1024:4096,RLIMIT_MEMLOCK=2097152:2097152",
-                   "memlock",
-                   1}),
+                   R"(T id="c0ffee" via="nri" set nofile=unreported->1024:4096 )"
+                   R"(memlock=unreported->2097152:2097152)",
+                   ""}),
     [](const auto& info) { return info.param.name; });
 
 TEST(Plugin, ConfigureSubscribesToCreateContainerOnly) {
@@ -295,6 +322,8 @@ TEST(Plugin, ConfigureSubscribesToCreateContainerOnly) {
   ASSERT_TRUE(resp.ParseFromString(r.payload));
   EXPECT_EQ(resp.events(), 0x8);
   EXPECT_TRUE(h.plugin.configured());
+  EXPECT_EQ(h.out.said, std::vector<std::string>{
+                            "configured by containerd 2.1.9; subscribed to CreateContainer"});
 }
 
 TEST(Plugin, SynchronizeAnswersMoreWithNoUpdates) {
@@ -336,7 +365,8 @@ TEST(Plugin, UndecodableCreateContainerFailsClosedOrWarns) {
     bool warn = h.cfg.on_error == OnError::kWarn;
     EXPECT_EQ(r.status.code, warn ? 0 : kCodeInvalidArgument);
     ASSERT_EQ(h.out.lines.size(), 1u);
-    EXPECT_NE(h.out.lines[0].find("cannot decode"), std::string::npos);
+    EXPECT_EQ(h.out.lines[0], R"(T id="" via="nri" unchanged )"
+                              R"(error="oci-rlimit: cannot decode the CreateContainerRequest")");
   }
 }
 
@@ -356,7 +386,37 @@ TEST(Plugin, HostileIdStaysOneLogLine) {
   (void)h.plugin.Call("CreateContainer", req.SerializeAsString());
   ASSERT_EQ(h.out.lines.size(), 1u);
   EXPECT_EQ(h.out.lines[0].find('\n'), std::string::npos);
-  EXPECT_NE(h.out.lines[0].find(R"(id="a\nb\"c")"), std::string::npos) << h.out.lines[0];
+  EXPECT_EQ(h.out.lines[0], R"(T id="a\nb\"c" via="nri" set memlock=unreported->1048576:1048576)");
+}
+
+// A 100 KB id, or a runtime name of 100 KB, makes no 100 KB line: cut as
+// the hook and the wrapper cut it (core/text.h), with the size said.
+TEST(Plugin, HugeIdIsCutInTheLogLine) {
+  Harness h("rlimits = ['memlock=1M']");
+  pb::CreateContainerRequest req;
+  req.mutable_container()->set_id(std::string(100000, 'x'));
+  (void)h.plugin.Call("CreateContainer", req.SerializeAsString());
+  ASSERT_EQ(h.out.lines.size(), 1u);
+  const std::string& l = h.out.lines[0];
+  EXPECT_LT(l.size(), 400u) << l;
+  EXPECT_TRUE(
+      l.ends_with("\u2026\" (100000 bytes) via=\"nri\" set "
+                  "memlock=unreported->1048576:1048576"))
+      << l;
+}
+
+TEST(Plugin, HugeRuntimeNameIsCutInItsMessage) {
+  Harness h("");
+  pb::ConfigureRequest req;
+  req.set_runtime_name(std::string(100000, 'r') + "\n");
+  req.set_runtime_version("2.1.9");
+  ASSERT_EQ(h.plugin.Call("Configure", req.SerializeAsString()).status.code, 0);
+  ASSERT_EQ(h.out.said.size(), 1u);
+  const std::string& s = h.out.said[0];
+  EXPECT_LT(s.size(), 400u) << s;
+  EXPECT_EQ(s.find('\n'), std::string::npos) << s;
+  EXPECT_NE(s.find("\u2026 (100001 bytes) 2.1.9; subscribed to CreateContainer"), std::string::npos)
+      << s;
 }
 
 TEST(Plugin, RegisterPayloadCarriesNameAndIndex) {
