@@ -385,8 +385,11 @@ class Doctor {
     NriChecks(text ? *text : std::string(), path, version);
   }
 
-  // NRI (docs/nri.md): enabled in containerd's config, and an oci-rlimit-nri
-  // configured: a pre-registered entry in the plugin dir, or the unit enabled.
+  // NRI (docs/nri.md): enabled in containerd's config; an oci-rlimit-nri
+  // configured (a pre-registered entry in the plugin dir, or the unit
+  // enabled); one running (/proc/PID/comm), and containerd's NRI socket there
+  // for it. While no plugin is connected, containerd creates containers
+  // unadjusted, so configured-but-not-running is a warning.
   void NriChecks(const std::string& text, const std::string& path, const std::string& version) {
     int major = version.empty() ? 0 : std::atoi(version.c_str());
     size_t dot = version.find('.');
@@ -398,32 +401,140 @@ class Doctor {
     }
     auto nri = ContainerdNriSettings(text, major);
     if (!nri) return;  // the handler check has reported the broken config
+    const std::vector<RunningProcess> running = ops_.ProcessesNamed(kNri);
+    std::string pids;
+    for (const auto& p : running) pids += (pids.empty() ? "" : ", ") + std::to_string(p.pid);
     if (!nri->enabled) {
-      Add("nri", CheckStatus::kInfo, "NRI is disabled in containerd's config", path,
-          "for oci-rlimit-nri, set disable = false under [plugins.\"io.containerd.nri.v1.nri\"] "
-          "(" +
-              std::string(kDocDir) + "/nri.md)");
+      const std::string advice =
+          "for oci-rlimit-nri, set disable = false under "
+          "[plugins.\"io.containerd.nri.v1.nri\"] (" +
+          std::string(kDocDir) + "/nri.md)";
+      if (running.empty()) {
+        Add("nri", CheckStatus::kInfo, "NRI is disabled in containerd's config", path, advice);
+      } else {
+        Add("nri", CheckStatus::kWarn,
+            "oci-rlimit-nri is running (pid " + pids +
+                ") but NRI is disabled in containerd's config: containers are created unadjusted",
+            path, advice);
+      }
       return;
     }
     Add("nri", CheckStatus::kOk, "NRI is enabled, socket " + nri->socket_path, path);
-    bool configured = false;
+    bool preregistered = false;
     for (const auto& name : ops_.ListDir(nri->plugin_path)) {
       const std::string entry = nri->plugin_path + "/" + name;
       if (IsOurs(entry, kNri)) {
-        configured = true;
+        preregistered = true;
         Add("nri", CheckStatus::kOk, "oci-rlimit-nri is pre-registered as " + Quote(name), entry);
       }
     }
     const std::string unit = "/etc/systemd/system/multi-user.target.wants/oci-rlimit-nri.service";
-    if (ops_.ReadFile(unit)) {
-      configured = true;
+    const bool enabled_unit = ops_.ReadFile(unit).ok();
+    if (enabled_unit) {
       Add("nri", CheckStatus::kOk, "oci-rlimit-nri.service is enabled (external plugin)", unit);
     }
-    if (!configured) {
-      Add("nri", CheckStatus::kInfo, "no oci-rlimit NRI plugin is configured", nri->plugin_path,
-          "systemctl enable --now oci-rlimit-nri, or link /usr/bin/oci-rlimit-nri into " +
-              nri->plugin_path + " as NN-oci-rlimit (" + std::string(kDocDir) + "/nri.md)");
+    NriConnected(*nri, running, pids, preregistered, enabled_unit);
+  }
+
+  // Whether a running oci-rlimit-nri can be connected: the socket containerd
+  // listens on exists, and a plugin started with --socket dials that socket.
+  // One without --socket dials the default or was handed a connection by
+  // containerd (pre-registered), which /proc does not tell apart.
+  void NriConnected(const ContainerdNri& nri, const std::vector<RunningProcess>& running,
+                    const std::string& pids, bool preregistered, bool enabled_unit) {
+    constexpr const char* kUnadjusted =
+        "containers are created unadjusted while no plugin is connected";
+    const std::optional<FileId> socket = ops_.Socket(nri.socket_path);
+    if (running.empty()) {
+      if (!preregistered && !enabled_unit) {
+        Add("nri", CheckStatus::kInfo, "no oci-rlimit NRI plugin is configured or running",
+            nri.plugin_path,
+            "systemctl enable --now oci-rlimit-nri, or link /usr/bin/oci-rlimit-nri into " +
+                nri.plugin_path + " as NN-oci-rlimit (" + std::string(kDocDir) + "/nri.md)");
+        return;
+      }
+      std::string advice = enabled_unit ? "systemctl status oci-rlimit-nri; journalctl -u "
+                                          "oci-rlimit-nri"
+                                        : "containerd starts pre-registered plugins when it "
+                                          "starts: restart containerd and read its log";
+      if (!socket) {
+        advice += "; containerd's NRI socket does not exist either: is containerd running?";
+      }
+      Add("nri", CheckStatus::kWarn,
+          std::string("oci-rlimit-nri is configured but not running: ") + kUnadjusted,
+          nri.socket_path, advice);
+      return;
     }
+    if (!socket) {
+      Add("nri", CheckStatus::kWarn,
+          "oci-rlimit-nri is running (pid " + pids +
+              ") but containerd's NRI socket does not exist: it is not connected, and " +
+              kUnadjusted,
+          nri.socket_path,
+          "start containerd with NRI enabled; the plugin reconnects with back-off");
+      return;
+    }
+    std::string good;
+    for (const auto& p : running) {
+      if (DialsSocket(p, *socket)) {
+        good += (good.empty() ? "" : ", ") + std::to_string(p.pid);
+        continue;
+      }
+      Add("nri", CheckStatus::kWarn,
+          "oci-rlimit-nri (pid " + std::to_string(p.pid) + ") dials " + Quote(Dials(p)) +
+              ", not containerd's NRI socket",
+          nri.socket_path, "run it with --socket " + nri.socket_path);
+    }
+    if (!good.empty()) {
+      Add("nri", CheckStatus::kOk,
+          "oci-rlimit-nri is running (pid " + good + ") and containerd's NRI socket exists",
+          nri.socket_path);
+    } else {
+      Add("nri", CheckStatus::kWarn,
+          std::string("no oci-rlimit-nri dials containerd's NRI socket: ") + kUnadjusted,
+          nri.socket_path);
+    }
+  }
+
+  // The socket path a running oci-rlimit-nri dials: its --socket, else the
+  // default; "" for one containerd started (pre-registered), which it hands a
+  // connection (NRI_PLUGIN_SOCKET) instead.
+  static std::string Dials(const RunningProcess& p) {
+    if (auto flag = SocketFlag(p.argv)) return *flag;
+    return p.parent == "containerd" ? "" : ContainerdNri{}.socket_path;
+  }
+
+  // Whether p reaches `socket`: seen from its own root (a DaemonSet's pod
+  // mounts the host's socket elsewhere), or on this node's when /proc/PID/root
+  // is closed to us.
+  bool DialsSocket(const RunningProcess& p, const FileId& socket) {
+    const std::string dials = Dials(p);
+    if (dials.empty()) return true;
+    if (dials.starts_with("/")) {
+      if (auto seen = ops_.Socket("/proc/" + std::to_string(p.pid) + "/root" + dials)) {
+        return *seen == socket;
+      }
+    }
+    auto here = ops_.Socket(dials);
+    return here && *here == socket;
+  }
+
+  // The --socket an oci-rlimit-nri was started with, read as nri/args.cc
+  // reads its argv: each of its flags takes the next argument unless it has
+  // "=VALUE"; the last --socket wins.
+  static std::optional<std::string> SocketFlag(const std::vector<std::string>& argv) {
+    std::optional<std::string> out;
+    for (size_t i = 1; i < argv.size(); ++i) {
+      const std::string& a = argv[i];
+      if (a.starts_with("--socket=")) {
+        out = a.substr(std::string_view("--socket=").size());
+      } else if (a == "--socket" || a == "--config" || a == "--name" || a == "--index") {
+        if (i + 1 == argv.size()) break;
+        if (a == "--socket") out = argv[i + 1];
+        ++i;
+      }
+    }
+    return out;
   }
 
   void ContainerdHandlerChecks(const std::vector<ContainerdHandler>& handlers,

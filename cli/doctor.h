@@ -10,8 +10,16 @@
 
 #include "adapters/oci/spec.h"
 #include "core/error.h"
+#include "effects/files.h"
 
 namespace ocirlimit {
+
+// A process running on the node, from /proc/PID.
+struct RunningProcess {
+  int pid = 0;
+  std::vector<std::string> argv = {};  // /proc/PID/cmdline
+  std::string parent = {};             // the parent's comm ("containerd"), or ""
+};
 
 class NodeOps {
  public:
@@ -32,6 +40,13 @@ class NodeOps {
   // path of the first executable regular file, or nullopt.
   virtual std::optional<std::string> WhichIn(const std::string& name,
                                              const std::string& path_list) = 0;
+  // The socket at `path` (stat(2) following symlinks), or nullopt when there
+  // is none or it is not a socket. Two paths name one socket when the ids agree.
+  virtual std::optional<FileId> Socket(const std::string& path) = 0;
+  // The processes whose /proc/PID/comm is `comm` (at most 15 bytes), by pid;
+  // the node's /proc, or the fixture root's. A socket a process sees is
+  // Socket("/proc/PID/root" + path).
+  virtual std::vector<RunningProcess> ProcessesNamed(const std::string& comm) = 0;
 };
 
 // Advice names paths on the node as the .deb installs them

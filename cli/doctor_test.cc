@@ -1,6 +1,7 @@
 #include "cli/doctor.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -67,6 +68,29 @@ class FakeNode : public NodeOps {
       if (is_exe(dir + "/" + name)) return dir + "/" + name;
     }
     return std::nullopt;
+  }
+  // Sockets by path (after links): the same inode under two paths is one socket.
+  std::map<std::string, ino_t> sockets;
+  std::optional<FileId> Socket(const std::string& path) override {
+    for (const auto& [where, ino] : sockets) {
+      if (Real(where) == Real(path)) return FileId{1, ino, S_IFSOCK | 0755};
+    }
+    return std::nullopt;
+  }
+  // A path with linked directories followed, as stat(2) follows them.
+  std::string Real(const std::string& path) {
+    std::string p = *Resolve(path);
+    for (const auto& [from, to] : links) {
+      if (p.starts_with(from + "/")) p = to + p.substr(from.size());
+    }
+    return p;
+  }
+  // comm -> processes of that name.
+  std::multimap<std::string, RunningProcess> processes;
+  std::vector<RunningProcess> ProcessesNamed(const std::string& comm) override {
+    std::vector<RunningProcess> out;
+    for (auto [it, end] = processes.equal_range(comm); it != end; ++it) out.push_back(it->second);
+    return out;
   }
 };
 
@@ -681,6 +705,164 @@ INSTANTIATE_TEST_SUITE_P(
                               "[plugins.'io.containerd.nri.v1.nri']\ndisable = 'no'\n", 2, false,
                               false, ""}),
     [](const auto& info) { return info.param.name; });
+
+// How a node runs oci-rlimit-nri, and what doctor makes of it: the "nri"
+// lines in order, as "STATUS what".
+struct NriNodeCase {
+  std::string name;
+  std::string containerd_version;
+  std::string nri_toml = {};  // appended to GoodNode's config.toml
+  bool preregistered = false;
+  bool unit_enabled = false;
+  std::map<std::string, ino_t> sockets = {};
+  std::vector<RunningProcess> running = {};  // each named oci-rlimit-nri
+  std::vector<std::string> want = {};
+};
+
+constexpr const char* kContainerd2 = "containerd github.com/containerd/containerd/v2 v2.1.9 abc\n";
+constexpr const char* kContainerd17 = "containerd github.com/containerd/containerd 1.7.24 abc\n";
+constexpr const char* kEnable17 = "[plugins.\"io.containerd.nri.v1.nri\"]\ndisable = false\n";
+constexpr const char* kOtherSocket =
+    "[plugins.\"io.containerd.nri.v1.nri\"]\nsocket_path = \"/run/x/nri.sock\"\n";
+const std::map<std::string, ino_t> kDefaultSocket = {{"/var/run/nri/nri.sock", 7}};
+constexpr const char* kEnabled = "ok    NRI is enabled, socket /var/run/nri/nri.sock";
+constexpr const char* kPrereg = "ok    oci-rlimit-nri is pre-registered as \"10-oci-rlimit\"";
+constexpr const char* kUnit = "ok    oci-rlimit-nri.service is enabled (external plugin)";
+constexpr const char* kNotRunning =
+    "warn  oci-rlimit-nri is configured but not running: containers are created unadjusted "
+    "while no plugin is connected";
+
+class NriNodeTable : public ::testing::TestWithParam<NriNodeCase> {};
+
+TEST_P(NriNodeTable, ReportsConfiguredRunningAndSocket) {
+  const NriNodeCase& c = GetParam();
+  FakeNode n = GoodNode();
+  n.versions["/usr/bin/containerd"] = c.containerd_version;
+  n.files["/etc/containerd/config.toml"] += c.nri_toml;
+  if (c.preregistered) {
+    n.files["/opt/nri/plugins/10-oci-rlimit"] = "";
+    n.links["/opt/nri/plugins/10-oci-rlimit"] = "/usr/bin/oci-rlimit-nri";
+  }
+  if (c.unit_enabled) {
+    n.files["/etc/systemd/system/multi-user.target.wants/oci-rlimit-nri.service"] = "[Service]\n";
+  }
+  n.sockets = c.sockets;
+  n.links["/var/run"] = "/run";  // as on Debian: one socket under both paths
+  for (const auto& p : c.running) n.processes.emplace("oci-rlimit-nri", p);
+  n.processes.emplace("containerd", RunningProcess{1, {"containerd"}});
+  DoctorReport r = RunDoctor(n);
+  std::vector<std::string> got;
+  for (const auto& check : r.checks) {
+    if (check.area != "nri") continue;
+    std::string status = StatusName(check.status);
+    status.resize(6, ' ');
+    got.push_back(status + check.what);
+  }
+  EXPECT_EQ(got, c.want) << All(r);
+  EXPECT_TRUE(r.ok()) << All(r);  // warnings, never FAIL: the other paths may still work
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Doctor, NriNodeTable,
+    ::testing::Values(
+        NriNodeCase{.name = "Containerd16HasNoNri",
+                    .containerd_version = "containerd github.com/containerd/containerd 1.6.20\n",
+                    .running = {{42, {"oci-rlimit-nri"}}},
+                    .want = {"info  containerd 1.6.20 has no NRI (1.7 or later)"}},
+        NriNodeCase{.name = "Containerd17DisabledNothingRunning",
+                    .containerd_version = kContainerd17,
+                    .want = {"info  NRI is disabled in containerd's config"}},
+        NriNodeCase{.name = "DisabledButAPluginRuns",
+                    .containerd_version = kContainerd17,
+                    .running = {{42, {"oci-rlimit-nri"}}},
+                    .want = {"warn  oci-rlimit-nri is running (pid 42) but NRI is disabled in "
+                             "containerd's config: containers are created unadjusted"}},
+        NriNodeCase{.name = "NothingConfiguredNothingRunning",
+                    .containerd_version = kContainerd2,
+                    .sockets = kDefaultSocket,
+                    .want = {kEnabled, "info  no oci-rlimit NRI plugin is configured or running"}},
+        NriNodeCase{.name = "UnitEnabledRunningSocketThere",
+                    .containerd_version = kContainerd2,
+                    .unit_enabled = true,
+                    .sockets = kDefaultSocket,
+                    .running = {{42, {"/usr/bin/oci-rlimit-nri"}}},
+                    .want = {kEnabled, kUnit,
+                             "ok    oci-rlimit-nri is running (pid 42) and containerd's NRI "
+                             "socket exists"}},
+        NriNodeCase{.name = "Containerd17EnabledPreregisteredRunning",
+                    .containerd_version = kContainerd17,
+                    .nri_toml = kEnable17,
+                    .preregistered = true,
+                    .sockets = kDefaultSocket,
+                    .running = {{43, {"/opt/nri/plugins/10-oci-rlimit"}, "containerd"}},
+                    .want = {kEnabled, kPrereg,
+                             "ok    oci-rlimit-nri is running (pid 43) and containerd's NRI "
+                             "socket exists"}},
+        NriNodeCase{.name = "UnitEnabledNotRunning",
+                    .containerd_version = kContainerd2,
+                    .unit_enabled = true,
+                    .sockets = kDefaultSocket,
+                    .want = {kEnabled, kUnit, kNotRunning}},
+        NriNodeCase{.name = "PreregisteredNotRunningNoSocket",
+                    .containerd_version = kContainerd2,
+                    .preregistered = true,
+                    .want = {kEnabled, kPrereg, kNotRunning}},
+        NriNodeCase{.name = "RunningNoSocket",
+                    .containerd_version = kContainerd2,
+                    .unit_enabled = true,
+                    .running = {{42, {"oci-rlimit-nri"}}},
+                    .want = {kEnabled, kUnit,
+                             "warn  oci-rlimit-nri is running (pid 42) but containerd's NRI socket "
+                             "does not exist: it is not connected, and containers are created "
+                             "unadjusted while no plugin is connected"}},
+        // A DaemonSet: nothing configured on the host, the plugin runs in a
+        // pod that mounts the host's socket dir at /host/nri.
+        NriNodeCase{
+            .name = "RunningUnconfiguredAsADaemonSet",
+            .containerd_version = kContainerd2,
+            .sockets = {{"/var/run/nri/nri.sock", 7}, {"/proc/42/root/host/nri/nri.sock", 7}},
+            .running =
+                {{42, {"oci-rlimit-nri", "--socket", "/host/nri/nri.sock"}, "containerd-shim"}},
+            .want = {kEnabled,
+                     "ok    oci-rlimit-nri is running (pid 42) and containerd's NRI "
+                     "socket exists"}},
+        NriNodeCase{.name = "RunningWithAnotherSocket",
+                    .containerd_version = kContainerd2,
+                    .unit_enabled = true,
+                    .sockets = {{"/var/run/nri/nri.sock", 7}, {"/tmp/old.sock", 8}},
+                    .running = {{42, {"oci-rlimit-nri", "--socket", "/tmp/old.sock"}, "systemd"}},
+                    .want = {kEnabled, kUnit,
+                             "warn  oci-rlimit-nri (pid 42) dials \"/tmp/old.sock\", not "
+                             "containerd's NRI socket",
+                             "warn  no oci-rlimit-nri dials containerd's NRI socket: containers "
+                             "are created unadjusted while no plugin is connected"}},
+        NriNodeCase{.name = "SocketFlagNamesTheSameSocketThroughALink",
+                    .containerd_version = kContainerd2,
+                    .unit_enabled = true,
+                    .sockets = {{"/run/nri/nri.sock", 7}},
+                    .running = {{42, {"oci-rlimit-nri", "--socket=/run/nri/nri.sock"}, "systemd"}},
+                    .want = {kEnabled, kUnit,
+                             "ok    oci-rlimit-nri is running (pid 42) and containerd's NRI "
+                             "socket exists"}},
+        // containerd's socket elsewhere: an external plugin without --socket
+        // dials the default and misses it; one containerd started is handed
+        // its connection; one with the right --socket reaches it.
+        NriNodeCase{
+            .name = "OtherSocketPathDefaultMissesPreregisteredAndFlagReach",
+            .containerd_version = kContainerd2,
+            .nri_toml = kOtherSocket,
+            .preregistered = true,
+            .unit_enabled = true,
+            .sockets = {{"/run/x/nri.sock", 9}, {"/var/run/nri/nri.sock", 7}},
+            .running = {{42, {"oci-rlimit-nri", "--config", "--socket", "--name", "a"}, "systemd"},
+                        {43, {"/opt/nri/plugins/10-oci-rlimit"}, "containerd"},
+                        {50, {"oci-rlimit-nri", "--socket", "/run/x/nri.sock"}, "systemd"}},
+            .want = {"ok    NRI is enabled, socket /run/x/nri.sock", kPrereg, kUnit,
+                     "warn  oci-rlimit-nri (pid 42) dials \"/var/run/nri/nri.sock\", not "
+                     "containerd's NRI socket",
+                     "ok    oci-rlimit-nri is running (pid 43, 50) and containerd's NRI "
+                     "socket exists"}}),
+    CaseName{});
 
 }  // namespace
 }  // namespace ocirlimit

@@ -24,6 +24,8 @@ namespace {
 constexpr size_t kMaxFileBytes = 4 << 20;
 constexpr int kVersionTimeoutMs = 5000;
 constexpr int kMaxSymlinkHops = 40;
+constexpr size_t kMaxCommBytes = 64;
+constexpr size_t kMaxCmdlineBytes = 64 << 10;
 constexpr const char* kStandardPath =
     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -84,6 +86,57 @@ class Rooted : public NodeOps {
       p = target.starts_with("/") ? target : Cat(p.substr(0, p.rfind('/') + 1), target);
     }
     return std::nullopt;
+  }
+
+  std::optional<FileId> Socket(const std::string& path) override {
+    auto id = StatFollow(Host(Resolve(path).value_or(path)));
+    if (!id || !S_ISSOCK(id->mode)) return std::nullopt;
+    return *id;
+  }
+
+  std::vector<RunningProcess> ProcessesNamed(const std::string& comm) override {
+    std::vector<RunningProcess> out;
+    DIR* d = opendir(Host("/proc").c_str());
+    if (d == nullptr) return out;
+    while (const dirent* e = readdir(d)) {
+      const std::string pid = e->d_name;
+      if (pid.empty() || pid.size() > 9 ||
+          !std::all_of(pid.begin(), pid.end(),
+                       [](unsigned char c) { return c >= '0' && c <= '9'; })) {
+        continue;
+      }
+      // A process may exit between readdir and read: then it is not running.
+      auto name = ReadFileBounded(Host("/proc/" + pid + "/comm"), kMaxCommBytes);
+      if (!name || Trim(*name) != comm) continue;
+      RunningProcess p;
+      p.pid = std::atoi(pid.c_str());
+      if (auto cmdline = ReadFileBounded(Host("/proc/" + pid + "/cmdline"), kMaxCmdlineBytes)) {
+        std::string_view rest = *cmdline;
+        while (!rest.empty()) {
+          const size_t nul = rest.find('\0');
+          p.argv.emplace_back(rest.substr(0, nul));
+          if (nul == std::string_view::npos) break;
+          rest.remove_prefix(nul + 1);
+        }
+      }
+      // /proc/PID/stat: "PID (COMM) STATE PPID ...", COMM may hold ") ".
+      if (auto stat = ReadFileBounded(Host("/proc/" + pid + "/stat"), kMaxCmdlineBytes)) {
+        const size_t close = stat->rfind(')');
+        std::istringstream fields(close == std::string::npos ? "" : stat->substr(close + 1));
+        std::string state;
+        long ppid = 0;
+        if (fields >> state >> ppid && ppid > 0) {
+          auto parent =
+              ReadFileBounded(Host("/proc/" + std::to_string(ppid) + "/comm"), kMaxCommBytes);
+          if (parent) p.parent = std::string(Trim(*parent));
+        }
+      }
+      out.push_back(std::move(p));
+    }
+    closedir(d);
+    std::sort(out.begin(), out.end(),
+              [](const RunningProcess& a, const RunningProcess& b) { return a.pid < b.pid; });
+    return out;
   }
 
   Result<std::string> Version(const std::string& path) override {
