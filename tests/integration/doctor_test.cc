@@ -3,8 +3,16 @@
 // on this machine, and validate/explain on real files. Asserts the paths and
 // verdicts it prints, in --json and as a table, and its exit status.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "daemons.h"
 #include "harness.h"
 
 namespace ocirlimit::itest {
@@ -147,6 +155,80 @@ TEST_F(DoctorFixture, ExitsNonZeroOnABrokenNode) {
   CmdResult table = Doctor(false);
   EXPECT_EQ(table.status, 1);
   EXPECT_NE(table.out.find("FAIL  config"), std::string::npos) << table.out;
+}
+
+// oci-rlimit-nri as doctor meets it on a node: a real process, found by its
+// /proc/PID/comm (the fixture's proc/PID links to this machine's), and a real
+// listening socket where containerd 2.x's config puts NRI's.
+TEST_F(DoctorFixture, FindsTheRunningNriPluginAndContainerdsSocket) {
+  Script(root_ / "usr/bin/containerd", "containerd github.com/containerd/containerd/v2 v2.1.9 x");
+  const std::string wants = root_ / "etc/systemd/system/multi-user.target.wants";
+  Sh("mkdir -p " + (root_ / "var/run/nri") + " " + wants);
+  WriteFile(wants + "/oci-rlimit-nri.service", "[Service]\nExecStart=/usr/bin/oci-rlimit-nri\n");
+  const std::string sock = root_ / "var/run/nri/nri.sock";
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(sock.size(), sizeof addr.sun_path) << sock;
+  std::memcpy(addr.sun_path, sock.c_str(), sock.size() + 1);
+  const int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  ASSERT_EQ(bind(listener, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(listener, 8), 0);
+
+  auto nri_checks = [&] {
+    CmdResult r = Doctor(true);
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    const Json j = ParseJson(r);  // kept: a range over a temporary's member would dangle
+    std::vector<std::string> out;
+    for (const auto& c : j["checks"]) {
+      if (c["area"] == "nri") {
+        out.push_back(c["status"].get<std::string>() + " " + c["what"].get<std::string>() + " @" +
+                      c["path"].get<std::string>());
+      }
+    }
+    return out;
+  };
+  const std::string enabled =
+      "ok NRI is enabled, socket /var/run/nri/nri.sock @/etc/containerd/config.toml";
+  const std::string unit =
+      "ok oci-rlimit-nri.service is enabled (external plugin) "
+      "@/etc/systemd/system/multi-user.target.wants/oci-rlimit-nri.service";
+  EXPECT_EQ(nri_checks(),
+            (std::vector<std::string>{enabled, unit,
+                                      "warn oci-rlimit-nri is configured but not running: "
+                                      "containers are created unadjusted while no plugin is "
+                                      "connected @/var/run/nri/nri.sock"}));
+
+  BackgroundProcess plugin;
+  auto err = plugin.Start({OurBinary("oci-rlimit-nri"), "--config",
+                           root_ / "etc/oci-rlimit/config.toml", "--socket", sock},
+                          {}, root_ / "plugin.log");
+  ASSERT_FALSE(err) << *err;
+  const std::string pid = std::to_string(plugin.pid());
+  ASSERT_EQ(symlink(("/proc/" + pid).c_str(), (root_ / ("proc/" + pid)).c_str()), 0);
+  const std::string running = "ok oci-rlimit-nri is running (pid " + pid +
+                              ") and containerd's NRI socket exists @/var/run/nri/nri.sock";
+  // comm is the program's name once it has exec'd.
+  std::vector<std::string> got;
+  for (int i = 0; i < 100; ++i) {
+    got = nri_checks();
+    if (got.size() == 3 && got[2] == running) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{enabled, unit, running}))
+      << ReadFile(root_ / "plugin.log");
+
+  // containerd gone, its socket with it: the plugin is not connected.
+  close(listener);
+  ASSERT_EQ(unlink(sock.c_str()), 0);
+  EXPECT_EQ(nri_checks(),
+            (std::vector<std::string>{
+                enabled, unit,
+                "warn oci-rlimit-nri is running (pid " + pid +
+                    ") but containerd's NRI socket does not exist: it is not connected, and "
+                    "containers are created unadjusted while no plugin is connected "
+                    "@/var/run/nri/nri.sock"}));
+  plugin.Stop();
 }
 
 // This machine has runc, crun, dockerd, containerd and podman installed
