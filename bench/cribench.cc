@@ -176,7 +176,10 @@ class Bench {
     const std::string log = ReadFile(log_path());
     for (const auto& id : with_ids_) {
       if (log.find("id=\"" + id + "\"") == std::string::npos) {
-        return "container " + id + " (with the plugin) is not in its log-file:\n" + log;
+        std::string why = "container " + id;
+        why += " (with the plugin) is not in its log-file:\n";
+        why += log;
+        return why;
       }
     }
     for (const auto& id : without_ids_) {

@@ -87,6 +87,7 @@ double RunOnce(Case& c, long spawn_no) {
   std::vector<std::string> args;
   for (const auto& a : c.argv) args.push_back(Substitute(a, spawn_no));
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::vector<char*> env;

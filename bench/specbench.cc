@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -50,7 +51,9 @@ int Inflate(const std::string& in, const std::string& out, size_t bytes) {
   size_t size = spec->dump().size();
   for (int i = 0; size < bytes; ++i) {
     std::string n = std::to_string(i);
-    std::string e = "BENCH_VARIABLE_" + n + "=/opt/vendor/lib/" + n + ":/usr/local/lib/" + n;
+    std::string e = "BENCH_VARIABLE_" + n;
+    e += "=/opt/vendor/lib/" + n;
+    e += ":/usr/local/lib/" + n;
     Json m = {{"destination", "/mnt/volume-" + n},
               {"type", "bind"},
               {"source", "/var/lib/kubelet/pods/" + n + "/volumes/kubernetes.io~configmap/v"},
@@ -140,9 +143,7 @@ int Time(const std::string& path, int runs, int warmup) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() == 4 && args[0] == "--inflate") {
     return Inflate(args[1], args[2], std::stoul(args[3]));
@@ -164,4 +165,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   return Time(file, runs, warmup);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A bad number (std::stoi) is a usage error with one line, not an abort.
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "specbench: " << e.what() << "\n";
+    return 2;
+  }
 }

@@ -1,4 +1,4 @@
-// NRI's transport, byte level only (docs/nri.md, ../shared notes): the
+// NRI's transport, byte level only (docs/nri.md, "Protocol"): the
 // multiplexer that carries two logical connections over one unix socket, the
 // ttrpc framing on each, and ttrpc's Request/Response envelopes, encoded by
 // hand (5 and 2 fields). No syscalls here.

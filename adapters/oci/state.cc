@@ -87,6 +87,7 @@ Result<std::string> BundleFromRuntimeState(std::string_view text) {
   if (text.size() > kMaxStateBytes) {
     return MakeError("runtime state: larger than " + std::to_string(kMaxStateBytes) + " bytes");
   }
+  if (auto depth = CheckJsonDepth(text, "runtime state"); !depth) return depth.error();
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return MakeError("runtime state: not a JSON object");
   auto b = j.find("bundle");

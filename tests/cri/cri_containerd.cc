@@ -436,7 +436,7 @@ std::string CriContainerd::StockConfigText(const Options& opts) {
   const std::string& d = dir_.path();
   const bool v3 = release_.config_version >= 3;
   const std::string cri = v3 ? "io.containerd.cri.v1.runtime" : "io.containerd.grpc.v1.cri";
-  // What this sandbox needs, and nothing else (../shared/notes/runtimes-here.md):
+  // What this sandbox needs, and nothing else (docs/daemons-testing.md):
   // every path under the TempDir, and the settings the fixture's own config has.
   std::vector<TomlSetting> settings = {
       {{}, "root", Quote(d + "/root")},

@@ -1,7 +1,7 @@
 // A real containerd with its CRI plugin, driven through CriClient the way
 // kubelet drives a node: containerd 1.6 (Debian 12's /usr/bin), 1.7 and 2.x
 // (unpacked by scripts/fetch-containerd.sh), all state under a TempDir.
-// Facts behind the settings: ../shared/notes/runtimes-here.md; the fixture
+// Facts behind the settings: docs/daemons-testing.md; the fixture
 // is described in docs/daemons-testing.md.
 //
 // Construction never throws or asserts: check ok() (and error()) in SetUp.

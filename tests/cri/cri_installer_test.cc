@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "cri_containerd.h"
+#include "cri_probe.h"
 #include "harness.h"
 
 namespace ocirlimit::itest::cri {
@@ -35,9 +36,6 @@ constexpr const char* kHandler = "oci-rlimit";  // install's default --name
 
 // The container's init reads its own limits with shell builtins, prints
 // them, then stays up for exec.
-const std::vector<std::string> kInitPrintsLimits = {
-    "/bin/sh", "-c", "while read -r l; do echo \"$l\"; done < /proc/self/limits; exec sleep 3600"};
-
 std::string Describe(const std::vector<std::string>& argv, const CmdResult& r) {
   std::string cmd;
   for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
@@ -93,25 +91,15 @@ class CriInstallerTest : public ::testing::TestWithParam<ContainerdRelease> {
                              std::optional<Limit>* init) {
     PodSpec spec = containerd_->NewPod(name, handler);
     spec.annotations = annotations;
-    auto pod = containerd_->RunPod(spec);
-    EXPECT_TRUE(pod) << pod.error().Text() << "\n" << containerd_->Log();
-    if (!pod) return "";
-    ContainerSpec c = CriContainerd::NewContainer("limits", kInitPrintsLimits);
-    auto id = containerd_->RunContainer(*pod, c);
-    EXPECT_TRUE(id) << id.error().Text();
-    if (!id) return "";
-    auto log = containerd_->WaitForLog(*pod, c, kMemlock);
-    EXPECT_TRUE(log) << log.error().Text();
-    if (log) *init = LimitRow(*log, kMemlock);
-    return *id;
+    Probe probe =
+        RunProbe(*containerd_, spec, CriContainerd::NewContainer("limits", kInitPrintsLimits));
+    EXPECT_TRUE(probe.error.empty()) << probe.error;
+    *init = probe.init;
+    return probe.id;
   }
 
   std::optional<Limit> ExecMemlock(const std::string& id) {
-    auto r = containerd_->cri().ExecSync(id, kCatLimits);
-    EXPECT_TRUE(r) << r.error().Text();
-    if (!r) return std::nullopt;
-    EXPECT_EQ(r->exit_code, 0) << r->err;
-    return LimitRow(r->out, kMemlock);
+    return cri::ExecMemlock(*containerd_, id);
   }
 
   // Pod `name` with handler `handler`: init and exec read `want`.

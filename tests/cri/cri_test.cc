@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cri_containerd.h"
+#include "cri_probe.h"
 #include "harness.h"
 
 namespace ocirlimit::itest::cri {
@@ -30,9 +31,6 @@ const std::vector<std::string> kDaemonPrefix = {"prlimit", "--memlock=1048576:83
 
 // The container's init process reads its own limits with shell builtins (no
 // child process), prints them to its log, then stays up for exec.
-const std::vector<std::string> kInitPrintsLimits = {
-    "/bin/sh", "-c", "while read -r l; do echo \"$l\"; done < /proc/self/limits; exec sleep 3600"};
-
 constexpr const char* kRequestAnnotation = "oci-rlimit.io/rlimits";
 // Requests on, memlock up to 8M:8M, anything more fails the container.
 constexpr const char* kRejectConfig =
@@ -68,26 +66,16 @@ class CriTest : public ::testing::TestWithParam<ContainerdRelease> {
                              std::optional<Limit>* init) {
     PodSpec spec = containerd_->NewPod("pod-" + handler, handler);
     spec.annotations = annotations;
-    auto pod = containerd_->RunPod(spec);
-    EXPECT_TRUE(pod) << pod.error().Text() << "\n" << containerd_->Log();
-    if (!pod) return "";
-    ContainerSpec c = CriContainerd::NewContainer("limits", kInitPrintsLimits);
-    auto id = containerd_->RunContainer(*pod, c);
-    EXPECT_TRUE(id) << id.error().Text();
-    if (!id) return "";
-    auto log = containerd_->WaitForLog(*pod, c, kMemlock);
-    EXPECT_TRUE(log) << log.error().Text();
-    if (log) *init = LimitRow(*log, kMemlock);
-    return *id;
+    Probe probe =
+        RunProbe(*containerd_, spec, CriContainerd::NewContainer("limits", kInitPrintsLimits));
+    EXPECT_TRUE(probe.error.empty()) << probe.error;
+    *init = probe.init;
+    return probe.id;
   }
 
   // What `cat /proc/self/limits` reads when run by ExecSync in `id`.
   std::optional<Limit> ExecMemlock(const std::string& id) {
-    auto r = containerd_->cri().ExecSync(id, kCatLimits);
-    EXPECT_TRUE(r) << r.error().Text();
-    if (!r) return std::nullopt;
-    EXPECT_EQ(r->exit_code, 0) << r->err;
-    return LimitRow(r->out, kMemlock);
+    return cri::ExecMemlock(*containerd_, id);
   }
 
   TempDir dir_;

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cri_containerd.h"
+#include "cri_probe.h"
 #include "harness.h"
 
 namespace ocirlimit::itest::cri {
@@ -29,8 +30,6 @@ constexpr Limit kDaemon{1 << 20, 8 << 20};      // what containerd starts with
 constexpr Limit kConfigured{8 << 20, 8 << 20};  // memlock=8M
 constexpr Limit kRequested{4 << 20, 8 << 20};   // memlock=4M:8M, under the ceiling
 const std::vector<std::string> kDaemonPrefix = {"prlimit", "--memlock=1048576:8388608"};
-const std::vector<std::string> kInitPrintsLimits = {
-    "/bin/sh", "-c", "while read -r l; do echo \"$l\"; done < /proc/self/limits; exec sleep 3600"};
 constexpr const char* kRequestAnnotation = "oci-rlimit.io/rlimits";
 
 std::vector<ContainerdRelease> NriReleases() { return {Containerd17(), Containerd2()}; }
@@ -75,47 +74,21 @@ class NriTest : public ::testing::TestWithParam<ContainerdRelease> {
     }
   }
 
-  struct Ran {
-    std::string id;  // empty when creation failed
-    std::string error;
-    std::optional<Limit> init;
-  };
+  using Ran = Probe;
 
   Ran RunPrintingPod(const std::string& name, const std::map<std::string, std::string>& pod_ann,
                      const std::vector<DeviceSpec>& devices = {},
                      const std::string& ns = "default") {
-    Ran r;
     PodSpec spec = containerd_->NewPod(name);
     spec.ns = ns;
     spec.annotations = pod_ann;
-    auto pod = containerd_->RunPod(spec);
-    EXPECT_TRUE(pod) << "the sandbox must start: " << pod.error().Text() << "\n"
-                     << containerd_->Log();
-    if (!pod) return r;
     ContainerSpec c = CriContainerd::NewContainer("limits", kInitPrintsLimits);
     c.devices = devices;
-    auto id = containerd_->RunContainer(*pod, c);
-    if (!id) {
-      r.error = id.error().Text();
-      for (size_t at; (at = r.error.find("\\\"")) != std::string::npos;)
-        r.error.replace(at, 2, "\"");
-      EXPECT_EQ(containerd_->ContainerLog(*pod, c).find(kMemlock), std::string::npos)
-          << "a container whose creation failed must not have run";
-      return r;
-    }
-    r.id = *id;
-    auto log = containerd_->WaitForLog(*pod, c, kMemlock);
-    EXPECT_TRUE(log) << log.error().Text();
-    if (log) r.init = LimitRow(*log, kMemlock);
-    return r;
+    return RunProbe(*containerd_, spec, c);
   }
 
   std::optional<Limit> ExecMemlock(const std::string& id) {
-    auto r = containerd_->cri().ExecSync(id, kCatLimits);
-    EXPECT_TRUE(r) << r.error().Text();
-    if (!r) return std::nullopt;
-    EXPECT_EQ(r->exit_code, 0) << r->err;
-    return LimitRow(r->out, kMemlock);
+    return cri::ExecMemlock(*containerd_, id);
   }
 
   TempDir dir_;

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "cri_containerd.h"
+#include "cri_probe.h"
 #include "harness.h"
 
 namespace ocirlimit::itest::cri {
@@ -26,9 +27,6 @@ namespace {
 constexpr Limit kDaemon{1 << 20, 8 << 20};      // what containerd starts with
 constexpr Limit kConfigured{8 << 20, 8 << 20};  // the gpu-namespaces rule: memlock=8M
 const std::vector<std::string> kDaemonPrefix = {"prlimit", "--memlock=1048576:8388608"};
-const std::vector<std::string> kInitPrintsLimits = {
-    "/bin/sh", "-c", "while read -r l; do echo \"$l\"; done < /proc/self/limits; exec sleep 3600"};
-
 constexpr const char* kNamespaceRule = R"([[rule]]
 name = "gpu-namespaces"
 rlimits = ["memlock=8M"]
@@ -67,18 +65,13 @@ class CriTrustTest : public ::testing::TestWithParam<ContainerdRelease> {
     PodSpec spec = containerd_->NewPod(name, "oci-rlimit");
     spec.ns = ns;
     spec.annotations = annotations;
-    auto pod = containerd_->RunPod(spec);
-    EXPECT_TRUE(pod) << pod.error().Text() << "\n" << containerd_->Log();
-    if (!pod) return seen;
-    ContainerSpec c = CriContainerd::NewContainer("limits", kInitPrintsLimits);
-    auto id = containerd_->RunContainer(*pod, c);
-    EXPECT_TRUE(id) << id.error().Text();
-    if (!id) return seen;
-    auto log = containerd_->WaitForLog(*pod, c, kMemlock);
-    EXPECT_TRUE(log) << log.error().Text();
-    if (log) seen.init = LimitRow(*log, kMemlock);
+    Probe probe =
+        RunProbe(*containerd_, spec, CriContainerd::NewContainer("limits", kInitPrintsLimits));
+    EXPECT_TRUE(probe.error.empty()) << probe.error;
+    if (probe.id.empty()) return seen;
+    seen.init = probe.init;
     const std::string bundle =
-        containerd_->dir() / ("state/io.containerd.runtime.v2.task/k8s.io/" + *id);
+        containerd_->dir() / ("state/io.containerd.runtime.v2.task/k8s.io/" + probe.id);
     Json spec_json = Json::parse(ReadFile(bundle + "/config.json"), nullptr, false);
     if (spec_json.is_object() && spec_json.contains("annotations")) {
       for (const auto& [k, v] : spec_json["annotations"].items()) {

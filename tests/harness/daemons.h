@@ -1,7 +1,7 @@
 // Real container daemons for the integration tests: dockerd, containerd and
 // (daemon-less) podman, each with all of its state under a TempDir, started by
 // the test itself and stopped with SIGTERM on destruction. Facts behind the
-// flags: ../shared/notes/runtimes-here.md.
+// flags: docs/daemons-testing.md.
 //
 // Construction never throws or asserts: check ok() (and error()) in SetUp, so
 // a suite can start one daemon in SetUpTestSuite and fail each test cleanly.

@@ -85,7 +85,7 @@ Json HookEntry(const std::string& path, const std::vector<std::string>& args,
                const std::vector<std::string>& env = {});
 
 // The crun binary wrapped for this sandbox's hybrid cgroup layout (see
-// ../shared/notes/runtimes-here.md): a private mount namespace without the
+// docs/daemons-testing.md): a private mount namespace without the
 // cgroup2 mount. On a pure cgroup v1 or v2 host it is plain crun.
 std::string CrunCommand(const std::string& dir);
 

@@ -1,5 +1,5 @@
 // A stand-in for `nvidia-ctk runtime configure --runtime=containerd
-// --set-as-default`, as it behaves (../shared/notes/runtimes-here.md): loads
+// --set-as-default`, as it behaves (docs/deployment.md, the containerd installer): loads
 // containerd's config, adds handler "nvidia" (a copy of runc with NVIDIA's
 // BinaryName) in the section the file's version reads, sets
 // default_runtime_name = "nvidia", and writes the whole file back from the
