@@ -109,11 +109,19 @@ class HookFlow {
     Status merged =
         v.action == Action::kApply ? MergeSpecRlimits(*spec, v.limits) : Status(*v.error);
     for (const auto& w : warnings) Say("warning: " + w);
-    if (!cfg_.log_file.empty() && (!warnings.empty() || !merged)) {
-      // No container id or pid exists yet; the log line says what happened.
-      State none;
-      none.id = "precreate";
-      Log(none, {}, warnings, merged ? "" : merged.error().Text());
+    if (!cfg_.log_file.empty()) {
+      // A spec edit, written as the wrapper writes one; no container id or
+      // pid exists yet, so the id is the stage.
+      LogRecord r;
+      r.time = ops_.Now();
+      r.id = "precreate";
+      r.via = "precreate";
+      if (merged) r.limits = v.limits;
+      r.warnings = warnings;
+      if (!merged) r.error = merged.error().Text();
+      if (auto logged = ops_.AppendLine(cfg_.log_file, FormatLogLine(r)); !logged) {
+        Say("warning: " + logged.error().Text());
+      }
     }
     if (!merged) {
       int rc = Failed(merged.error().Text());

@@ -495,7 +495,10 @@ TEST_P(HookPrecreate, SpecOutAndMessage) {
   EXPECT_TRUE(ops.process.sets.empty()) << "precreate edits the spec, it sets nothing";
   if (std::string_view(c.says).empty()) {
     EXPECT_EQ(ops.Stderr(), "");
-    EXPECT_TRUE(ops.log_lines.empty());
+    ASSERT_EQ(ops.log_lines.size(), 1u) << "one line per spec edit, as the wrapper writes";
+    EXPECT_NE(ops.log_lines[0].second.find(" id=\"precreate\" via=\"precreate\" set memlock="),
+              std::string::npos)
+        << ops.log_lines[0].second;
   } else {
     EXPECT_NE(ops.Stderr().find(c.says), std::string::npos) << ops.Stderr();
     ASSERT_EQ(ops.log_lines.size(), 1u);

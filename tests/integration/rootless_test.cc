@@ -193,8 +193,8 @@ TEST_P(RootlessTest, PrecreateClampsTheSpecRootlessAndStillFailsRootful) {
   ASSERT_TRUE(rootless->ok());
   EXPECT_EQ(MemlockOf(rootless->Run(Runtime(true), {}, kCatLimits)), kFitted);
   std::string log = ReadFile(Log());
-  EXPECT_TRUE(Contains(log, std::string("id=\"precreate\" pid=0 unchanged warning=\"") + kWarning))
-      << log;
+  EXPECT_TRUE(Contains(log, "id=\"precreate\" via=\"precreate\" set memlock=")) << log;
+  EXPECT_TRUE(Contains(log, std::string(" warning=\"") + kWarning)) << log;
 
   auto rootful = Rootful();
   ASSERT_TRUE(rootful->ok());
