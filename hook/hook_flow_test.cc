@@ -114,6 +114,13 @@ Config Parse(const std::string& toml) {
   return c ? *c : Config{};
 }
 
+// The fake's config: `toml`, with on-error set to `on_error`.
+void Configure(FakeHookOps& ops, const std::string& toml, OnError on_error) {
+  Config cfg = Parse(toml);
+  cfg.on_error = on_error;
+  ops.config = cfg;
+}
+
 constexpr const char* kState =
     R"({"ociVersion":"1.0.2","id":"c1","status":"creating","pid":4242,"bundle":"/b"})";
 constexpr const char* kSpecPath = "/b/config.json";
@@ -204,9 +211,7 @@ TEST_P(HookApply, ExitStatusEffectsAndMessage) {
   const ApplyCase& c = GetParam().c;
   const OnError on_error = GetParam().on_error;
   FakeHookOps ops;
-  Config cfg = Parse(c.config);
-  cfg.on_error = on_error;
-  ops.config = cfg;
+  Configure(ops, c.config, on_error);
   if (c.state) {
     ops.stdin_text = *c.state;
   } else {
@@ -391,9 +396,7 @@ class HookChain : public ::testing::TestWithParam<ChainCase> {};
 TEST_P(HookChain, Decision) {
   const ChainCase& c = GetParam();
   FakeHookOps ops;
-  Config cfg = Parse(c.config);
-  cfg.on_error = c.on_error;
-  ops.config = cfg;
+  Configure(ops, c.config, c.on_error);
   ops.stdin_text = std::string(kState) + "\n";
   ops.files[kSpecPath] = Spec("");
   ops.process.set_errno = c.set_errno;
@@ -479,9 +482,7 @@ class HookPrecreate : public ::testing::TestWithParam<PrecreateCase> {};
 TEST_P(HookPrecreate, SpecOutAndMessage) {
   const PrecreateCase& c = GetParam();
   FakeHookOps ops;
-  Config cfg = Parse(c.config);
-  cfg.on_error = c.on_error;
-  ops.config = cfg;
+  Configure(ops, c.config, c.on_error);
   ops.stdin_text = c.input;
 
   EXPECT_EQ(RunHook({"oci-rlimit-hook", "precreate"}, ops), c.rc) << ops.Stderr();

@@ -91,11 +91,7 @@ class CriInstallerTest : public ::testing::TestWithParam<ContainerdRelease> {
                              std::optional<Limit>* init) {
     PodSpec spec = containerd_->NewPod(name, handler);
     spec.annotations = annotations;
-    Probe probe =
-        RunProbe(*containerd_, spec, CriContainerd::NewContainer("limits", kInitPrintsLimits));
-    EXPECT_TRUE(probe.error.empty()) << probe.error;
-    *init = probe.init;
-    return probe.id;
+    return cri::RunPrintingPod(*containerd_, spec, init);
   }
 
   std::optional<Limit> ExecMemlock(const std::string& id) {

@@ -51,6 +51,18 @@ inline Probe RunProbe(CriContainerd& containerd, const PodSpec& spec, const Cont
   return probe;
 }
 
+// A probe container with kInitPrintsLimits in pod `spec`; both must start.
+// Returns the container id ("" on a failure, reported through gtest) and
+// init's memlock in `init`.
+inline std::string RunPrintingPod(CriContainerd& containerd, const PodSpec& spec,
+                                  std::optional<Limit>* init) {
+  Probe probe =
+      RunProbe(containerd, spec, CriContainerd::NewContainer("limits", kInitPrintsLimits));
+  EXPECT_TRUE(probe.error.empty()) << probe.error;
+  *init = probe.init;
+  return probe.id;
+}
+
 // The memlock row `cat /proc/self/limits` reads when run by ExecSync in `id`.
 inline std::optional<Limit> ExecMemlock(CriContainerd& containerd, const std::string& id) {
   auto r = containerd.cri().ExecSync(id, kCatLimits);

@@ -66,11 +66,7 @@ class CriTest : public ::testing::TestWithParam<ContainerdRelease> {
                              std::optional<Limit>* init) {
     PodSpec spec = containerd_->NewPod("pod-" + handler, handler);
     spec.annotations = annotations;
-    Probe probe =
-        RunProbe(*containerd_, spec, CriContainerd::NewContainer("limits", kInitPrintsLimits));
-    EXPECT_TRUE(probe.error.empty()) << probe.error;
-    *init = probe.init;
-    return probe.id;
+    return cri::RunPrintingPod(*containerd_, spec, init);
   }
 
   // What `cat /proc/self/limits` reads when run by ExecSync in `id`.
