@@ -141,6 +141,7 @@ Result<Explanation> Explain(const Config& cfg, const Json& spec, const std::stri
   e.pod_namespace = facts->pod_namespace;
   e.pod_name = facts->pod_name;
   e.pod_doubt = facts->pod_doubt;
+  e.devices = facts->devices;
   // The same admission step as the hook and the wrapper, so explain cannot
   // disagree with them.
   const Verdict v = Admit(cfg, *facts, EntryPoint::kExplain);
@@ -174,6 +175,10 @@ std::string ExplainText(const Explanation& e) {
   } else if (!e.pod_doubt.empty()) {
     os << "pod: unknown: " << e.pod_doubt << "\n";
   }
+  os << "devices (linux.devices):";
+  if (e.devices.empty()) os << " none";
+  for (const auto& d : e.devices) os << " " << Quote(d);
+  os << "\n";
   for (size_t i = 0; i < e.rules.size(); ++i) {
     const auto& [name, matched] = e.rules[i];
     os << "rule " << Quote(name) << ": " << (matched ? "matches" : "does not match");
@@ -229,6 +234,7 @@ Json ExplainJson(const Explanation& e) {
   o["pod"] = {{"namespace", e.pod_namespace ? Json(*e.pod_namespace) : Json(nullptr)},
               {"name", e.pod_name ? Json(*e.pod_name) : Json(nullptr)},
               {"doubt", e.pod_doubt}};
+  o["devices"] = Strings(e.devices);
   o["ok"] = e.error.empty();
   if (!e.error.empty()) {
     o["error"] = e.error;

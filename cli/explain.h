@@ -35,6 +35,9 @@ struct Explanation {
   std::optional<std::string> pod_namespace;
   std::optional<std::string> pod_name;
   std::string pod_doubt;
+  // linux.devices[].path as the spec holds them when oci-rlimit decides (a
+  // device a later runtime adds, such as NVIDIA's, is not among them).
+  std::vector<std::string> devices;
   Decision decision;
   std::vector<Outcome> outcomes;
   std::string error;  // the container would fail: a rejected or malformed request

@@ -126,9 +126,26 @@ TEST(Explain, ShowsThePodTheRuntimeNamesAndEachFactsOwner) {
       << text;
   EXPECT_NE(text.find("rule \"ml\": matches (namespace gpu-* [node])\n"), std::string::npos)
       << text;
+  EXPECT_NE(text.find("devices (linux.devices): none\n"), std::string::npos) << text;
   Json j = ExplainJson(*e);
   EXPECT_EQ(j["pod"]["namespace"], "gpu-a");
+  EXPECT_TRUE(j["devices"].empty());
   EXPECT_EQ(j["rules"][0]["facts"][0]["owner"], "node");
+}
+
+TEST(Explain, ListsTheDevicesTheSpecHolds) {
+  auto e = Explain(Cfg(kNamespaceRule), Spec(R"({"linux":{"devices":[
+      {"path":"/dev/nvidia0","type":"c","major":195,"minor":0},
+      {"path":"/dev/nvidiactl","type":"c","major":195,"minor":255}]}})"),
+                   "b");
+  ASSERT_TRUE(e.ok()) << e.error().Text();
+  std::string text = ExplainText(*e);
+  EXPECT_NE(text.find("devices (linux.devices): \"/dev/nvidia0\" \"/dev/nvidiactl\"\n"),
+            std::string::npos)
+      << text;
+  Json j = ExplainJson(*e);
+  ASSERT_EQ(j["devices"].size(), 2u);
+  EXPECT_EQ(j["devices"][1], "/dev/nvidiactl");
 }
 
 TEST(Explain, AForgedNamespaceAnnotationLeavesThePodInDoubt) {
