@@ -227,10 +227,10 @@ INSTANTIATE_TEST_SUITE_P(
                          R"({"ociVersion":"1.0.2","id":"c1","pid":42,"status":"running",)"
                          R"("bundle":"/run/b","rootfs":"/run/b/rootfs","created":"x","owner":""})",
                          "/run/b", ""},
-        RuntimeStateCase{"NestedDeeperThanTheLimit",
-                         R"({"bundle":"/run/b","x":)" + std::string(100, '[') +
-                             std::string(100, ']') + "}",
-                         "", "runtime state: nested deeper than 64 levels"},
+        RuntimeStateCase{
+            "NestedDeeperThanTheLimit",
+            R"({"bundle":"/run/b","x":)" + std::string(100, '[') + std::string(100, ']') + "}", "",
+            "runtime state: nested deeper than 64 levels"},
         RuntimeStateCase{"StoppedHasPidZero",
                          R"({"id":"c1","pid":0,"status":"stopped","bundle":"/b"})", "/b", ""},
         RuntimeStateCase{"NoBundle", R"({"id":"c1"})", "", "bundle: missing"},
