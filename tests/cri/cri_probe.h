@@ -37,9 +37,7 @@ inline Probe RunProbe(CriContainerd& containerd, const PodSpec& spec, const Cont
   if (!pod) return probe;
   auto id = containerd.RunContainer(*pod, c);
   if (!id) {
-    probe.error = id.error().Text();
-    for (size_t at; (at = probe.error.find("\\\"")) != std::string::npos;)
-      probe.error.replace(at, 2, "\"");
+    probe.error = Unescaped(id.error().Text());
     EXPECT_EQ(containerd.ContainerLog(*pod, c).find(kMemlock), std::string::npos)
         << "a container whose creation failed must not have run";
     return probe;

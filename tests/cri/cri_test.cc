@@ -138,7 +138,7 @@ void ExpectRejected(CriContainerd& containerd, const Pod& pod, const ContainerSp
   auto id = containerd.RunContainer(pod, c);
   ASSERT_FALSE(id) << "a request over the ceiling must not start";
   std::string shown = id.error().Text();
-  for (size_t at; (at = shown.find("\\\"")) != std::string::npos;) shown.replace(at, 2, "\"");
+  shown = Unescaped(shown);
   EXPECT_NE(shown.find("oci-rlimit-runtime: "), std::string::npos) << shown;
   EXPECT_NE(shown.find("is over the ceiling"), std::string::npos) << shown;
   EXPECT_NE(shown.find("over-ceiling = \"reject\""), std::string::npos) << shown;

@@ -258,6 +258,11 @@ std::string CrunCommand(const std::string& dir) {
   return script;
 }
 
+std::string Unescaped(std::string text) {
+  for (size_t at; (at = text.find("\\\"")) != std::string::npos;) text.replace(at, 2, "\"");
+  return text;
+}
+
 std::optional<Limit> LimitRow(const std::string& text, const std::string& row) {
   std::istringstream ss(text);
   for (std::string line; std::getline(ss, line);) {

@@ -100,6 +100,10 @@ inline const std::vector<std::string> kCatLimits = {"cat", "/proc/self/limits"};
 
 // Parses one row of /proc/PID/limits text, e.g. "Max locked memory".
 std::optional<Limit> LimitRow(const std::string& limits_text, const std::string& row);
+
+// `text` with every \" turned back into ": an error message as a daemon
+// (docker, containerd, CRI) shows it, quoted once more inside its own.
+std::string Unescaped(std::string text);
 std::string FormatLimit(const std::optional<Limit>& l);
 // The memlock row of a command's output, failing the test if the command failed.
 std::optional<Limit> MemlockOf(const CmdResult& r);

@@ -21,11 +21,6 @@ constexpr Limit kHost{8 << 20, 8 << 20};
 constexpr Limit kFromDockerdEnv{1 << 20, 4 << 20};
 constexpr const char* kMarker = "OCI_RLIMIT_TEST_MARKER=dockerd-env-reaches-the-hook";
 
-std::string Unescaped(std::string s) {
-  for (size_t at; (at = s.find("\\\"")) != std::string::npos;) s.replace(at, 2, "\"");
-  return s;
-}
-
 std::vector<std::string> NulSplit(const std::string& s) {
   std::vector<std::string> out;
   for (size_t start = 0, end; start < s.size(); start = end + 1) {

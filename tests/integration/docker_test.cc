@@ -165,7 +165,7 @@ TEST_F(DockerTest, BrokenConfigFailsTheRunWithOurMessage) {
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.out.find(kMemlock), std::string::npos) << "the container must not have run";
   std::string shown = r.err;
-  for (size_t at; (at = shown.find("\\\"")) != std::string::npos;) shown.replace(at, 2, "\"");
+  shown = Unescaped(shown);
   EXPECT_NE(shown.find("oci-rlimit-runtime: "), std::string::npos) << r.err;
   EXPECT_NE(shown.find("unknown name \"memlok\""), std::string::npos) << r.err;
 }

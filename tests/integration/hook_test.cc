@@ -118,7 +118,7 @@ TEST_P(HookTest, MalformedConfigFailsTheStartWithTheHookMessage) {
   EXPECT_EQ(r.out.find(kMemlock), std::string::npos) << "the container must not have run";
   std::string shown = GetParam() == "runc" ? r.err : ReadFile(hook_stderr);
   if (GetParam() == "runc") {
-    for (size_t at; (at = shown.find("\\\"")) != std::string::npos;) shown.replace(at, 2, "\"");
+    shown = Unescaped(shown);
   }
   EXPECT_NE(shown.find("oci-rlimit-hook: config \"" + config_path() +
                        "\": rlimits: rlimit \"memlok=1M\": unknown name \"memlok\""),

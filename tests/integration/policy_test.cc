@@ -148,7 +148,7 @@ TEST_P(PolicyTest, RequestAboveTheCeilingIsRejected) {
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.out.find(kMemlock), std::string::npos) << "the container must not have run";
   std::string err = r.err;
-  for (size_t at; (at = err.find("\\\"")) != std::string::npos;) err.replace(at, 2, "\"");
+  err = Unescaped(err);
   EXPECT_NE(err.find("annotation \"oci-rlimit.io/rlimits\" = \"memlock=unlimited\": "
                      "memlock=unlimited:unlimited is over the ceiling memlock=8388608:8388608 "
                      "(over-ceiling = \"reject\")"),
