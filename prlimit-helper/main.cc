@@ -18,7 +18,7 @@
 #include "prlimit-helper/helper_output.h"
 #include "prlimit-helper/privileges.h"
 #include "prlimit-helper/read_limits.h"
-#include "prlimit-helper/target_kind.h"
+#include "effects/target_kind.h"
 #ifdef OCI_RLIMIT_HELPER_TESTING
 #include "prlimit-helper/test_pause.h"
 #endif
