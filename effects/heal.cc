@@ -1,5 +1,7 @@
 #include "effects/heal.h"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <utility>
 
@@ -116,6 +118,9 @@ HealOutcome HealProcess(ProcessOps& ops, FsOps& fs, pid_t pid, std::optional<uin
     out.failure = f.failure;
     return out;
   };
+  if (auto target = CheckTarget(pid, getpid()); !target) {
+    return fail({target.error(), ApplyFailure::kInvalidTarget});
+  }
   // Held across the apply: ApplyRlimits pins again, and a final check of
   // this pin proves the process it changed is the one checked here.
   PinnedProcess pinned(ops, pid);

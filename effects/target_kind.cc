@@ -3,6 +3,8 @@
 #include <charconv>
 #include <string>
 
+#include "effects/files.h"
+
 namespace ocirlimit {
 
 Result<ProcStat> ParseProcStat(std::string_view text) {
@@ -51,6 +53,33 @@ std::optional<TargetRefusal> RefuseTargetKind(pid_t pid, const ProcStat& stat,
         ApplyFailure::kTargetGone};
   }
   return std::nullopt;
+}
+
+Status CheckTarget(pid_t target, pid_t self) {
+  if (target <= 1) {
+    return MakeError("pid " + std::to_string(target) +
+                     ": refusing to touch pid 0 or 1 (init, or no process at all)");
+  }
+  if (target == self) {
+    return MakeError("pid " + std::to_string(target) +
+                     ": refusing to touch the helper's own process");
+  }
+  return Ok{};
+}
+
+namespace {
+constexpr size_t kMaxProcStatBytes = 4096;
+}  // namespace
+
+std::optional<TargetRefusal> CheckPinnedTargetKind(ProcessOps& ops, pid_t pid, const char* when) {
+  PinnedProcess pinned(ops, pid);
+  if (pinned.failure()) return std::nullopt;
+  auto text = ReadFileBounded("/proc/" + std::to_string(pid) + "/stat", kMaxProcStatBytes);
+  if (!text || pinned.CheckAlive(when)) return std::nullopt;
+  auto stat = ParseProcStat(*text);
+  if (!stat)
+    return TargetRefusal{stat.error().Wrap("pid " + std::to_string(pid)), ApplyFailure::kOther};
+  return RefuseTargetKind(pid, *stat, when);
 }
 
 }  // namespace ocirlimit

@@ -1,8 +1,8 @@
-// What kind of process a target is (oci-prlimit-helper's, audit's heal),
-// from /proc/PID/stat: a zombie
-// (exited, not yet reaped: prlimit(2) "succeeds" on it and changes nothing
-// that will ever run) or a kernel thread (no user memory, no user code;
-// kthreadd is pid 2) is refused.
+// Which processes may have their limits set from outside: never pid 0 or 1
+// or the caller itself, never a zombie (exited, not yet reaped: prlimit(2)
+// "succeeds" on it and changes nothing that will ever run) or a kernel
+// thread (no user memory, no user code; kthreadd is pid 2), as read from
+// /proc/PID/stat. Shared by oci-prlimit-helper and `oci-rlimit audit --heal`.
 #pragma once
 
 #include <sys/types.h>
@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "effects/apply.h"
+#include "effects/process_ops.h"
 
 namespace ocirlimit {
 
@@ -42,5 +43,16 @@ struct TargetRefusal {
 // `when` says when the stat was read ("before", "after its limits were set").
 std::optional<TargetRefusal> RefuseTargetKind(pid_t pid, const ProcStat& stat,
                                               std::string_view when);
+
+// Refuses pid <= 1 and the caller's own pid, before any syscall touches them.
+[[nodiscard]] Status CheckTarget(pid_t target, pid_t self);
+
+// Reads `pid`'s /proc stat between a pidfd open and a liveness check through
+// it (so the stat is the pinned process's) and refuses a zombie or a kernel
+// thread. A target that cannot be pinned or read is left to the apply, which
+// reports it (no such process, permission): nullopt then, as for a target
+// that may be touched.
+[[nodiscard]] std::optional<TargetRefusal> CheckPinnedTargetKind(ProcessOps& ops, pid_t pid,
+                                                                 const char* when);
 
 }  // namespace ocirlimit
