@@ -3,8 +3,8 @@
 // process is pinned with a pidfd, and everything read of it (/proc/PID/stat,
 // /proc/PID/limits) is confirmed to be the pinned process's by a liveness
 // check after the read. A PID whose start time is not the one the runtime
-// recorded was reused and is never touched; nor is PID 0 or 1, the caller, a zombie or a
-// kernel thread (the same rules as oci-prlimit-helper).
+// recorded was reused and is never touched; nor is PID 0 or 1, the caller,
+// a zombie or a kernel thread (the same rules as oci-prlimit-helper).
 #pragma once
 
 #include <sys/types.h>
