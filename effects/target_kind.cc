@@ -26,6 +26,15 @@ Result<ProcStat> ParseProcStat(std::string_view text) {
   if (ec != std::errc() || end != flags.data() + flags.size() || flags.empty()) {
     return MakeError("/proc stat: no process flags");
   }
+  // minflt cminflt majflt cmajflt utime stime cutime cstime priority nice
+  // num_threads itrealvalue, then starttime.
+  for (int i = 0; i < 12; ++i) next();
+  std::string_view start = next();
+  uint64_t ticks = 0;
+  auto [send, sec] = std::from_chars(start.data(), start.data() + start.size(), ticks);
+  if (!start.empty() && sec == std::errc() && send == start.data() + start.size()) {
+    out.start_time = ticks;
+  }
   return out;
 }
 

@@ -26,10 +26,15 @@ inline constexpr uint64_t kPfKthread = 0x00200000;
 struct ProcStat {
   char state = '?';    // R, S, D, Z (zombie), X (dead), ...
   uint64_t flags = 0;  // the task's PF_* flags
+  // Field 22, starttime: clock ticks after boot, as runc's
+  // init_process_start and crun's process-start-time record it. With the
+  // PID it names one process for good; unset when the line is cut short.
+  std::optional<uint64_t> start_time;
 };
 
 // Parses /proc/PID/stat: "PID (COMM) STATE PPID PGRP SESSION TTY TPGID FLAGS ...".
 // COMM may hold spaces and parentheses, so fields are counted after the last ')'.
+// STATE and FLAGS are required; STARTTIME (field 22) is read when present.
 Result<ProcStat> ParseProcStat(std::string_view text);
 
 struct TargetRefusal {

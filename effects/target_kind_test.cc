@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -16,6 +17,7 @@ struct StatCase {
   uint64_t flags = 0;
   std::string refusal;  // of RefuseTargetKind; empty: a fine target
   ApplyFailure failure = ApplyFailure::kNone;
+  std::optional<uint64_t> start_time = std::nullopt;
 };
 
 void PrintTo(const StatCase& c, std::ostream* os) { *os << c.name; }
@@ -33,6 +35,7 @@ TEST_P(ProcStatTable, ParsesAndJudges) {
   ASSERT_TRUE(stat.ok()) << stat.error().Text();
   EXPECT_EQ(stat->state, c.state);
   EXPECT_EQ(stat->flags, c.flags);
+  EXPECT_EQ(stat->start_time, c.start_time);
   auto refused = RefuseTargetKind(42, *stat, "before its limits were set");
   if (c.refusal.empty()) {
     EXPECT_FALSE(refused.has_value()) << refused->error.Text();
@@ -59,6 +62,11 @@ INSTANTIATE_TEST_SUITE_P(
         // A command may hold ") Z " to fake a state: only the last ')' counts.
         StatCase{"CommWithParenthesesAndSpaces", "42 (a) Z 1 2 3 4 5 6 (b) R 1 42 42 0 -1 64 0", "",
                  'R', 64, "", ApplyFailure::kNone},
+        // A whole line, as the kernel writes it: starttime is field 22.
+        StatCase{"WholeLine",
+                 "4242 (sleep) S 4200 4242 4200 0 -1 4194560 99 0 0 0 0 0 0 0 20 0 1 0 41801 "
+                 "2322432 192 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0",
+                 "", 'S', 4194560, "", ApplyFailure::kNone, 41801},
         StatCase{"NoCloseParen", "42 (sleep S 1", "/proc stat: no \")\" after the command", '?', 0,
                  "", ApplyFailure::kNone},
         StatCase{"NoState", "42 (x)", "/proc stat: no process state", '?', 0, "",
