@@ -39,7 +39,8 @@ struct Chain {
   std::vector<std::string> notes;  // shadowing: a name skipped because it is the wrapper
   bool wrapper = false;            // oci-rlimit-runtime runs: the limits are applied
   bool nvidia = false;             // NVIDIA's runtime runs
-  // "/usr/bin/oci-rlimit-runtime -> /usr/local/nvidia/toolkit/nvidia-container-runtime -> /usr/sbin/runc"
+  // "/usr/bin/oci-rlimit-runtime -> /usr/local/nvidia/toolkit/nvidia-container-runtime ->
+  // /usr/sbin/runc"
   std::string Text() const;
 };
 

@@ -29,8 +29,8 @@ struct CrioConfig {
   HooksDirSetting hooks;
   std::vector<CrioRuntime> runtimes;  // by name
   std::string default_runtime = std::string(kCrioDefaultRuntime);
-  std::string default_runtime_source;  // "" : CRI-O's default
-  bool nri_enabled = true;             // [crio.nri] enable_nri
+  std::string default_runtime_source;                // "" : CRI-O's default
+  bool nri_enabled = true;                           // [crio.nri] enable_nri
   std::string nri_socket = std::string(kNriSocket);  // [crio.nri] nri_listen
   std::string nri_plugin_dir = std::string(kNriPluginDir);
   std::vector<std::string> files;  // the files read, in order

@@ -42,8 +42,7 @@ void ForEachServiceAssignment(const std::vector<std::string>& unit_texts, std::s
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> UnitFiles(NodeFiles& fs,
-                                                           const std::string& unit) {
+std::vector<std::pair<std::string, std::string>> UnitFiles(NodeFiles& fs, const std::string& unit) {
   std::vector<std::pair<std::string, std::string>> files;
   for (const auto& dir : UnitDirs()) {
     if (auto t = fs.ReadFile(Cat(dir, "/", unit))) {

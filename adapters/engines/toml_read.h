@@ -34,8 +34,9 @@ const toml::table* TomlTableAt(const toml::node& root, const std::vector<std::st
                                                             std::string_view key,
                                                             const std::string& where);
 // `key` of `t` as an array of strings, same rules.
-[[nodiscard]] Result<std::optional<std::vector<std::string>>> TomlStrings(
-    const toml::table& t, std::string_view key, const std::string& where);
+[[nodiscard]] Result<std::optional<std::vector<std::string>>> TomlStrings(const toml::table& t,
+                                                                          std::string_view key,
+                                                                          const std::string& where);
 // `key` of `t` as a boolean, same rules.
 [[nodiscard]] Result<std::optional<bool>> TomlBool(const toml::table& t, std::string_view key,
                                                    const std::string& where);
