@@ -14,11 +14,11 @@
 #include "core/version.h"
 #include "effects/apply.h"
 #include "effects/files.h"
+#include "effects/target_kind.h"
 #include "prlimit-helper/helper_args.h"
 #include "prlimit-helper/helper_output.h"
 #include "prlimit-helper/privileges.h"
 #include "prlimit-helper/read_limits.h"
-#include "prlimit-helper/target_kind.h"
 #ifdef OCI_RLIMIT_HELPER_TESTING
 #include "prlimit-helper/test_pause.h"
 #endif
@@ -57,23 +57,6 @@ Result<Target> ResolveTarget(const HelperArgs& args) {
   if (!state) return state.error();
   if (auto timing = CheckStateTiming(*state, kName); !timing) return timing.error();
   return Target{state->pid, "container " + Quote(state->id) + ": "};
-}
-
-constexpr size_t kMaxProcStatBytes = 4096;
-
-// Refuses a zombie or a kernel thread. The stat is read between a pidfd
-// open and a liveness check through it, so it is the pinned process's. A
-// target that cannot be pinned or read is left to the apply, which reports
-// it (no such process, permission).
-std::optional<TargetRefusal> CheckTargetKind(ProcessOps& ops, pid_t pid, const char* when) {
-  PinnedProcess pinned(ops, pid);
-  if (pinned.failure()) return std::nullopt;
-  auto text = ReadFileBounded("/proc/" + std::to_string(pid) + "/stat", kMaxProcStatBytes);
-  if (!text || pinned.CheckAlive(when)) return std::nullopt;
-  auto stat = ParseProcStat(*text);
-  if (!stat)
-    return TargetRefusal{stat.error().Wrap("pid " + std::to_string(pid)), ApplyFailure::kOther};
-  return RefuseTargetKind(pid, *stat, when);
 }
 
 int Refuse(const HelperArgs& args, const Target& target, const TargetRefusal& r,
@@ -118,7 +101,8 @@ int Apply(ProcessOps& ops, const HelperArgs& args, const Target& target) {
   // succeeded on it, but nothing it changed will ever run.
   if (outcome.ok()) {
     // Through the real ops: a test pause wraps only the apply's own pidfd.
-    if (auto r = CheckTargetKind(LinuxProcessOps(), target.pid, "after its limits were set")) {
+    if (auto r =
+            CheckPinnedTargetKind(LinuxProcessOps(), target.pid, "after its limits were set")) {
       return Refuse(args, target, *r, outcome.applied);
     }
   }
@@ -186,7 +170,7 @@ int Main(int argc, char** argv) {
   ProcessOps& ops = real;
 #endif
 
-  if (auto r = CheckTargetKind(real, target->pid, "before its limits were set")) {
+  if (auto r = CheckPinnedTargetKind(real, target->pid, "before its limits were set")) {
     return Refuse(*args, *target, *r);
   }
   if (args->mode == HelperMode::kGet) return Get(ops, *args, *target);
