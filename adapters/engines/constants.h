@@ -61,6 +61,10 @@ inline constexpr std::string_view kDockerUnit = "docker.service";
 // toolkit installs beside it), its hook, its config, and the GPU
 // Operator's toolkit dir with its own config.
 inline constexpr std::string_view kNvidiaRuntimeName = "nvidia-container-runtime";
+// NVIDIA's prestart hook: a bare name NVIDIA's runtime and docker --gpus look
+// up on PATH, and where the toolkit installs it.
+inline constexpr std::string_view kNvidiaHookName = "nvidia-container-runtime-hook";
+inline constexpr std::string_view kNvidiaHookPath = "/usr/bin/nvidia-container-runtime-hook";
 inline constexpr std::array<std::string_view, 3> kNvidiaHandlers = {"nvidia", "nvidia-cdi",
                                                                     "nvidia-legacy"};
 inline constexpr std::string_view kNvidiaConfig = "/etc/nvidia-container-runtime/config.toml";
