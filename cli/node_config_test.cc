@@ -124,8 +124,8 @@ TEST_P(InstallHandlerTest, WritesTheHandlerWhereTheVersionReadsIt) {
   EXPECT_FALSE(again->changed);
   EXPECT_EQ(again->text, edit->text);
   // And uninstall gives back what it meant before.
-  auto un = UninstallHandler(edit->text, "/etc/containerd/config.toml", c.req.name,
-                             edit->added_default);
+  auto un =
+      UninstallHandler(edit->text, "/etc/containerd/config.toml", c.req.name, edit->added_default);
   ASSERT_TRUE(un.ok()) << un.error().Text();
   EXPECT_EQ(HandlerIn(P(un->text), c.want_plugin, c.req.name), nullptr);
 }
@@ -273,8 +273,8 @@ TEST(InstallHandler, KeepsAStaleTableThatIsNotOurs) {
 struct DefaultCase {
   const char* name;
   std::string text;
-  bool add_later;     // a handler added after the install
-  bool want_runc;     // runc still declared after uninstall
+  bool add_later;  // a handler added after the install
+  bool want_runc;  // runc still declared after uninstall
 };
 
 class BareDefaultTest : public ::testing::TestWithParam<DefaultCase> {};
@@ -285,8 +285,9 @@ TEST_P(BareDefaultTest, UninstallKeepsTheDefaultWhileItMatters) {
   ASSERT_TRUE(edit.ok()) << edit.error().Text();
   std::string text = edit->text;
   if (c.add_later) {
-    text += "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.kata]\n"
-            "runtime_type = \"io.containerd.kata.v2\"\n";
+    text +=
+        "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.kata]\n"
+        "runtime_type = \"io.containerd.kata.v2\"\n";
   }
   auto un = UninstallHandler(text, "c.toml", "oci-rlimit", edit->added_default);
   ASSERT_TRUE(un.ok()) << un.error().Text();
@@ -314,7 +315,8 @@ INSTANTIATE_TEST_SUITE_P(
 // lists it once.
 TEST(InstallHandler, PodAnnotationsListOursOnce) {
   std::string text = kV2;
-  text.replace(text.find("pod_annotations = []"), 20, "pod_annotations = [\"oci-rlimit.io/*\", \"x\"]");
+  text.replace(text.find("pod_annotations = []"), 20,
+               "pod_annotations = [\"oci-rlimit.io/*\", \"x\"]");
   auto edit = InstallHandler(text, "c.toml", {"oci-rlimit", kBin, "runc"});
   ASSERT_TRUE(edit.ok()) << edit.error().Text();
   const toml::table out = P(edit->text);

@@ -26,10 +26,10 @@ struct LiveContainer {
 };
 
 struct LiveQuery {
-  std::string host;                       // the node's root directory
-  std::vector<std::string> roots;         // node paths; each holds IDs or NAMESPACE/IDs
-  std::string wrapper;                    // PREFIX/bin/oci-rlimit-runtime (a node path)
-  std::vector<std::string> crio_handlers; // CRI-O handler names that run the wrapper
+  std::string host;                        // the node's root directory
+  std::vector<std::string> roots;          // node paths; each holds IDs or NAMESPACE/IDs
+  std::string wrapper;                     // PREFIX/bin/oci-rlimit-runtime (a node path)
+  std::vector<std::string> crio_handlers;  // CRI-O handler names that run the wrapper
 };
 
 // Every container of `q.roots` created through the wrapper, sorted by id.

@@ -16,7 +16,7 @@ constexpr const char* kNvidiaConfigs[] = {
     "/etc/nvidia-container-runtime/config.toml",
 };
 constexpr const char* kPath[] = {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
-                                 "/usr/bin",        "/sbin",           "/bin"};
+                                 "/usr/bin",        "/sbin",          "/bin"};
 
 std::string Basename(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -57,9 +57,9 @@ Status CheckNvidiasConfig(const LoopQuery& q, const std::string& runtime) {
     if (!low) return low.error();
     for (const auto& name : *low) {
       // An absolute entry may not exist yet (the wrapper before its install).
-      std::optional<std::string> path =
-          name.starts_with("/") && IsWrapper(q, name) ? std::optional<std::string>(name)
-                                                        : Resolve(q, name);
+      std::optional<std::string> path = name.starts_with("/") && IsWrapper(q, name)
+                                            ? std::optional<std::string>(name)
+                                            : Resolve(q, name);
       if (!path) continue;
       if (IsWrapper(q, *path)) {
         return MakeError("NVIDIA's runtime " + Quote(runtime) + " would exec " + Quote(*path) +
@@ -77,8 +77,8 @@ Status CheckNvidiasConfig(const LoopQuery& q, const std::string& runtime) {
 Status CheckNoLoop(const LoopQuery& q) {
   for (size_t i = 0; i < q.runtimes.size(); ++i) {
     const std::string& r = q.runtimes[i];
-    const std::string what = q.named && i == 0 ? "--nvidia-runtime: " + Quote(r)
-                                               : "NVIDIA's runtime " + Quote(r);
+    const std::string what =
+        q.named && i == 0 ? "--nvidia-runtime: " + Quote(r) : "NVIDIA's runtime " + Quote(r);
     if (IsWrapper(q, r)) {
       return MakeError(what + " is " + std::string(kRuntimeBinaryName) +
                        " itself: the wrapper would exec itself");

@@ -69,7 +69,9 @@ Status NodeRecord::EnsureState() {
   return SaveManifest();
 }
 
-Status NodeRecord::SaveManifest() { return Write(StateFile("manifest"), RenderManifest(entries_), 0644); }
+Status NodeRecord::SaveManifest() {
+  return Write(StateFile("manifest"), RenderManifest(entries_), 0644);
+}
 
 Status NodeRecord::Record(const std::string& kind, const std::string& path) {
   if (Recorded(kind, path)) return Ok{};
@@ -134,7 +136,10 @@ Status NodeRecord::SaveMode(const NodeMode& mode) {
   if (auto st = EnsureState(); !st) return st;
   mode_ = mode;
   // Inside the state directory, which uninstall removes: not in the manifest.
-  return Write(StateFile("mode.json"), RenderMode(mode), 0644);
+  const std::string text = RenderMode(mode);
+  auto now = ReadFileBounded(Host(StateFile("mode.json")), text.size() + 1);
+  if (now && *now == text) return Ok{};
+  return Write(StateFile("mode.json"), text, 0644);
 }
 
 Status NodeRecord::Rewrite(std::vector<ManifestEntry> keep) {

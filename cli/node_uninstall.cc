@@ -136,8 +136,8 @@ int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
   }
   out << "plan restart=" << Joined(r.restart, " ") << "\n";
   if (!keep.empty()) {
-    err << "oci-rlimit node: kept " << q.wrapper << " and " << kDropin << ": "
-        << ids.size() << " container(s) created through it still exist (" << Joined(ids, ", ")
+    err << "oci-rlimit node: kept " << q.wrapper << " and " << kDropin << ": " << ids.size()
+        << " container(s) created through it still exist (" << Joined(ids, ", ")
         << "), and stopping, exec and removing them run it; drain them (docs/deployment.md), "
            "then run --uninstall again, or pass --force\n";
     return 3;

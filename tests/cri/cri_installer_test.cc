@@ -175,13 +175,10 @@ class CriInstallerTest : public ::testing::TestWithParam<ContainerdRelease> {
   }
 
   static CmdResult InstallSh(const std::string& host, const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"bash",
-                                     std::string(OCI_RLIMIT_SOURCE_DIR) +
-                                         "/packaging/kubernetes/install.sh",
-                                     "--host-root",
-                                     host,
-                                     "--source",
-                                     fs::path(OurBinary("oci-rlimit")).parent_path()};
+    std::vector<std::string> argv = {
+        "bash",        std::string(OCI_RLIMIT_SOURCE_DIR) + "/packaging/kubernetes/install.sh",
+        "--host-root", host,
+        "--source",    fs::path(OurBinary("oci-rlimit")).parent_path()};
     argv.insert(argv.end(), args.begin(), args.end());
     return RunCmd(argv);
   }
@@ -439,13 +436,14 @@ TEST_P(CriInstallerTest, DaemonSetRerunKeepsNvidiaInTheChain) {
   auto runc = Which("runc");
   ASSERT_TRUE(runc);
   WriteFile(nvidia, "#!/bin/sh\necho \"$*\" >> '" + calls + "'\nexec " + *runc + " \"$@\"\n", 0755);
-  CmdResult ds = RunCmd({"python3", "-c", R"(
+  CmdResult ds =
+      RunCmd({"python3", "-c", R"(
 import json, sys, yaml
 for d in yaml.safe_load_all(open(sys.argv[1])):
     if d["kind"] == "DaemonSet":
         print(json.dumps(d["spec"]["template"]["spec"]["initContainers"][0]["command"]))
 )",
-                         std::string(OCI_RLIMIT_SOURCE_DIR) + "/packaging/kubernetes/daemonset.yaml"});
+              std::string(OCI_RLIMIT_SOURCE_DIR) + "/packaging/kubernetes/daemonset.yaml"});
   ASSERT_EQ(ds.status, 0) << ds.err;
   const auto command = Json::parse(ds.out).get<std::vector<std::string>>();
   std::vector<std::string> rerun;
@@ -456,19 +454,20 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
                                                         : command[i]);
   }
   std::string rerun_err;
-  ASSERT_NO_FATAL_FAILURE(StartOnHost(host, [&](const std::string& config) -> std::optional<std::string> {
-    CmdResult rw = RunCmd({OurBinary("toml_rewrite"), config});
-    if (rw.status != 0) return "toml_rewrite: " + rw.err;
-    CmdResult first = InstallSh(host, {"--runtime", "containerd", "--rlimits", "memlock=8M",
-                                       "--nvidia", "--nvidia-runtime", nvidia});
-    if (first.status != 0) return "install --nvidia: " + first.err;
-    for (int i = 0; i < 2; ++i) {
-      CmdResult again = InstallSh(host, rerun);
-      if (again.status != 0) return "the DaemonSet's command: " + again.err;
-      rerun_err = again.err;
-    }
-    return std::nullopt;
-  }));
+  ASSERT_NO_FATAL_FAILURE(
+      StartOnHost(host, [&](const std::string& config) -> std::optional<std::string> {
+        CmdResult rw = RunCmd({OurBinary("toml_rewrite"), config});
+        if (rw.status != 0) return "toml_rewrite: " + rw.err;
+        CmdResult first = InstallSh(host, {"--runtime", "containerd", "--rlimits", "memlock=8M",
+                                           "--nvidia", "--nvidia-runtime", nvidia});
+        if (first.status != 0) return "install --nvidia: " + first.err;
+        for (int i = 0; i < 2; ++i) {
+          CmdResult again = InstallSh(host, rerun);
+          if (again.status != 0) return "the DaemonSet's command: " + again.err;
+          rerun_err = again.err;
+        }
+        return std::nullopt;
+      }));
   EXPECT_NE(rerun_err.find("kept NVIDIA's runtime in the oci-rlimit handler's chain"),
             std::string::npos)
       << rerun_err;
@@ -498,7 +497,8 @@ TEST_P(CriInstallerTest, UninstallKeepsARunningPodWorking) {
     return std::nullopt;
   }));
   PodSpec spec = containerd_->NewPod("pod-during-uninstall", kHandler);
-  Probe probe = RunProbe(*containerd_, spec, CriContainerd::NewContainer("limits", kInitPrintsLimits));
+  Probe probe =
+      RunProbe(*containerd_, spec, CriContainerd::NewContainer("limits", kInitPrintsLimits));
   ASSERT_TRUE(probe.error.empty()) << probe.error;
   EXPECT_EQ(probe.init, kConfigured);
 

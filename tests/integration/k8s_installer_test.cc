@@ -330,26 +330,42 @@ std::vector<RefusalCase> RefusalCases() {
   const std::string injected =
       "/usr/bin/nv\"]\n[requests]\nenabled = true\nceilings = [\"memlock=unlimited\"]\n#";
   return {
-      {"MisspeltName", {"--rlimits", "memlok=unlimited"}, "\"memlok=unlimited\": unknown name \"memlok\""},
-      {"NotAValue", {"--rlimits", "memlock=lots"}, "--rlimits: rlimit \"memlock=lots\""},
-      {"SoftAboveHard", {"--rlimits", "nofile=9:3"}, "--rlimits: rlimit \"nofile=9:3\""},
-      {"ThreeValues", {"--rlimits", "memlock=1:2:3"}, "--rlimits: rlimit \"memlock=1:2:3\""},
-      {"ShellText", {"--rlimits", "memlock=1M;touch /x"}, "--rlimits: rlimit \"memlock=1M;touch /x\""},
-      {"SameTypeTwice", {"--rlimits", "memlock=1M,memlock=2M"}, "--rlimits: "},
+      {"MisspeltName",
+       {"--rlimits", "memlok=unlimited"},
+       "\"memlok=unlimited\": unknown name \"memlok\"",
+       nullptr},
+      {"NotAValue", {"--rlimits", "memlock=lots"}, "--rlimits: rlimit \"memlock=lots\"", nullptr},
+      {"SoftAboveHard", {"--rlimits", "nofile=9:3"}, "--rlimits: rlimit \"nofile=9:3\"", nullptr},
+      {"ThreeValues",
+       {"--rlimits", "memlock=1:2:3"},
+       "--rlimits: rlimit \"memlock=1:2:3\"",
+       nullptr},
+      {"ShellText",
+       {"--rlimits", "memlock=1M;touch /x"},
+       "--rlimits: rlimit \"memlock=1M;touch /x\"",
+       nullptr},
+      {"SameTypeTwice", {"--rlimits", "memlock=1M,memlock=2M"}, "--rlimits: ", nullptr},
       {"InjectedNvidiaRuntime",
        {"--nvidia", "--nvidia-runtime", injected},
-       "--nvidia-runtime: \"/usr/bin/nv\\\"]\\n[requests]"},
+       "--nvidia-runtime: \"/usr/bin/nv\"]\\n[requests]",
+       nullptr},
       {"RelativeNvidiaRuntime",
        {"--nvidia-runtime", "nvidia-container-runtime"},
-       "--nvidia-runtime: \"nvidia-container-runtime\" must be absolute"},
-      {"InjectedPrefix", {"--prefix", "/opt/x\n[requests]"}, "--prefix: \"/opt/x\\n[requests]\""},
-      {"DotDotPrefix", {"--prefix", "/opt/../etc"}, "--prefix: \"/opt/../etc\""},
+       "--nvidia-runtime: \"nvidia-container-runtime\" must be absolute",
+       nullptr},
+      {"InjectedPrefix",
+       {"--prefix", "/opt/x\n[requests]"},
+       "--prefix: \"/opt/x\\n[requests]\"",
+       nullptr},
+      {"DotDotPrefix", {"--prefix", "/opt/../etc"}, "--prefix: \"/opt/../etc\"", nullptr},
       {"AnotherPrefixThanInstalled",
        {"--prefix", "/opt/oci-rlimit"},
-       "this node is installed under \"/usr/local\"; run --uninstall first"},
+       "this node is installed under \"/usr/local\"; run --uninstall first",
+       nullptr},
       {"NvidiaRuntimeIsTheWrapper",
        {"--nvidia-runtime", kWrapper},
-       "--nvidia-runtime: \"/usr/local/bin/oci-rlimit-runtime\" is oci-rlimit-runtime itself"},
+       "--nvidia-runtime: \"/usr/local/bin/oci-rlimit-runtime\" is oci-rlimit-runtime itself",
+       nullptr},
       {"NvidiaRuntimeLinksToTheWrapper",
        {"--nvidia-runtime", "/usr/bin/nvidia-container-runtime"},
        "is oci-rlimit-runtime itself",
@@ -594,13 +610,13 @@ TEST_P(RoundTripTest, UninstallGivesBackEveryOtherTable) {
     toml::table others = t;
     const int64_t version = t["version"].value_or(int64_t{2});
     const char* plugin = version == 3 ? kCriV3 : kCriV2;
-    ASSERT_NE(HandlerOf(t, plugin, "oci-rlimit"), nullptr) << HostFile("/etc/containerd/config.toml");
+    ASSERT_NE(HandlerOf(t, plugin, "oci-rlimit"), nullptr)
+        << HostFile("/etc/containerd/config.toml");
     const toml::array* pa = (*HandlerOf(t, plugin, "oci-rlimit"))["pod_annotations"].as_array();
     ASSERT_NE(pa, nullptr);
-    EXPECT_EQ(std::count_if(pa->begin(), pa->end(),
-                            [](const toml::node& n) {
-                              return n.value<std::string>() == "oci-rlimit.io/*";
-                            }),
+    EXPECT_EQ(std::count_if(
+                  pa->begin(), pa->end(),
+                  [](const toml::node& n) { return n.value<std::string>() == "oci-rlimit.io/*"; }),
               1)
         << "oci-rlimit.io/* once";
     others["plugins"][plugin]["containerd"]["runtimes"].as_table()->erase("oci-rlimit");
@@ -644,9 +660,8 @@ std::vector<RoundTripCase> RoundTripCases() {
   return {
       {"Stock", kFullConfig, {}},
       {"StaleVersion2TableThatIsNotOurs",
-       v3 +
-           "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.oci-rlimit]\n"
-           "runtime_type = \"io.containerd.kata.v2\"\n",
+       v3 + "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.oci-rlimit]\n"
+            "runtime_type = \"io.containerd.kata.v2\"\n",
        {}},
       {"BareRuncBesideOtherHandlers",
        "version = 2\n"
@@ -700,8 +715,9 @@ TEST_F(K8sInstallerTest, OddPrefixRendersValidFiles) {
   toml::table dropin = ParseToml(HostFile("/etc/oci-rlimit/config.d/50-installer.toml"));
   EXPECT_FALSE(dropin.contains("requests"));
   toml::table handler = ParseToml(HostFile("/etc/containerd/config.toml"));
-  EXPECT_EQ(HandlerOf(handler, kCriV2, "oci-rlimit")->at_path("options.BinaryName").value<std::string>(),
-            prefix + "/bin/oci-rlimit-runtime");
+  EXPECT_EQ(
+      HandlerOf(handler, kCriV2, "oci-rlimit")->at_path("options.BinaryName").value<std::string>(),
+      prefix + "/bin/oci-rlimit-runtime");
   EXPECT_TRUE(fs::exists(host_ + prefix + "/bin/oci-rlimit-runtime"));
   ASSERT_EQ(Uninstall().status, 0);
   EXPECT_EQ(Differences(original, Snapshot(host_), /*mtimes=*/false), std::vector<std::string>{});
@@ -720,8 +736,8 @@ TEST_F(K8sInstallerTest, UninstallKeepsTheWrapperForItsContainers) {
     WriteFile(host_ + b + "/runtime", runtime);
     fs::create_directories(host_ + "/run/containerd/runc/k8s.io/" + id);
     WriteFile(host_ + "/run/containerd/runc/k8s.io/" + id + "/state.json",
-              "{\"id\":\"" + id + "\",\"init_process_pid\":1,\"config\":{\"labels\":[\"bundle=" +
-                  b + "\"]}}");
+              "{\"id\":\"" + id +
+                  "\",\"init_process_pid\":1,\"config\":{\"labels\":[\"bundle=" + b + "\"]}}");
   };
   container("abc123", kWrapper);
   container("plainrunc", "runc");
