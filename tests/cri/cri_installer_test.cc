@@ -129,16 +129,13 @@ class CriInstallerTest : public ::testing::TestWithParam<ContainerdRelease> {
   }
 
   // A fake node root HOST for install.sh: directories, a shell, a stand-in
-  // systemctl, the libraries of the programs install.sh runs under it, and
-  // HOST/tmp leading to this machine's /tmp, where the fixture's containerd
-  // keeps its state (bundles, runc roots), so uninstall finds it as a node's.
+  // systemctl, and the libraries of the programs install.sh runs under it.
   std::optional<std::string> MakeHost(const std::string& host) {
-    for (const char* d : {"/etc/containerd", "/usr/local/bin", "/usr/bin", "/bin"}) {
+    for (const char* d : {"/etc/containerd", "/usr/local/bin", "/usr/bin", "/bin", "/tmp"}) {
       fs::create_directories(host + d);
     }
     fs::copy_file("/bin/busybox", host + "/bin/busybox");
     fs::create_symlink("busybox", host + "/bin/sh");
-    fs::create_symlink("/tmp", host + "/tmp");
     WriteFile(host + "/usr/bin/systemctl", "#!/bin/sh\necho \"$@\" >>/systemctl.log\n", 0755);
     for (const char* p : {"oci-rlimit-hook", "oci-prlimit-helper", "oci-rlimit"}) {
       if (auto err = GiveRootTheLibrariesOf(host, OurBinary(p))) return err;
@@ -502,6 +499,12 @@ TEST_P(CriInstallerTest, UninstallKeepsARunningPodWorking) {
   ASSERT_TRUE(probe.error.empty()) << probe.error;
   EXPECT_EQ(probe.init, kConfigured);
 
+  // The fixture's containerd keeps its state (bundles, the handler's runc
+  // root) in its own directory: seen from HOST at the same path, so that
+  // uninstall finds it as it would on a node.
+  const std::string state = containerd_->dir().path();
+  fs::create_directories(fs::path(host + state).parent_path());
+  fs::create_symlink(state, host + state);
   CmdResult un = InstallSh(host, {"--uninstall"});
   EXPECT_EQ(un.status, 3) << un.out << un.err;
   EXPECT_NE(un.err.find("still exist ("), std::string::npos) << un.err;
