@@ -87,14 +87,14 @@ std::vector<LiveContainer> ContainersThroughWrapper(const LiveQuery& q) {
     if (std::find(seen_roots.begin(), seen_roots.end(), root) != seen_roots.end()) continue;
     seen_roots.push_back(root);
     for (const auto& entry : Subdirs(q.host + root)) {
-      const std::string dir = root + "/" + entry;
+      const std::string dir = Cat(root, "/", entry);
       if (auto bundle = BundleIn(q.host + dir)) {
         if (Ours(q, *bundle)) out.push_back({entry, root});
         continue;
       }
       // A namespace directory (containerd's runc shim: ROOT/NAMESPACE/ID).
       for (const auto& id : Subdirs(q.host + dir)) {
-        auto bundle2 = BundleIn(q.host + dir + "/" + id);
+        auto bundle2 = BundleIn(Cat(q.host, dir, "/", id));
         if (bundle2 && Ours(q, *bundle2)) out.push_back({id, dir});
       }
     }

@@ -36,6 +36,7 @@ struct Ctd {
   std::string bin;
   const char* plugin;  // where its `config default` keeps handlers
 };
+void PrintTo(const Ctd& c, std::ostream* os) { *os << c.name; }
 std::string Cache() {
   const char* c = std::getenv("OCI_RLIMIT_CACHE");
   return c != nullptr && *c != '\0' ? c : "/var/cache/oci-rlimit";
