@@ -28,7 +28,7 @@ void Expand(FsOps& fs, const std::string& pattern, std::vector<std::string>& out
   std::sort(entries->begin(), entries->end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
   for (const auto& e : *entries) {
-    if (e.dir) Expand(fs, parent + "/" + e.name + rest, out);
+    if (e.dir) Expand(fs, Cat(parent, "/", e.name, rest), out);
   }
 }
 
@@ -121,7 +121,7 @@ Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns
     std::sort(entries->begin(), entries->end(),
               [](const auto& a, const auto& b) { return a.name < b.name; });
     for (const auto& e : *entries) {
-      if (!e.dir) continue;  // crun's and runc's lock files, .crun
+      if (!e.dir || e.name.starts_with(".")) continue;  // lock files, crun's .crun
       FoundContainer c;
       c.root = root;
       c.id = e.name;
