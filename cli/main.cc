@@ -28,7 +28,8 @@ constexpr const char* kUsage =
     "usage: oci-rlimit validate [--config PATH] [--json]\n"
     "       oci-rlimit explain --bundle DIR [--config PATH] [--json]\n"
     "       oci-rlimit doctor [--root DIR] [--json]\n"
-    "       oci-rlimit audit [--config PATH] [--runtime-root DIR]... [--json] [--heal]\n"
+    "       oci-rlimit audit [--config PATH] [--runtime-root DIR]... [--no-default-roots]\n"
+    "                        [--json] [--heal]\n"
     "       oci-rlimit node containerd install|uninstall ...  (oci-rlimit node --help)\n"
     "       oci-rlimit --help | --version\n"
     "\n"
@@ -42,11 +43,12 @@ constexpr const char* kUsage =
     "          containerd, podman/CRI-O hooks dirs, systemd LimitMEMLOCK, CAP_SYS_RESOURCE.\n"
     "audit     finds the running containers in the runtimes' state roots (containerd's\n"
     "          runc roots in every namespace, docker, CRI-O and podman's /run/runc and\n"
-    "          /run/crun, plus each --runtime-root) and says of each init process: ok,\n"
-    "          missing (lower than the policy gives), over (higher), refused (its request\n"
-    "          is refused, yet it runs) or unknown (why). --heal sets each missing, over or\n"
-    "          refused one to what the policy gives (refused: the node's limits); exec\n"
-    "          sessions started later still follow the spec's own rlimits.\n"
+    "          /run/crun, plus each --runtime-root; with --no-default-roots only those)\n"
+    "          and says of each init process: ok, missing (lower than the policy gives),\n"
+    "          over (higher), refused (its request is refused, yet it runs) or unknown\n"
+    "          (why). --heal sets each missing, over or refused one to what the policy\n"
+    "          gives (refused: the node's limits); exec sessions started later still\n"
+    "          follow the spec's own rlimits.\n"
     "\n"
     "Config: --config PATH, else $OCI_RLIMIT_CONFIG, else /etc/oci-rlimit/config.toml,\n"
     "with the $OCI_RLIMIT_RLIMITS overrides, as the hook and the wrapper read it.\n"
@@ -60,6 +62,7 @@ struct Args {
   std::vector<std::string> runtime_roots;
   bool json = false;
   bool heal = false;
+  bool no_default_roots = false;
 };
 
 Result<Args> ParseArgs(const std::vector<std::string>& argv) {
@@ -74,6 +77,8 @@ Result<Args> ParseArgs(const std::vector<std::string>& argv) {
       a.json = true;
     } else if (s == "--heal") {
       a.heal = true;
+    } else if (s == "--no-default-roots") {
+      a.no_default_roots = true;
     } else if (s == "--config" || s == "--bundle" || s == "--root" || s == "--runtime-root") {
       auto v = value(s);
       if (!v) return v.error();
@@ -104,6 +109,12 @@ Result<Args> ParseArgs(const std::vector<std::string>& argv) {
     return MakeError("--runtime-root: only for audit");
   }
   if (a.command != "audit" && a.heal) return MakeError("--heal: only for audit");
+  if (a.command != "audit" && a.no_default_roots) {
+    return MakeError("--no-default-roots: only for audit");
+  }
+  if (a.no_default_roots && a.runtime_roots.empty()) {
+    return MakeError("--no-default-roots: needs a --runtime-root");
+  }
   return a;
 }
 
@@ -151,7 +162,8 @@ int Audit(const Args& a) {
     Report(a, cfg.error());
     return 2;
   }
-  std::vector<std::string> roots = DefaultStateRoots();
+  std::vector<std::string> roots;
+  if (!a.no_default_roots) roots = DefaultStateRoots();
   for (const auto& r : a.runtime_roots) {
     if (auto listed = LinuxFsOps().ListDir(r); !listed) {
       Report(a, listed.error().Wrap("--runtime-root"));
