@@ -3,8 +3,6 @@
 #include <charconv>
 #include <string>
 
-#include "effects/files.h"
-
 namespace ocirlimit {
 
 Result<ProcStat> ParseProcStat(std::string_view text) {
@@ -71,10 +69,11 @@ namespace {
 constexpr size_t kMaxProcStatBytes = 4096;
 }  // namespace
 
-std::optional<TargetRefusal> CheckPinnedTargetKind(ProcessOps& ops, pid_t pid, const char* when) {
+std::optional<TargetRefusal> CheckPinnedTargetKind(ProcessOps& ops, pid_t pid, const char* when,
+                                                   const ReadFileFn& read_file) {
   PinnedProcess pinned(ops, pid);
   if (pinned.failure()) return std::nullopt;
-  auto text = ReadFileBounded("/proc/" + std::to_string(pid) + "/stat", kMaxProcStatBytes);
+  auto text = read_file("/proc/" + std::to_string(pid) + "/stat", kMaxProcStatBytes);
   if (!text || pinned.CheckAlive(when)) return std::nullopt;
   auto stat = ParseProcStat(*text);
   if (!stat)

@@ -7,8 +7,11 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "core/error.h"
@@ -52,7 +55,10 @@ std::optional<TargetRefusal> RefuseTargetKind(pid_t pid, const ProcStat& stat,
 // thread. A target that cannot be pinned or read is left to the apply, which
 // reports it (no such process, permission): nullopt then, as for a target
 // that may be touched.
+// `read_file` reads /proc/PID/stat (ReadFileBounded, or a fake's).
+using ReadFileFn = std::function<Result<std::string>(const std::string& path, size_t max_bytes)>;
 [[nodiscard]] std::optional<TargetRefusal> CheckPinnedTargetKind(ProcessOps& ops, pid_t pid,
-                                                                 const char* when);
+                                                                 const char* when,
+                                                                 const ReadFileFn& read_file);
 
 }  // namespace ocirlimit
