@@ -11,7 +11,7 @@
 #include "core/version.h"
 #include "effects/apply.h"
 #include "hook/chain.h"
-#include "hook/hook_logic.h"
+#include "hook/args.h"
 
 namespace ocirlimit {
 namespace {
