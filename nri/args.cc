@@ -42,7 +42,8 @@ Result<NriArgs> ParseNriArgs(const std::vector<std::string>& args, const EnvLook
       flag = a.substr(0, eq);
       value = a.substr(eq + 1);
     }
-    if (flag != "--config" && flag != "--socket" && flag != "--name" && flag != "--index") {
+    if (flag != "--config" && flag != "--socket" && flag != "--name" && flag != "--index" &&
+        flag != "--status-file") {
       if (a.starts_with("-")) return MakeError("unknown flag " + Quote(a));
       return MakeError("unexpected argument " + Quote(a));
     }
@@ -56,6 +57,8 @@ Result<NriArgs> ParseNriArgs(const std::vector<std::string>& args, const EnvLook
     } else if (flag == "--socket") {
       out.socket = *value;
       socket_flag = true;
+    } else if (flag == "--status-file") {
+      out.status_file = *value;
     } else if (flag == "--name") {
       out.name = *value;
       name_flag = true;

@@ -1,0 +1,212 @@
+#include "nri/heal.h"
+
+#include <cerrno>
+#include <map>
+#include <optional>
+
+#include "core/log_line.h"
+#include "core/policy.h"
+#include "core/text.h"
+#include "effects/apply.h"
+#include "nri/decide.h"
+
+namespace ocirlimit::nri {
+namespace {
+
+
+std::string Wanted(const std::vector<Rlimit>& limits) {
+  std::string s;
+  for (const auto& l : limits) s += (s.empty() ? "" : " ") + FormatRlimit(l);
+  return s.empty() ? "nothing" : s;
+}
+
+bool Gone(int err) { return err == ESRCH || err == ENOENT; }
+
+}  // namespace
+
+const char* HealResultName(HealResult r) {
+  switch (r) {
+    case HealResult::kHealed: return "healed";
+    case HealResult::kOk: return "ok";
+    case HealResult::kNothing: return "left alone";
+    case HealResult::kNotRunning: return "not running";
+    case HealResult::kGone: return "gone";
+    case HealResult::kReused: return "PID reused";
+    case HealResult::kCannot: return "cannot heal";
+    case HealResult::kOutOfTime: return "out of time";
+  }
+  return "?";
+}
+
+// One container on its way through the heal.
+struct Healer::One {
+  const pb::Container& c;
+  pid_t pid;
+  std::vector<Rlimit> want;
+  bool refused = false;
+  LogRecord rec;
+};
+
+void Healer::Connected(const std::string& time, Output& out) {
+  pending_.Clear();
+  status_.connected = time;
+  status_.synchronized.clear();
+  status_.containers = status_.healed = status_.unhealed = 0;
+  SaveStatus(out);
+}
+
+void Healer::Synchronize(const Config& cfg, const pb::SynchronizeRequest& req, Output& out,
+                         const std::function<std::string()>& now) {
+  pending_.MergeFrom(req);
+  if (req.more()) return;
+  const int64_t start = ops_.MonotonicMs();
+  std::map<std::string, const pb::PodSandbox*> pods;
+  for (const auto& p : pending_.pods()) pods[p.id()] = &p;
+  last_ = HealCounts{};
+  for (const auto& c : pending_.containers()) {
+    ++last_.containers;
+    HealResult r = HealResult::kOutOfTime;
+    if (ops_.MonotonicMs() - start < opt_.budget_ms) {
+      auto pod = pods.find(c.pod_sandbox_id());
+      r = HealOne(cfg, pod == pods.end() ? nullptr : pod->second, c, out, now());
+    }
+    ++last_.by.at(static_cast<size_t>(r));
+  }
+  pending_.Clear();
+  status_.synchronized = now();
+  status_.containers = last_.containers;
+  status_.healed = last_.of(HealResult::kHealed);
+  status_.unhealed = last_.of(HealResult::kCannot) + last_.of(HealResult::kOutOfTime);
+  status_.healed_total += status_.healed;
+  status_.report_only = !ops_.InHostPidNamespace();
+  Summarize(out, ops_.MonotonicMs() - start);
+  SaveStatus(out);
+}
+
+HealResult Healer::HealOne(const Config& cfg, const pb::PodSandbox* pod, const pb::Container& c,
+                           Output& out, const std::string& time) {
+  if (c.pid() == 0 || c.state() == pb::CONTAINER_STOPPED) return HealResult::kNotRunning;
+  pb::CreateContainerRequest as;
+  if (pod != nullptr) *as.mutable_pod() = *pod;
+  *as.mutable_container() = c;
+  NriFacts facts = FactsFromCreate(as);
+  One one{c, static_cast<pid_t>(c.pid()), {}, false, {}};
+  const Verdict v = AdmitNri(cfg, facts.facts);
+  std::string refusal;
+  if (v.action == Action::kFail) {
+    // Created while no plugin was there to refuse it: it runs, so it gets
+    // what the node gives every such container, without its request.
+    one.refused = true;
+    refusal = v.error ? v.error->Text() : "refused";
+    facts.facts.annotations.erase(std::string(kRequestAnnotation));
+    const Verdict node = AdmitNri(cfg, facts.facts);
+    if (node.action == Action::kApply) one.want = node.limits;
+  } else if (v.action == Action::kApply) {
+    one.want = v.limits;
+  }
+  if (one.want.empty() && !one.refused) return HealResult::kNothing;
+  if (one.refused) ++last_.refused;
+  one.rec.time = time;
+  one.rec.id = c.id();
+  one.rec.pid = one.pid;
+  one.rec.via = std::string(kHealVia);
+  if (one.refused) {
+    one.rec.warnings.push_back(std::string(kRefusedButRunning) + ": " + refusal +
+                               "; its init gets the node's limits without its request: " +
+                               Wanted(one.want));
+  }
+  if (!ops_.InHostPidNamespace()) {
+    if (!said_report_only_) {
+      out.Say(
+          "not in the host's PID namespace (a DaemonSet needs hostPID: true): it can only "
+          "report the containers it would heal, in the log");
+      said_report_only_ = true;
+    }
+    one.rec.error = "not checked (no host PID namespace); the policy gives " + Wanted(one.want);
+    out.LogLine(cfg, FormatLogLine(one.rec));
+    return HealResult::kCannot;
+  }
+  return Apply(cfg, one, out);
+}
+
+HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
+  auto report = [&](HealResult r, const std::string& error) {
+    one.rec.error = error;
+    out.LogLine(cfg, FormatLogLine(one.rec));
+    return r;
+  };
+  PinnedProcess pin(ops_.process(), one.pid);
+  if (const auto& f = pin.failure()) {
+    if (f->failure == ApplyFailure::kTargetGone) return HealResult::kGone;
+    return report(HealResult::kCannot, "cannot heal: " + f->error.Text());
+  }
+  auto cgroup = ops_.ReadCgroup(one.pid);
+  if (pin.CheckAlive("while its cgroup was read")) return HealResult::kGone;
+  if (!cgroup) {
+    if (Gone(cgroup.error().err)) return HealResult::kGone;
+    return report(HealResult::kCannot, "cannot heal: read its cgroup: " + cgroup.error().Text());
+  }
+  // containerd's and CRI-O's cgroup paths, cgroupfs or systemd, end in the
+  // container's id: a PID that no longer shows it belongs to someone else.
+  if (one.c.id().empty() || cgroup->find(one.c.id()) == std::string::npos) {
+    return report(HealResult::kReused, pin.target() +
+                                           " is no longer this container's init (its cgroup "
+                                           "does not name the container): left alone");
+  }
+  std::vector<Rlimit> diff;
+  for (const auto& w : one.want) {
+    auto now = ops_.process().GetLimit(one.pid, w.resource);
+    if (!now) {
+      if (Gone(now.error().err)) return HealResult::kGone;
+      return report(HealResult::kCannot, "cannot heal: read " + std::string(w.info().name) + ": " +
+                                             now.error().Text());
+    }
+    if (*now != LimitPair{w.soft, w.hard}) diff.push_back(w);
+  }
+  if (diff.empty()) {
+    if (one.refused) out.LogLine(cfg, FormatLogLine(one.rec));
+    return HealResult::kOk;
+  }
+  const ApplyOutcome done = ApplyRlimits(ops_.process(), one.pid, diff);
+  if (pin.CheckAlive("while its limits were set")) return HealResult::kGone;
+  one.rec.changes = done.applied;
+  if (!done.ok()) {
+    if (done.failure == ApplyFailure::kTargetGone) return HealResult::kGone;
+    if (done.failure == ApplyFailure::kPermission && !said_cannot_) {
+      out.Say(
+          "cannot set the limits of some containers' init processes (it needs CAP_SYS_RESOURCE "
+          "for a hard raise or another uid's process): it reports them in the log");
+      said_cannot_ = true;
+    }
+    return report(HealResult::kCannot, "cannot heal to " + Wanted(diff) + ": " +
+                                           done.error->Text());
+  }
+  out.LogLine(cfg, FormatLogLine(one.rec));
+  return HealResult::kHealed;
+}
+
+void Healer::Summarize(Output& out, int64_t took_ms) {
+  std::string s = "synchronized: " + std::to_string(last_.containers) + " containers";
+  for (size_t i = 0; i < last_.by.size(); ++i) {
+    if (last_.by.at(i) == 0) continue;
+    s += Cat(", ", std::to_string(last_.by.at(i)), " ",
+             HealResultName(static_cast<HealResult>(i)));
+  }
+  if (last_.refused != 0) s += Cat(" (", std::to_string(last_.refused), " refused-but-running)");
+  s += Cat("; in ", std::to_string(took_ms), " ms");
+  if (last_.of(HealResult::kOutOfTime) != 0) {
+    s += Cat("; the rest were not checked within ", std::to_string(opt_.budget_ms),
+             " ms: run `oci-rlimit audit --heal`");
+  }
+  out.Say(s);
+}
+
+void Healer::SaveStatus(Output& out) {
+  Status st = ops_.WriteStatus(FormatNriStatus(status_));
+  if (!st && !said_status_) {
+    out.Say("cannot write its status file (doctor reads it): " + st.error().Text());
+    said_status_ = true;
+  }
+}
+
+}  // namespace ocirlimit::nri

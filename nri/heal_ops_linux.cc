@@ -1,0 +1,72 @@
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <string_view>
+
+#include "effects/files.h"
+#include "nri/heal_ops.h"
+
+namespace ocirlimit::nri {
+namespace {
+
+class LinuxHeal final : public HealOps {
+ public:
+  explicit LinuxHeal(std::string status_path) : status_path_(std::move(status_path)) {}
+
+  ProcessOps& process() override { return LinuxProcessOps(); }
+
+  Result<std::string> ReadCgroup(pid_t pid) override {
+    return ReadFileBounded("/proc/" + std::to_string(pid) + "/cgroup", size_t{64} * 1024);
+  }
+
+  bool InHostPidNamespace() override {
+    auto s = ReadFileBounded("/proc/self/status", size_t{64} * 1024);
+    return !s || NsPidIsInitial(*s);
+  }
+
+  int64_t MonotonicMs() override {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  Status WriteStatus(const std::string& text) override {
+    if (status_path_.empty()) return Ok{};
+    const size_t slash = status_path_.rfind('/');
+    if (slash != std::string::npos && slash > 0) {
+      const std::string dir = status_path_.substr(0, slash);
+      if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+        return MakeError("mkdir " + dir, errno);
+      }
+    }
+    return AtomicWriteFile(status_path_, text);
+  }
+
+ private:
+  std::string status_path_;
+};
+
+}  // namespace
+
+bool NsPidIsInitial(const std::string& status) {
+  const size_t at = status.find("\nNSpid:");
+  if (at == std::string::npos) return true;
+  const size_t end = status.find('\n', at + 1);
+  std::string_view line(status.data() + at + 7,
+                        (end == std::string::npos ? status.size() : end) - at - 7);
+  int fields = 0;
+  bool in = false;
+  for (char c : line) {
+    const bool space = c == ' ' || c == '\t';
+    if (!space && !in) ++fields;
+    in = !space;
+  }
+  return fields <= 1;
+}
+
+std::unique_ptr<HealOps> LinuxHealOps(std::string status_path) {
+  return std::make_unique<LinuxHeal>(std::move(status_path));
+}
+
+}  // namespace ocirlimit::nri
