@@ -14,11 +14,11 @@ namespace ocirlimit {
 inline constexpr std::string_view kNriStatusPath = "/run/oci-rlimit/nri.status";
 
 struct NriStatus {
-  std::string connected;     // RFC 3339: when the runtime last configured the plugin
-  std::string synchronized;  // RFC 3339: when that connection's Synchronize was healed; "" not yet
-  uint64_t containers = 0;   // containers the runtime listed at that Synchronize
-  uint64_t healed = 0;       // of them, healed then
-  uint64_t unhealed = 0;     // of them, needing a heal the plugin could not make (reported)
+  std::string connected;      // RFC 3339: when the runtime last configured the plugin
+  std::string synchronized;   // RFC 3339: when that connection's Synchronize was healed; "" not yet
+  uint64_t containers = 0;    // containers the runtime listed at that Synchronize
+  uint64_t healed = 0;        // of them, healed then
+  uint64_t unhealed = 0;      // of them, needing a heal the plugin could not make (reported)
   uint64_t healed_total = 0;  // since the plugin started
   bool report_only = false;   // it cannot read or set other processes' limits
 };

@@ -13,7 +13,6 @@
 namespace ocirlimit::nri {
 namespace {
 
-
 std::string Wanted(const std::vector<Rlimit>& limits) {
   std::string s;
   for (const auto& l : limits) s += (s.empty() ? "" : " ") + FormatRlimit(l);
@@ -26,14 +25,22 @@ bool Gone(int err) { return err == ESRCH || err == ENOENT; }
 
 const char* HealResultName(HealResult r) {
   switch (r) {
-    case HealResult::kHealed: return "healed";
-    case HealResult::kOk: return "ok";
-    case HealResult::kNothing: return "left alone";
-    case HealResult::kNotRunning: return "not running";
-    case HealResult::kGone: return "gone";
-    case HealResult::kReused: return "PID reused";
-    case HealResult::kCannot: return "cannot heal";
-    case HealResult::kOutOfTime: return "out of time";
+    case HealResult::kHealed:
+      return "healed";
+    case HealResult::kOk:
+      return "ok";
+    case HealResult::kNothing:
+      return "left alone";
+    case HealResult::kNotRunning:
+      return "not running";
+    case HealResult::kGone:
+      return "gone";
+    case HealResult::kReused:
+      return "PID reused";
+    case HealResult::kCannot:
+      return "cannot heal";
+    case HealResult::kOutOfTime:
+      return "out of time";
   }
   return "?";
 }
@@ -111,9 +118,9 @@ HealResult Healer::HealOne(const Config& cfg, const pb::PodSandbox* pod, const p
   one.rec.pid = one.pid;
   one.rec.via = std::string(kHealVia);
   if (one.refused) {
-    one.rec.warnings.push_back(std::string(kRefusedButRunning) + ": " + refusal +
-                               "; its init gets the node's limits without its request: " +
-                               Wanted(one.want));
+    one.rec.warnings.push_back(
+        std::string(kRefusedButRunning) + ": " + refusal +
+        "; its init gets the node's limits without its request: " + Wanted(one.want));
   }
   if (!ops_.InHostPidNamespace()) {
     if (!said_report_only_) {
@@ -158,8 +165,8 @@ HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
     auto now = ops_.process().GetLimit(one.pid, w.resource);
     if (!now) {
       if (Gone(now.error().err)) return HealResult::kGone;
-      return report(HealResult::kCannot, "cannot heal: read " + std::string(w.info().name) + ": " +
-                                             now.error().Text());
+      return report(HealResult::kCannot,
+                    "cannot heal: read " + std::string(w.info().name) + ": " + now.error().Text());
     }
     if (*now != LimitPair{w.soft, w.hard}) diff.push_back(w);
   }
@@ -178,8 +185,8 @@ HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
           "for a hard raise or another uid's process): it reports them in the log");
       said_cannot_ = true;
     }
-    return report(HealResult::kCannot, "cannot heal to " + Wanted(diff) + ": " +
-                                           done.error->Text());
+    return report(HealResult::kCannot,
+                  "cannot heal to " + Wanted(diff) + ": " + done.error->Text());
   }
   out.LogLine(cfg, FormatLogLine(one.rec));
   return HealResult::kHealed;
@@ -189,8 +196,7 @@ void Healer::Summarize(Output& out, int64_t took_ms) {
   std::string s = "synchronized: " + std::to_string(last_.containers) + " containers";
   for (size_t i = 0; i < last_.by.size(); ++i) {
     if (last_.by.at(i) == 0) continue;
-    s += Cat(", ", std::to_string(last_.by.at(i)), " ",
-             HealResultName(static_cast<HealResult>(i)));
+    s += Cat(", ", std::to_string(last_.by.at(i)), " ", HealResultName(static_cast<HealResult>(i)));
   }
   if (last_.refused != 0) s += Cat(" (", std::to_string(last_.refused), " refused-but-running)");
   s += Cat("; in ", std::to_string(took_ms), " ms");

@@ -33,21 +33,21 @@ inline constexpr std::string_view kHealVia = "nri-sync";
 inline constexpr std::string_view kRefusedButRunning = "refused-but-running";
 
 enum class HealResult {
-  kHealed,       // its init got the limits it lacked (or was over)
-  kOk,           // it had them already
-  kNothing,      // the policy gives it nothing: left alone
-  kNotRunning,   // no init PID (created, stopped)
-  kGone,         // the init exited before or while we looked
-  kReused,       // the PID is no longer this container's init: left alone
-  kCannot,       // it needs a heal we cannot make: reported
-  kOutOfTime,    // not reached within the budget
+  kHealed,      // its init got the limits it lacked (or was over)
+  kOk,          // it had them already
+  kNothing,     // the policy gives it nothing: left alone
+  kNotRunning,  // no init PID (created, stopped)
+  kGone,        // the init exited before or while we looked
+  kReused,      // the PID is no longer this container's init: left alone
+  kCannot,      // it needs a heal we cannot make: reported
+  kOutOfTime,   // not reached within the budget
 };
 const char* HealResultName(HealResult r);
 
 struct HealCounts {
   uint64_t containers = 0;
   std::array<uint64_t, 8> by = {};  // indexed by HealResult
-  uint64_t refused = 0;  // of them, refused-but-running (healed, ok or cannot)
+  uint64_t refused = 0;             // of them, refused-but-running (healed, ok or cannot)
   [[nodiscard]] uint64_t of(HealResult r) const { return by.at(static_cast<size_t>(r)); }
 };
 

@@ -1,7 +1,10 @@
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <string_view>
 
 #include "effects/files.h"
@@ -40,10 +43,29 @@ class LinuxHeal final : public HealOps {
         return MakeError("mkdir " + dir, errno);
       }
     }
-    return AtomicWriteFile(status_path_, text);
+    return ReplaceStatus(text);
   }
 
  private:
+  // A temp file beside it, renamed over it: a reader sees the old or the
+  // new text, never half. No fsync: it lives in /run (tmpfs) and says
+  // what this boot's plugin did; the Synchronize reply should not wait on a disk.
+  Status ReplaceStatus(const std::string& text) {
+    const size_t slash = status_path_.rfind('/');
+    std::string tmp =
+        (slash == std::string::npos ? std::string(".") : status_path_.substr(0, slash)) +
+        "/.nri.status.XXXXXX";
+    const int fd = mkostemp(tmp.data(), O_CLOEXEC);
+    if (fd < 0) return MakeError("create a temp file for " + status_path_, errno);
+    Status w = fchmod(fd, 0644) == 0 ? WriteAll(fd, text) : MakeError("chmod " + tmp, errno);
+    if (close(fd) != 0 && w) w = MakeError("close " + tmp, errno);
+    if (w && rename(tmp.c_str(), status_path_.c_str()) != 0) {
+      w = MakeError("rename " + tmp + " to " + status_path_, errno);
+    }
+    if (!w) unlink(tmp.c_str());
+    return w;
+  }
+
   std::string status_path_;
 };
 
