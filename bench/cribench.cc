@@ -124,7 +124,9 @@ class Bench {
     const std::string log = dir_ / ("plugin-" + std::to_string(starts_) + ".out");
     plugin_ = std::make_unique<BackgroundProcess>();
     if (auto err = plugin_->Start(
-            {opts_.plugin, "--config", config_path(), "--socket", containerd_->nri_socket()}, {},
+            {opts_.plugin, "--config", config_path(), "--socket", containerd_->nri_socket(),
+             "--status-file", dir_ / "nri.status"},
+            {},
             log)) {
       Die("oci-rlimit-nri: " + *err);
     }
