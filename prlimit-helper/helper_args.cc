@@ -135,16 +135,4 @@ Result<HelperArgs> ParseHelperArgs(const std::vector<std::string>& args, bool te
   return out;
 }
 
-Status CheckTarget(pid_t target, pid_t self) {
-  if (target <= 1) {
-    return MakeError("pid " + std::to_string(target) +
-                     ": refusing to touch pid 0 or 1 (init, or no process at all)");
-  }
-  if (target == self) {
-    return MakeError("pid " + std::to_string(target) +
-                     ": refusing to touch the helper's own process");
-  }
-  return Ok{};
-}
-
 }  // namespace ocirlimit

@@ -225,35 +225,5 @@ TEST(HelperArgs, TestPauseFifoIsKeptInTheTestBuild) {
   EXPECT_EQ(missing.error().Text(), "--test-only-pause-after-pidfd: missing FIFO path");
 }
 
-struct TargetCase {
-  pid_t target;
-  pid_t self;
-  const char* message_part;  // empty: accepted
-};
-void PrintTo(const TargetCase& c, std::ostream* os) {
-  *os << "pid " << c.target << " from helper pid " << c.self;
-}
-
-class CheckTargetTable : public ::testing::TestWithParam<TargetCase> {};
-
-TEST_P(CheckTargetTable, Checks) {
-  const TargetCase& c = GetParam();
-  Status s = CheckTarget(c.target, c.self);
-  if (std::string(c.message_part).empty()) {
-    EXPECT_TRUE(s.ok()) << s.error().Text();
-  } else {
-    ASSERT_FALSE(s.ok());
-    EXPECT_NE(s.error().Text().find(c.message_part), std::string::npos) << s.error().Text();
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Targets, CheckTargetTable,
-    ::testing::Values(TargetCase{0, 100, "pid 0: refusing to touch pid 0 or 1"},
-                      TargetCase{1, 100, "pid 1: refusing to touch pid 0 or 1"},
-                      TargetCase{-3, 100, "pid -3: refusing"},
-                      TargetCase{100, 100, "pid 100: refusing to touch the helper's own process"},
-                      TargetCase{2, 100, ""}, TargetCase{101, 100, ""}));
-
 }  // namespace
 }  // namespace ocirlimit
