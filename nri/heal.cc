@@ -4,11 +4,11 @@
 #include <map>
 #include <optional>
 
+#include "core/audit.h"
 #include "core/log_line.h"
-#include "core/policy.h"
 #include "core/text.h"
 #include "effects/apply.h"
-#include "nri/decide.h"
+#include "effects/heal.h"
 
 namespace ocirlimit::nri {
 namespace {
@@ -20,6 +20,21 @@ std::string Wanted(const std::vector<Rlimit>& limits) {
 }
 
 bool Gone(int err) { return err == ESRCH || err == ENOENT; }
+
+// Every limit at 0:0, to learn the policy's target without reading a process.
+const std::vector<Rlimit>& Placeholders() {
+  static const std::vector<Rlimit> all = [] {
+    std::vector<Rlimit> v;
+    for (const auto& info : AllRlimits()) v.push_back({info.resource, 0, 0});
+    return v;
+  }();
+  return all;
+}
+
+std::string Refused(const AuditVerdict& v) {
+  return std::string(kRefusedButRunning) + ": " + v.why +
+         "; its init gets the node's limits without its request: " + Wanted(v.target);
+}
 
 }  // namespace
 
@@ -49,8 +64,7 @@ const char* HealResultName(HealResult r) {
 struct Healer::One {
   const pb::Container& c;
   pid_t pid;
-  std::vector<Rlimit> want;
-  bool refused = false;
+  ContainerFacts facts;
   LogRecord rec;
 };
 
@@ -96,32 +110,16 @@ HealResult Healer::HealOne(const Config& cfg, const pb::PodSandbox* pod, const p
   pb::CreateContainerRequest as;
   if (pod != nullptr) *as.mutable_pod() = *pod;
   *as.mutable_container() = c;
-  NriFacts facts = FactsFromCreate(as);
-  One one{c, static_cast<pid_t>(c.pid()), {}, false, {}};
-  const Verdict v = AdmitNri(cfg, facts.facts);
-  std::string refusal;
-  if (v.action == Action::kFail) {
-    // Created while no plugin was there to refuse it: it runs, so it gets
-    // what the node gives every such container, without its request.
-    one.refused = true;
-    refusal = v.error ? v.error->Text() : "refused";
-    facts.facts.annotations.erase(std::string(kRequestAnnotation));
-    const Verdict node = AdmitNri(cfg, facts.facts);
-    if (node.action == Action::kApply) one.want = node.limits;
-  } else if (v.action == Action::kApply) {
-    one.want = v.limits;
-  }
-  if (one.want.empty() && !one.refused) return HealResult::kNothing;
-  if (one.refused) ++last_.refused;
+  One one{c, static_cast<pid_t>(c.pid()), FactsFromCreate(as).facts, {}};
+  // What the policy gives, before anything touches the process (compared
+  // with placeholder limits, so that its target and a refusal show).
+  const AuditVerdict given = AuditContainer(cfg, one.facts, EntryPoint::kNri, Placeholders());
+  if (given.target.empty() && given.status != AuditStatus::kRefused) return HealResult::kNothing;
+  if (given.status == AuditStatus::kRefused) ++last_.refused;
   one.rec.time = time;
   one.rec.id = c.id();
   one.rec.pid = one.pid;
   one.rec.via = std::string(kHealVia);
-  if (one.refused) {
-    one.rec.warnings.push_back(
-        std::string(kRefusedButRunning) + ": " + refusal +
-        "; its init gets the node's limits without its request: " + Wanted(one.want));
-  }
   if (!ops_.InHostPidNamespace()) {
     if (!said_report_only_) {
       out.Say(
@@ -129,13 +127,18 @@ HealResult Healer::HealOne(const Config& cfg, const pb::PodSandbox* pod, const p
           "report the containers it would heal, in the log");
       said_report_only_ = true;
     }
-    one.rec.error = "not checked (no host PID namespace); the policy gives " + Wanted(one.want);
+    if (given.status == AuditStatus::kRefused) one.rec.warnings.push_back(Refused(given));
+    one.rec.error = "not checked (no host PID namespace); the policy gives " + Wanted(given.target);
     out.LogLine(cfg, FormatLogLine(one.rec));
     return HealResult::kCannot;
   }
   return Apply(cfg, one, out);
 }
 
+// Pinned for the whole look and heal: its cgroup must name the container
+// (containerd's and CRI-O's cgroup paths end in the container's id, under
+// cgroupfs and systemd alike; NRI gives no start time to compare), and a
+// last liveness check proves the process healed is the one checked.
 HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
   auto report = [&](HealResult r, const std::string& error) {
     one.rec.error = error;
@@ -147,36 +150,36 @@ HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
     if (f->failure == ApplyFailure::kTargetGone) return HealResult::kGone;
     return report(HealResult::kCannot, "cannot heal: " + f->error.Text());
   }
-  auto cgroup = ops_.ReadCgroup(one.pid);
+  auto cgroup = ops_.fs().ReadFile("/proc/" + std::to_string(one.pid) + "/cgroup", 1 << 16);
   if (pin.CheckAlive("while its cgroup was read")) return HealResult::kGone;
   if (!cgroup) {
     if (Gone(cgroup.error().err)) return HealResult::kGone;
     return report(HealResult::kCannot, "cannot heal: read its cgroup: " + cgroup.error().Text());
   }
-  // containerd's and CRI-O's cgroup paths, cgroupfs or systemd, end in the
-  // container's id: a PID that no longer shows it belongs to someone else.
   if (one.c.id().empty() || cgroup->find(one.c.id()) == std::string::npos) {
     return report(HealResult::kReused, pin.target() +
                                            " is no longer this container's init (its cgroup "
                                            "does not name the container): left alone");
   }
-  std::vector<Rlimit> diff;
-  for (const auto& w : one.want) {
-    auto now = ops_.process().GetLimit(one.pid, w.resource);
-    if (!now) {
-      if (Gone(now.error().err)) return HealResult::kGone;
-      return report(HealResult::kCannot,
-                    "cannot heal: read " + std::string(w.info().name) + ": " + now.error().Text());
-    }
-    if (*now != LimitPair{w.soft, w.hard}) diff.push_back(w);
+  const ProcessLook look = LookAtProcess(ops_.process(), ops_.fs(), one.pid, std::nullopt);
+  if (!look.ok()) {
+    if (look.failure == ApplyFailure::kTargetGone) return HealResult::kGone;
+    return report(HealResult::kCannot, "cannot heal: " + look.error->Text());
   }
-  if (diff.empty()) {
-    if (one.refused) out.LogLine(cfg, FormatLogLine(one.rec));
+  const AuditVerdict v = AuditContainer(cfg, one.facts, EntryPoint::kNri, look.limits);
+  if (v.status == AuditStatus::kUnknown)
+    return report(HealResult::kCannot, "cannot heal: " + v.why);
+  if (v.status == AuditStatus::kRefused) one.rec.warnings.push_back(Refused(v));
+  for (const auto& n : v.notes) one.rec.warnings.push_back(n);
+  if (v.heal.empty()) {
+    if (v.status == AuditStatus::kRefused) out.LogLine(cfg, FormatLogLine(one.rec));
     return HealResult::kOk;
   }
-  const ApplyOutcome done = ApplyRlimits(ops_.process(), one.pid, diff);
+  const HealOutcome done =
+      HealProcess(ops_.process(), ops_.fs(), one.pid, std::nullopt, v.heal, cfg.rootless);
   if (pin.CheckAlive("while its limits were set")) return HealResult::kGone;
   one.rec.changes = done.applied;
+  if (!done.warning.empty()) one.rec.warnings.push_back(done.warning);
   if (!done.ok()) {
     if (done.failure == ApplyFailure::kTargetGone) return HealResult::kGone;
     if (done.failure == ApplyFailure::kPermission && !said_cannot_) {
@@ -186,7 +189,7 @@ HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
       said_cannot_ = true;
     }
     return report(HealResult::kCannot,
-                  "cannot heal to " + Wanted(diff) + ": " + done.error->Text());
+                  "cannot heal to " + Wanted(v.heal) + ": " + done.error->Text());
   }
   out.LogLine(cfg, FormatLogLine(one.rec));
   return HealResult::kHealed;

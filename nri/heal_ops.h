@@ -1,8 +1,9 @@
 // What the Synchronize heal needs from the host, behind a small interface
-// (heal_ops_linux.cc has the real one, heal_test.cc a fake): the pinned
-// prlimit(2) of effects/process_ops.h, a process's cgroup (to tell that a
-// PID is still the container's init), whether we see the host's PIDs, a
-// monotonic clock, and the status file doctor reads.
+// (heal_ops_linux.cc has the real one, heal_test.cc a fake): the pidfd and
+// prlimit(2) of effects/process_ops.h and the /proc reads of effects/fs_ops.h
+// (effects/heal.h's pinned look and heal run over both; /proc/PID/cgroup
+// tells that a PID is still the container's init), whether we see the
+// host's PIDs, a monotonic clock, and the status file doctor reads.
 #pragma once
 
 #include <sys/types.h>
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "effects/fs_ops.h"
 #include "effects/process_ops.h"
 
 namespace ocirlimit::nri {
@@ -20,8 +22,7 @@ class HealOps {
  public:
   virtual ~HealOps() = default;
   virtual ProcessOps& process() = 0;
-  // /proc/PID/cgroup; ENOENT/ESRCH once the process is gone.
-  virtual Result<std::string> ReadCgroup(pid_t pid) = 0;
+  virtual FsOps& fs() = 0;
   // Whether the PIDs the runtime reports (the host's) are ours: we run in
   // the host's PID namespace (hostPID: true, or not in a container at all).
   virtual bool InHostPidNamespace() = 0;

@@ -18,10 +18,7 @@ class LinuxHeal final : public HealOps {
   explicit LinuxHeal(std::string status_path) : status_path_(std::move(status_path)) {}
 
   ProcessOps& process() override { return LinuxProcessOps(); }
-
-  Result<std::string> ReadCgroup(pid_t pid) override {
-    return ReadFileBounded("/proc/" + std::to_string(pid) + "/cgroup", size_t{64} * 1024);
-  }
+  FsOps& fs() override { return LinuxFsOps(); }
 
   bool InHostPidNamespace() override {
     auto s = ReadFileBounded("/proc/self/status", size_t{64} * 1024);

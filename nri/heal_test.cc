@@ -22,15 +22,48 @@ struct Proc {
   std::map<int, LimitPair> limits;
   bool exits_when_pinned = false;  // gone between pidfd_open and the cgroup read
   int set_errno = 0;               // prlimit(2) set fails with this
+  char state = 'S';                // /proc/PID/stat's; 'Z': exited, not reaped
 };
 
-class FakeHealOps : public HealOps, public ProcessOps {
+// /proc/PID/limits's rows, in the kernel's order.
+constexpr const char* kRows[] = {
+    "Max cpu time",       "Max file size",     "Max data size",         "Max stack size",
+    "Max core file size", "Max resident set",  "Max processes",         "Max open files",
+    "Max locked memory",  "Max address space", "Max file locks",        "Max pending signals",
+    "Max msgqueue size",  "Max nice priority", "Max realtime priority", "Max realtime timeout",
+};
+
+std::string LimitsText(const std::map<int, LimitPair>& limits) {
+  std::string text = "Limit                     Soft Limit           Hard Limit           Units\n";
+  for (int r = 0; r < 16; ++r) {
+    auto it = limits.find(r);
+    const LimitPair v = it == limits.end() ? LimitPair{kRlimInfinity, kRlimInfinity} : it->second;
+    auto show = [](uint64_t x) {
+      return x == kRlimInfinity ? std::string("unlimited") : std::to_string(x);
+    };
+    text += std::string(kRows[r]) + "  " + show(v.soft) + "  " + show(v.hard) + "  units\n";
+  }
+  return text;
+}
+
+class FakeHealOps : public HealOps, public ProcessOps, public FsOps {
  public:
   ProcessOps& process() override { return *this; }
-  Result<std::string> ReadCgroup(pid_t pid) override {
-    auto p = procs.find(pid);
-    if (p == procs.end()) return MakeError("open /proc/N/cgroup", ENOENT);
-    return p->second.cgroup;
+  FsOps& fs() override { return *this; }
+  Result<std::vector<Entry>> ListDir(const std::string& dir) override {
+    return MakeError("list " + dir, ENOENT);
+  }
+  Result<std::string> ReadFile(const std::string& path, size_t) override {
+    for (const auto& [pid, p] : procs) {
+      const std::string dir = "/proc/" + std::to_string(pid) + "/";
+      if (path == dir + "cgroup") return p.cgroup;
+      if (path == dir + "stat") {
+        return std::to_string(pid) + " (sleep) " + std::string(1, p.state) +
+               " 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 500 0 0\n";
+      }
+      if (path == dir + "limits") return LimitsText(p.limits);
+    }
+    return MakeError("open " + path, ENOENT);
   }
   bool InHostPidNamespace() override { return host_pid; }
   int64_t MonotonicMs() override { return clock_ms += tick_ms; }
@@ -181,6 +214,12 @@ Proc CannotSet() {
   return p;
 }
 
+Proc Zombie() {
+  Proc p = InitOf("c1", {kM, 8 * kM});
+  p.state = 'Z';
+  return p;
+}
+
 Proc ExitsWhenPinned() {
   Proc p = InitOf("c1", {kM, 8 * kM});
   p.exits_when_pinned = true;
@@ -205,6 +244,8 @@ INSTANTIATE_TEST_SUITE_P(
         HealCase{"Gone", kAsks, std::nullopt, true, 100, HealResult::kGone, "", std::nullopt, ""},
         HealCase{"GoneWhilePinned", kAsks, ExitsWhenPinned(), true, 100, HealResult::kGone, "",
                  std::nullopt, ""},
+        HealCase{"ZombieIsGone", kAsks, Zombie(), true, 100, HealResult::kGone, "",
+                 LimitPair{kM, 8 * kM}, ""},
         HealCase{"PidReused", kAsks, InitOf("someone-else", {kM, 8 * kM}), true, 100,
                  HealResult::kReused,
                  R"(T id="c1" pid=100 via="nri-sync" unchanged error="pid 100 is no longer this )"
