@@ -61,10 +61,9 @@ class NriTest : public ::testing::TestWithParam<ContainerdRelease> {
   void StartPlugin() {
     ++starts_;
     plugin_ = std::make_unique<BackgroundProcess>();
-    auto err =
-        plugin_->Start({Plugin(), "--config", ConfigPath(), "--socket", containerd_->nri_socket(),
-                        "--status-file", dir_ / "nri.status"},
-                       {}, PluginLog());
+    auto err = plugin_->Start({Plugin(), "--config", ConfigPath(), "--socket",
+                               containerd_->nri_socket(), "--status-file", dir_ / "nri.status"},
+                              {}, PluginLog());
     ASSERT_FALSE(err) << *err;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (ReadFile(PluginLog()).find("configured by") == std::string::npos) {

@@ -186,8 +186,7 @@ TEST(NriPlugin, ReloadRefusesABadConfigAndKeepsTheOldOne) {
   BackgroundProcess plugin;
   auto err = plugin.Start({Plugin(), "--config", config, "--socket", dir / "nri.sock",
                            "--status-file", dir / "nri.status"},
-                          {},
-                          dir / "plugin.log");
+                          {}, dir / "plugin.log");
   ASSERT_FALSE(err) << *err;
   ASSERT_TRUE(runtime.Accept()) << ReadFile(dir / "plugin.log");
   EXPECT_EQ(runtime.CreateMemlock(), "1048576:1048576");
