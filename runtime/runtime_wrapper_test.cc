@@ -337,6 +337,31 @@ std::string LogText(const FakeOps& ops) {
   return out;
 }
 
+// A bad request is the request's error, never the node's: under "warn" the
+// top-level limits still reach the spec, on create and on exec.
+TEST(RuntimeWrapperOnError, WarnKeepsTheNodesLimitsOnABadRequest) {
+  for (bool exec : {false, true}) {
+    FakeOps ops;
+    Config c = WithRequests(OnError::kWarn);
+    c.rlimits = {{RLIMIT_MEMLOCK, 64 << 10, 64 << 10}};
+    ops.config = c;
+    const std::string spec = exec ? "/run/c1/config.json" : "/b/config.json";
+    ops.states["c1"] = R"({"id":"c1","pid":42,"status":"running","bundle":"/run/c1"})";
+    ops.files[spec] = kAsksBadly;
+    ops.files["/p.json"] = R"({"args":["cat"]})";
+    RunRuntimeWrapper(exec ? kExecRunc : kCreate, ops);
+    ASSERT_TRUE(ops.exec_argv.has_value()) << "the runtime runs";
+    const std::string& edited = ops.files[exec ? "/p.json" : spec];
+    EXPECT_NE(edited.find(R"({"type":"RLIMIT_MEMLOCK","hard":65536,"soft":65536})"),
+              std::string::npos)
+        << edited;
+    EXPECT_NE(LogText(ops).find("set memlock=65536:65536 warning=\"on-error = \\\"warn\\\": "
+                                "the request is ignored"),
+              std::string::npos)
+        << LogText(ops);
+  }
+}
+
 TEST(RuntimeWrapperOnError, WarnForwardsTheUnmodifiedSpecWithAWarning) {
   FakeOps ops;
   ops.config = WithRequests(OnError::kWarn);
