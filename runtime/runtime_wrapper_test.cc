@@ -435,6 +435,28 @@ TEST(RuntimeWrapperExec, GetsTheGrantedRequestOfTheContainersSpec) {
       << LogText(ops);
 }
 
+// `docker exec -e NVIDIA_VISIBLE_DEVICES=all` puts the name in the --process
+// file only: the exec is decided from the container's own spec, so an env
+// rule the container did not match at create does not match its exec either
+// (docs/policy.md, the trust table).
+TEST(RuntimeWrapperExec, AnExecsOwnEnvDoesNotReachEnvRules) {
+  FakeOps ops;
+  Config c = WithRequests(OnError::kFail);
+  Rule env_rule;
+  env_rule.name = "gpu";
+  env_rule.rlimits = {{RLIMIT_MEMLOCK, 2 << 20, 2 << 20}};
+  env_rule.match.env = {"NVIDIA_VISIBLE_DEVICES"};
+  c.rules.push_back(env_rule);
+  ops.config = c;
+  ops.states["c1"] = R"({"id":"c1","pid":42,"status":"running","bundle":"/run/c1"})";
+  ops.files["/run/c1/config.json"] = R"({"process":{"args":["sh"],"env":["PATH=/bin"]}})";
+  const std::string process = R"({"args":["cat"],"env":["NVIDIA_VISIBLE_DEVICES=all"]})";
+  ops.files["/p.json"] = process;
+  RunRuntimeWrapper(kExecRunc, ops);
+  ASSERT_TRUE(ops.exec_argv.has_value());
+  EXPECT_EQ(ops.files["/p.json"], process) << "nothing merged";
+}
+
 TEST(RuntimeWrapperExec, WithoutTheSpecFallsBackToTheProcessFileWithAWarning) {
   FakeOps ops;
   Config c = WithRequests(OnError::kFail);
