@@ -147,6 +147,14 @@ constexpr const char* kRejecting =
     "[requests]\nenabled = true\nceilings = [\"memlock=6M\"]\nover-ceiling = \"reject\"\n";
 constexpr const char* kTopLevel =
     "rlimits = [\"memlock=1M:4M\"]\nlog-file = \"/var/log/oci-rlimit.log\"\n";
+// A raise for GPU namespaces and no default: a disputed namespace cannot be
+// decided (docs/policy.md, "Disputed pod facts").
+constexpr const char* kGpuNamespaces =
+    "log-file = \"/var/log/oci-rlimit.log\"\n[[rule]]\nrlimits = [\"memlock=8M\"]\n"
+    "match = { namespaces = [\"gpu-*\"] }\n";
+const std::string kDisputedSpec =
+    R"({"ociVersion":"1.0.2","process":{"args":["sh"]},"annotations":{)"
+    R"("io.kubernetes.cri.sandbox-namespace":"default","io.kubernetes.pod.namespace":"gpu-a"}})";
 
 struct ApplyCase {
   const char* name;
@@ -186,6 +194,9 @@ const ApplyCase kApplyCases[] = {
     {"OverCeilingClamped", kRequests, kState, Spec("memlock=8M"), 0, 0, 0, "4242 8 6291456:6291456",
      "clamped to memlock=6291456:6291456", true},
     {"ApplyFails", kTopLevel, kState, Spec(""), EPERM, 1, 0, "", "pid 4242: memlock to", true},
+    // Refused whatever on-error says: starting it untouched could drop a cap.
+    {"UndecidableDisputeRefused", kGpuNamespaces, kState, kDisputedSpec, 0, 1, 1, "",
+     "disputed pod facts (the pod's namespace", true},
     // Conflict checks only warn: an unreadable or odd spec never stops the apply.
     {"ConflictCheckSpecMissing", kTopLevel, kState, std::nullopt, 0, 0, 0, "4242 8 1048576:4194304",
      "cannot check the bundle for conflicts", true},
@@ -477,6 +488,8 @@ const PrecreateCase kPrecreateCases[] = {
     {"RejectedRequestFailWritesNothing", kRejecting,
      "{\"ociVersion\":\"1.0.2\",  \"annotations\":{\"oci-rlimit.io/rlimits\":\"memlock=8M\"}}",
      OnError::kFail, 1, false, "", "memlock"},
+    {"UndecidableDisputeRefusedUnderWarn", kGpuNamespaces, kDisputedSpec, OnError::kWarn, 1, false,
+     "", "disputed pod facts (the pod's namespace"},
     {"FailingMergeWarnEchoesStdin", kTopLevel, kBadRlimits, OnError::kWarn, 0, true, "", "rlimits"},
     {"FailingMergeFailWritesNothing", kTopLevel, kBadRlimits, OnError::kFail, 1, false, "",
      "rlimits"},

@@ -362,6 +362,27 @@ TEST(RuntimeWrapperOnError, WarnKeepsTheNodesLimitsOnABadRequest) {
   }
 }
 
+// A pod dispute Admit cannot decide refuses the container under "warn" too.
+TEST(RuntimeWrapperOnError, AnUndecidableDisputeIsRefusedUnderWarn) {
+  FakeOps ops;
+  Config c = WithRequests(OnError::kWarn);
+  Rule gpu;
+  gpu.name = "gpu";
+  gpu.rlimits = {{RLIMIT_MEMLOCK, 8 << 20, 8 << 20}};
+  gpu.match.namespaces = {"gpu-*"};
+  c.rules.push_back(gpu);
+  ops.config = c;
+  const std::string spec = R"({"annotations":{"io.kubernetes.cri.sandbox-namespace":"default",)"
+                           R"("io.kubernetes.pod.namespace":"gpu-a"},"process":{"args":["sh"]}})";
+  ops.files["/b/config.json"] = spec;
+  EXPECT_EQ(RunRuntimeWrapper(kCreate, ops), 1);
+  EXPECT_FALSE(ops.exec_argv.has_value()) << "the runtime must not run";
+  EXPECT_EQ(ops.files["/b/config.json"], spec);
+  ASSERT_EQ(ops.stderr_lines.size(), 1u);
+  EXPECT_NE(ops.stderr_lines[0].find("disputed pod facts"), std::string::npos)
+      << ops.stderr_lines[0];
+}
+
 TEST(RuntimeWrapperOnError, WarnForwardsTheUnmodifiedSpecWithAWarning) {
   FakeOps ops;
   ops.config = WithRequests(OnError::kWarn);
