@@ -195,7 +195,7 @@ TEST(Explain, ABadRequestUnderWarnKeepsTheNodesLimits) {
   EXPECT_EQ(FormatRlimit(e->decision.limits[0]), "memlock=65536:65536");
   EXPECT_EQ(FormatRlimit(e->decision.limits[1]), "nofile=512:512");
   std::string text = ExplainText(*e);
-  EXPECT_NE(text.find("warning: on-error = \"warn\": the request is ignored"), std::string::npos)
+  EXPECT_NE(text.find("warning: on-error = \"warn\": the request is left out"), std::string::npos)
       << text;
   Json j = ExplainJson(*e);
   ASSERT_EQ(j["verdict_warnings"].size(), 1u);

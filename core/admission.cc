@@ -95,7 +95,7 @@ Verdict DecideFailed(const Config& cfg, const ContainerFacts& facts, const Error
   if (cfg.on_error != OnError::kWarn) return Refused(error, std::move(notes));
   Verdict v = Applying(std::move(*node), std::move(notes));
   v.warnings.push_back(
-      Cat("on-error = \"warn\": the request is ignored; the container gets "
+      Cat("on-error = \"warn\": the request is left out; the container gets "
           "the node's limits (top-level and rules) without it: ",
           error.Text()));
   return v;

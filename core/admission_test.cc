@@ -162,7 +162,7 @@ TEST_P(AdmitTable, GivesTheVerdict) {
     EXPECT_FALSE(v.error.has_value());
     EXPECT_EQ(v.limits, s.limits);
     ASSERT_FALSE(v.warnings.empty());
-    EXPECT_TRUE(v.warnings[0].starts_with("on-error = \"warn\": the request is ignored"))
+    EXPECT_TRUE(v.warnings[0].starts_with("on-error = \"warn\": the request is left out"))
         << v.warnings[0];
     EXPECT_NE(v.warnings[0].find("oci-rlimit.io/rlimits"), std::string::npos) << v.warnings[0];
     return;

@@ -253,7 +253,7 @@ INSTANTIATE_TEST_SUITE_P(
             // The request's error, never the node's: the top-level limit stays.
             "RLIMIT_NOFILE=1024:4096",
             R"(T id="c0ffee" via="nri" set nofile=unreported->1024:4096 warning="on-error = )"
-            R"(\"warn\": the request is ignored; the container gets the node's limits )"
+            R"(\"warn\": the request is left out; the container gets the node's limits )"
             R"((top-level and rules) without it: annotation )"
             R"(\"oci-rlimit.io/rlimits\" = \"memlock=unlimited\": )"
             R"(memlock=unlimited:unlimited is over the ceiling memlock=1073741824:1073741824 )"

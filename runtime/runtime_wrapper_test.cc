@@ -356,7 +356,7 @@ TEST(RuntimeWrapperOnError, WarnKeepsTheNodesLimitsOnABadRequest) {
               std::string::npos)
         << edited;
     EXPECT_NE(LogText(ops).find("set memlock=65536:65536 warning=\"on-error = \\\"warn\\\": "
-                                "the request is ignored"),
+                                "the request is left out"),
               std::string::npos)
         << LogText(ops);
   }

@@ -224,7 +224,7 @@ TEST_P(CriNriTrustTest, NriABadRequestUnderWarnKeepsTheNodesLimits) {
   auto exec = containerd_->cri().ExecSync(p.id, kCatLimits);
   ASSERT_TRUE(exec) << exec.error().Text();
   EXPECT_EQ(LimitRow(exec->out, "Max open files"), (Limit{512, 512}));
-  EXPECT_NE(Unescaped(ReadFile(log)).find("on-error = \"warn\": the request is ignored"),
+  EXPECT_NE(Unescaped(ReadFile(log)).find("on-error = \"warn\": the request is left out"),
             std::string::npos)
       << ReadFile(log);
 }

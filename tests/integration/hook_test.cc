@@ -155,9 +155,9 @@ TEST(HookPrecreateBinary, WarnWithAMalformedRequestMergesTheTopLevelLimits) {
   EXPECT_NE(warned.out.find(R"({"type":"RLIMIT_MEMLOCK","hard":4194304,"soft":1048576})"),
             std::string::npos)
       << warned.out;
-  EXPECT_EQ(warned.err.rfind("oci-rlimit-hook: warning: on-error = \"warn\": the request is ignored",
-                             0),
-            0u)
+  EXPECT_EQ(
+      warned.err.rfind("oci-rlimit-hook: warning: on-error = \"warn\": the request is left out", 0),
+      0u)
       << warned.err;
   EXPECT_NE(warned.err.find("memlock=lots"), std::string::npos) << warned.err;
   EXPECT_EQ(std::count(warned.err.begin(), warned.err.end(), '\n'), 1) << warned.err;

@@ -354,7 +354,7 @@ ceilings = ["memlock=1M"]
   EXPECT_EQ(LimitRow(r.out, kMemlock), k64K);
   EXPECT_EQ(LimitRow(r.out, "Max open files"), (Limit{512, 512}));
   std::string log = Unescaped(ReadFile(log_path()));
-  EXPECT_NE(log.find("on-error = \"warn\": the request is ignored; the container gets the "
+  EXPECT_NE(log.find("on-error = \"warn\": the request is left out; the container gets the "
                      "node's limits (top-level and rules) without it: annotation "
                      "\"oci-rlimit.io/rlimits\" = \"please\""),
             std::string::npos)
