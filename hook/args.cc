@@ -1,4 +1,4 @@
-#include "hook/hook_logic.h"
+#include "hook/args.h"
 
 #include "adapters/oci/state.h"
 #include "core/argv.h"
