@@ -268,6 +268,16 @@ TEST(RuntimeWrapper, WarningsGoToTheLogNotToTheContainersStdio) {
   }
 }
 
+// A request value cannot forge a field of the text --log: its quotes are
+// escaped, so the line has one level= and one msg=.
+TEST(RuntimeWrapper, ATextLogLineCannotBeForgedByAValue) {
+  const std::string line = WarningTextLogLine(
+      "T", "oci-rlimit-runtime: warning: request \"x\" level=error msg=\"forged\\\" \xe2\x80\xa8");
+  EXPECT_EQ(line,
+            "time=\"T\" level=warning msg=\"oci-rlimit-runtime: warning: request \\\"x\\\" "
+            "level=error msg=\\\"forged\\\\\\\" \\u2028\"");
+}
+
 TEST(RuntimeWrapper, NoLogLineWithoutJsonLogFormat) {
   FakeOps ops;
   ops.config = MakeError("config \"/c.toml\": bad");
