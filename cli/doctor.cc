@@ -9,13 +9,13 @@
 #include <set>
 #include <sstream>
 
+#include "adapters/engines/constants.h"
 #include "adapters/oci/spec.h"
 #include "core/config.h"
 #include "core/pattern.h"
 #include "core/policy.h"
 #include "core/text.h"
 #include "core/toml_guard.h"
-#include "hook/chain.h"
 
 namespace ocirlimit {
 namespace {
@@ -240,7 +240,7 @@ class Doctor {
     const std::string docker_path = ServicePath("docker.service");
     DaemonJson(docker_path);
     // dockerd looks the hook up on its own PATH, from its unit, not ours.
-    auto nvidia = ops_.WhichIn(std::string(kNvidiaHookName), docker_path);
+    auto nvidia = ops_.WhichIn(std::string(engines::kNvidiaHookName), docker_path);
     if (!nvidia) {
       Add("docker", CheckStatus::kInfo,
           "no nvidia-container-runtime-hook on dockerd's PATH (" + docker_path +
@@ -267,7 +267,7 @@ class Doctor {
   // In chain mode the hook execs [hook] chain, or NVIDIA's hook: it must be there.
   void ChainTarget() {
     const std::string target =
-        !config_.chain.empty() ? config_.chain : std::string(kNvidiaHookPath);
+        !config_.chain.empty() ? config_.chain : std::string(engines::kNvidiaHookPath);
     const std::string origin = !config_.chain.empty() ? "[hook] chain" : "the default chain target";
     auto found = ops_.WhichIn(target, "");
     if (!found) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "adapters/engines/node_files.h"
 #include "adapters/oci/spec.h"
 #include "core/error.h"
 #include "effects/files.h"
@@ -21,25 +22,14 @@ struct RunningProcess {
   std::string parent = {};             // the parent's comm ("containerd"), or ""
 };
 
-class NodeOps {
+// NodeFiles (the node model's view of files, symlinks and PATH lookups)
+// plus what only doctor asks.
+class NodeOps : public NodeFiles {
  public:
-  virtual ~NodeOps() = default;
-  // Paths are node paths ("/etc/docker/daemon.json"); an implementation may
-  // map them under a root. Missing files are errors with err == ENOENT.
-  virtual Result<std::string> ReadFile(const std::string& path) = 0;
-  // Sorted names in a directory; empty when it is missing.
-  virtual std::vector<std::string> ListDir(const std::string& path) = 0;
   // The first executable `name` in the node's PATH directories.
   virtual std::optional<std::string> Which(const std::string& name) = 0;
-  // The node path a symlink chain ends at, or nullopt.
-  virtual std::optional<std::string> Resolve(const std::string& path) = 0;
   // Output of `path --version` (stdout and stderr), or an error.
   virtual Result<std::string> Version(const std::string& path) = 0;
-  // As a runtime's execvp would find `name` with PATH=`path_list`: an
-  // absolute name as is, a bare name in each absolute directory; the node
-  // path of the first executable regular file, or nullopt.
-  virtual std::optional<std::string> WhichIn(const std::string& name,
-                                             const std::string& path_list) = 0;
   // The socket at `path` (stat(2) following symlinks), or nullopt when there
   // is none or it is not a socket. Two paths name one socket when the ids agree.
   virtual std::optional<FileId> Socket(const std::string& path) = 0;

@@ -18,6 +18,8 @@ const char* EntryPointName(EntryPoint at) {
       return "nri";
     case EntryPoint::kExplain:
       return "explain";
+    case EntryPoint::kAudit:
+      return "audit";
   }
   return "?";
 }

@@ -24,6 +24,7 @@ enum class EntryPoint {
   kWrapperExec,    // oci-rlimit-runtime exec: merged into the --process file
   kNri,            // the NRI plugin: adjusts the spec at CreateContainer
   kExplain,        // oci-rlimit explain: says what the others would do
+  kAudit,          // oci-rlimit audit: a running container against the policy
 };
 const char* EntryPointName(EntryPoint at);
 

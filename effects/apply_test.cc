@@ -7,67 +7,14 @@
 #include <map>
 
 #include "tests/testing/case_name.h"
+#include "tests/testing/fake_process_ops.h"
 
 namespace ocirlimit {
 namespace {
 
 constexpr uint64_t kInf = kRlimInfinity;
-constexpr int kPidfd = 77;
 
-// Scripted syscalls: the target's limits live in a map, and the process
-// "exits" once CheckAlive has been asked alive_checks times.
-class FakeOps : public ProcessOps {
- public:
-  Result<int> OpenPidfd(pid_t pid) override {
-    opened_pid = pid;
-    if (open_err != 0) return MakeError("pidfd_open", open_err);
-    ++open_fds;
-    return kPidfd;
-  }
-  Status CheckAlive(int pidfd) override {
-    EXPECT_EQ(pidfd, kPidfd);
-    if (checks++ >= alive_checks) return MakeError("pidfd_send_signal", alive_err);
-    return Ok{};
-  }
-  void ClosePidfd(int pidfd) override {
-    EXPECT_EQ(pidfd, kPidfd);
-    --open_fds;
-    ++closes;
-  }
-  Result<LimitPair> GetLimit(pid_t pid, int resource) override {
-    EXPECT_EQ(pid, opened_pid);
-    return limits[resource];
-  }
-  Result<LimitPair> SetLimit(pid_t pid, int resource, LimitPair value) override {
-    EXPECT_EQ(pid, opened_pid);
-    set_calls.push_back(resource);
-    if (auto it = set_errs.find(resource); it != set_errs.end()) {
-      return MakeError("prlimit", it->second);
-    }
-    LimitPair old = limits[resource];
-    limits[resource] = value;
-    return old;
-  }
-  bool HasSysResource() override { return has_cap; }
-  bool InInitialUserNamespace() override { return initial_userns; }
-
-  // Script.
-  int open_err = 0;
-  int alive_checks = 1000;
-  int alive_err = ESRCH;
-  std::map<int, int> set_errs;  // resource -> errno
-  bool has_cap = false;
-  bool initial_userns = true;
-  std::map<int, LimitPair> limits = {{RLIMIT_MEMLOCK, {8 << 20, 8 << 20}},
-                                     {RLIMIT_NOFILE, {1024, 4096}},
-                                     {RLIMIT_CORE, {0, kInf}}};
-  // Record.
-  pid_t opened_pid = 0;
-  int open_fds = 0;
-  int closes = 0;
-  int checks = 0;
-  std::vector<int> set_calls;
-};
+using FakeOps = testsupport::FakeProcessOps;
 
 const std::vector<Rlimit> kThree = {
     {RLIMIT_MEMLOCK, 1 << 20, 4 << 20}, {RLIMIT_NOFILE, 4096, 4096}, {RLIMIT_CORE, 0, 0}};

@@ -10,8 +10,8 @@
 #include "core/text.h"
 #include "core/version.h"
 #include "effects/apply.h"
+#include "hook/args.h"
 #include "hook/chain.h"
-#include "hook/hook_logic.h"
 
 namespace ocirlimit {
 namespace {

@@ -42,7 +42,4 @@ inline constexpr const char* kTestPauseFlag = "--test-only-pause-after-pidfd";
 // kTestPauseFlag is an unknown flag like any other.
 Result<HelperArgs> ParseHelperArgs(const std::vector<std::string>& args, bool test_flags = false);
 
-// Refuses pid <= 1 and the helper's own pid, before any syscall touches them.
-Status CheckTarget(pid_t target, pid_t self);
-
 }  // namespace ocirlimit

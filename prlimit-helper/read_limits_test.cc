@@ -7,43 +7,19 @@
 #include <map>
 
 #include "tests/testing/case_name.h"
+#include "tests/testing/fake_process_ops.h"
 
 namespace ocirlimit {
 namespace {
 
-// Every limit reads as (resource, resource + 100), unless told otherwise.
-class FakeOps final : public ProcessOps {
- public:
-  int open_err = 0;
-  int get_err_at = -1;  // resource whose read fails
-  int get_err = 0;
-  int alive_err = 0;
-  int opened = 0;
-  int closed = 0;
-
-  Result<int> OpenPidfd(pid_t) override {
-    if (open_err != 0) return MakeError("pidfd_open", open_err);
-    ++opened;
-    return 77;
+// Every limit reads as (resource, resource + 100).
+struct FakeOps : testsupport::FakeProcessOps {
+  FakeOps() {
+    for (const RlimitInfo& r : AllRlimits()) {
+      limits[r.resource] = {static_cast<uint64_t>(r.resource),
+                            static_cast<uint64_t>(r.resource) + 100};
+    }
   }
-  Status CheckAlive(int) override {
-    if (alive_err != 0) return MakeError("pidfd_send_signal", alive_err);
-    return Ok{};
-  }
-  void ClosePidfd(int fd) override {
-    EXPECT_EQ(fd, 77);
-    ++closed;
-  }
-  Result<LimitPair> GetLimit(pid_t, int resource) override {
-    if (resource == get_err_at) return MakeError("prlimit", get_err);
-    return LimitPair{static_cast<uint64_t>(resource), static_cast<uint64_t>(resource) + 100};
-  }
-  Result<LimitPair> SetLimit(pid_t, int, LimitPair) override {
-    ADD_FAILURE() << "--get must never set a limit";
-    return MakeError("prlimit", EINVAL);
-  }
-  bool HasSysResource() override { return false; }
-  bool InInitialUserNamespace() override { return true; }
 };
 
 TEST(ReadRlimits, ReadsAllSixteenInOrder) {
@@ -56,8 +32,9 @@ TEST(ReadRlimits, ReadsAllSixteenInOrder) {
     EXPECT_EQ(r.limits[i].soft, static_cast<uint64_t>(AllRlimits()[i].resource));
     EXPECT_EQ(r.limits[i].hard, static_cast<uint64_t>(AllRlimits()[i].resource) + 100);
   }
-  EXPECT_EQ(ops.opened, 1);
-  EXPECT_EQ(ops.closed, 1);
+  EXPECT_EQ(ops.opens, 1);
+  EXPECT_EQ(ops.closes, 1);
+  EXPECT_TRUE(ops.set_calls.empty()) << "--get must never set a limit";
 }
 
 struct FailCase {
@@ -80,13 +57,17 @@ TEST_P(ReadRlimitsFails, Classifies) {
     ops.get_err_at = RLIMIT_MEMLOCK;
     ops.get_err = c.get_err;
   }
-  ops.alive_err = c.alive_err;
+  if (c.alive_err != 0) {
+    ops.alive_checks = 0;
+    ops.alive_err = c.alive_err;
+  }
   ReadOutcome r = ReadRlimits(ops, c.pid);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.failure, c.failure);
   EXPECT_EQ(r.error->Text(), c.message);
   EXPECT_TRUE(r.limits.empty()) << "no values from a process we could not pin";
-  EXPECT_EQ(ops.opened, ops.closed) << "pidfd leaked";
+  EXPECT_EQ(ops.open_fds, 0) << "pidfd leaked";
+  EXPECT_TRUE(ops.set_calls.empty()) << "--get must never set a limit";
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 
 #include "core/text.h"
 
@@ -27,6 +28,39 @@ Result<int> PauseAfterPidfdOps::OpenPidfd(pid_t pid) {
   } while (n < 0 && errno == EINTR);
   close(fifo);
   return fd;
+}
+
+namespace {
+
+class Testing final : public HelperOps {
+ public:
+  Result<std::string> ReadStdin(size_t max_bytes, int timeout_ms) override {
+    return real().ReadStdin(max_bytes, timeout_ms);
+  }
+  Result<std::string> ReadProc(const std::string& path, size_t max_bytes) override {
+    return real().ReadProc(path, max_bytes);
+  }
+  CapOps& Caps() override { return real().Caps(); }
+  ProcessOps& Processes() override { return real().Processes(); }
+  ProcessOps& ApplyProcesses(const HelperArgs& args) override {
+    if (!args.test_pause_fifo) return real().ApplyProcesses(args);
+    paused_.emplace(real().Processes(), *args.test_pause_fifo);
+    return *paused_;
+  }
+  pid_t Self() override { return real().Self(); }
+  void Out(const std::string& text) override { real().Out(text); }
+  void Err(const std::string& line) override { real().Err(line); }
+
+ private:
+  static HelperOps& real() { return LinuxHelperOps(); }
+  std::optional<PauseAfterPidfdOps> paused_;
+};
+
+}  // namespace
+
+HelperOps& TestingHelperOps() {
+  static Testing ops;
+  return ops;
 }
 
 }  // namespace ocirlimit

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "effects/process_ops.h"
+#include "prlimit-helper/helper_ops.h"
 
 namespace ocirlimit {
 
@@ -32,5 +33,10 @@ class PauseAfterPidfdOps final : public ProcessOps {
   ProcessOps& real_;
   std::string fifo_;
 };
+
+// The test build's ops: the installed helper's, except that the read or the
+// apply go through PauseAfterPidfdOps when --test-only-pause-after-pidfd
+// names a FIFO.
+HelperOps& TestingHelperOps();
 
 }  // namespace ocirlimit

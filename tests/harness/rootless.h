@@ -1,5 +1,5 @@
-// Podman as a rootless user, and rootful podman beside it, for issue 14's
-// tests (recipe: docs/deployment.md, "Rootless podman"). Both
+// Podman as a rootless user, and rootful podman beside it, for the rootless
+// tests (rootless_test.cc; recipe: docs/deployment.md, "Rootless podman"). Both
 // run inside a private mount namespace in which a test directory is bind-
 // mounted on /usr/share/containers, so a hooks.d file can sit in the default
 // directory podman reads without touching the host's. All podman state, the

@@ -1,4 +1,4 @@
-// Issue 14: rootless podman (4.3.1) with every oci-rlimit path, under runc and
+// Rootless podman (4.3.1) with every oci-rlimit path, under runc and
 // crun, beside rootful podman with the same files. podman starts under
 // `prlimit --memlock=1048576:8388608`: 8 MiB is the user's hard ceiling, so a
 // soft raise up to it is visible and nothing may go above it. The admin asks

@@ -376,7 +376,7 @@ TEST(RuntimeResolution, SymlinkToItselfOnPathIsSkipped) {
 namespace ocirlimit::itest {
 namespace {
 
-// The real binary describes itself with no runtime anywhere on PATH (issue 16):
+// The real binary describes itself with no runtime anywhere on PATH (a newcomer's first `--help`):
 // its own usage, config lookup and version; --version notes the missing runtime.
 TEST(RuntimeSelfDescription, HelpAndVersionWithNoRuncOnPath) {
   TempDir dir;  // an empty PATH directory and a config naming one limit

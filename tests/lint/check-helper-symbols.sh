@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # oci-prlimit-helper reads no config, so it must not link the TOML parser
-# (issue 11: it used to carry 485 toml++ symbols through LoadConfig). The CLI,
+# (it once carried 485 toml++ symbols through LoadConfig). The CLI,
 # which does parse TOML, is the control: nm must see toml++ there, so this
 # check can tell "no symbols" from "nm saw nothing".
 #   check-helper-symbols.sh BIN_DIR

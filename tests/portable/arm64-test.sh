@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# portable.arm64 (issue 17): the arm64 cross build (scripts/build-node.sh
+# portable.arm64: the arm64 cross build (scripts/build-node.sh
 # --unit-tests arm64 DIR) is ELF aarch64 and static (check-portable.sh, i.e.
 # readelf), its programs' --help and --version work, and the unit tests it
 # built (unit-tests.txt; in CI the pure-logic ones) pass, all under

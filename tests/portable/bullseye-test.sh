@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# portable.bullseye_amd64 (issue 17): the portable amd64 programs run on an
+# portable.bullseye_amd64: the portable amd64 programs run on an
 # older distribution. A Debian 11 (glibc 2.31) minbase root from this
 # machine's own mirror (scripts/fetch-bullseye-root.sh, cached), entered with
 # a private mount namespace and pivot_root (tests/portable/in-root.sh):

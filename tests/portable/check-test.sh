@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# portable.check_portable (issue 17): scripts/check-portable.sh (which
+# portable.check_portable: scripts/check-portable.sh (which
 # build-node.sh runs) passes the portable builds and fails what is not
 # portable: the Debian 12 build (glibc 2.3x symbols, libcap.so.2), the wrong
 # architecture, a static program with an NSS lookup, an object calling one.

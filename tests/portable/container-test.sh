@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# portable.amd64_runc_container (issue 17): real runc containers on this host
+# portable.amd64_runc_container: real runc containers on this host
 # start with the portable (static) hook and the portable wrapper, and the
 # process inside reads the configured limit from /proc/self/limits: the runc
 # cases of hook_integration_test and runtime_integration_test, with

@@ -1,4 +1,4 @@
-#include "prlimit-helper/target_kind.h"
+#include "effects/target_kind.h"
 
 #include <charconv>
 #include <string>
@@ -26,6 +26,15 @@ Result<ProcStat> ParseProcStat(std::string_view text) {
   if (ec != std::errc() || end != flags.data() + flags.size() || flags.empty()) {
     return MakeError("/proc stat: no process flags");
   }
+  // minflt cminflt majflt cmajflt utime stime cutime cstime priority nice
+  // num_threads itrealvalue, then starttime.
+  for (int i = 0; i < 12; ++i) next();
+  std::string_view start = next();
+  uint64_t ticks = 0;
+  auto [send, sec] = std::from_chars(start.data(), start.data() + start.size(), ticks);
+  if (!start.empty() && sec == std::errc() && send == start.data() + start.size()) {
+    out.start_time = ticks;
+  }
   return out;
 }
 
@@ -42,6 +51,34 @@ std::optional<TargetRefusal> RefuseTargetKind(pid_t pid, const ProcStat& stat,
         ApplyFailure::kTargetGone};
   }
   return std::nullopt;
+}
+
+Status CheckTarget(pid_t target, pid_t self) {
+  if (target <= 1) {
+    return MakeError("pid " + std::to_string(target) +
+                     ": refusing to touch pid 0 or 1 (init, or no process at all)");
+  }
+  if (target == self) {
+    return MakeError("pid " + std::to_string(target) +
+                     ": refusing to touch the helper's own process");
+  }
+  return Ok{};
+}
+
+namespace {
+constexpr size_t kMaxProcStatBytes = 4096;
+}  // namespace
+
+std::optional<TargetRefusal> CheckPinnedTargetKind(ProcessOps& ops, pid_t pid, const char* when,
+                                                   const ReadFileFn& read_file) {
+  PinnedProcess pinned(ops, pid);
+  if (pinned.failure()) return std::nullopt;
+  auto text = read_file("/proc/" + std::to_string(pid) + "/stat", kMaxProcStatBytes);
+  if (!text || pinned.CheckAlive(when)) return std::nullopt;
+  auto stat = ParseProcStat(*text);
+  if (!stat)
+    return TargetRefusal{stat.error().Wrap("pid " + std::to_string(pid)), ApplyFailure::kOther};
+  return RefuseTargetKind(pid, *stat, when);
 }
 
 }  // namespace ocirlimit

@@ -1,7 +1,8 @@
-#include "prlimit-helper/target_kind.h"
+#include "effects/target_kind.h"
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -16,6 +17,7 @@ struct StatCase {
   uint64_t flags = 0;
   std::string refusal;  // of RefuseTargetKind; empty: a fine target
   ApplyFailure failure = ApplyFailure::kNone;
+  std::optional<uint64_t> start_time = std::nullopt;
 };
 
 void PrintTo(const StatCase& c, std::ostream* os) { *os << c.name; }
@@ -33,6 +35,7 @@ TEST_P(ProcStatTable, ParsesAndJudges) {
   ASSERT_TRUE(stat.ok()) << stat.error().Text();
   EXPECT_EQ(stat->state, c.state);
   EXPECT_EQ(stat->flags, c.flags);
+  EXPECT_EQ(stat->start_time, c.start_time);
   auto refused = RefuseTargetKind(42, *stat, "before its limits were set");
   if (c.refusal.empty()) {
     EXPECT_FALSE(refused.has_value()) << refused->error.Text();
@@ -59,6 +62,11 @@ INSTANTIATE_TEST_SUITE_P(
         // A command may hold ") Z " to fake a state: only the last ')' counts.
         StatCase{"CommWithParenthesesAndSpaces", "42 (a) Z 1 2 3 4 5 6 (b) R 1 42 42 0 -1 64 0", "",
                  'R', 64, "", ApplyFailure::kNone},
+        // A whole line, as the kernel writes it: starttime is field 22.
+        StatCase{"WholeLine",
+                 "4242 (sleep) S 4200 4242 4200 0 -1 4194560 99 0 0 0 0 0 0 0 20 0 1 0 41801 "
+                 "2322432 192 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0",
+                 "", 'S', 4194560, "", ApplyFailure::kNone, 41801},
         StatCase{"NoCloseParen", "42 (sleep S 1", "/proc stat: no \")\" after the command", '?', 0,
                  "", ApplyFailure::kNone},
         StatCase{"NoState", "42 (x)", "/proc stat: no process state", '?', 0, "",
@@ -68,6 +76,36 @@ INSTANTIATE_TEST_SUITE_P(
         StatCase{"FlagsNotANumber", "42 (x) S 1 2 3 4 5 zz", "/proc stat: no process flags", '?', 0,
                  "", ApplyFailure::kNone}),
     [](const auto& info) { return std::string(info.param.name); });
+
+struct TargetCase {
+  pid_t target;
+  pid_t self;
+  const char* message_part;  // empty: accepted
+};
+void PrintTo(const TargetCase& c, std::ostream* os) {
+  *os << "pid " << c.target << " from helper pid " << c.self;
+}
+
+class CheckTargetTable : public ::testing::TestWithParam<TargetCase> {};
+
+TEST_P(CheckTargetTable, Checks) {
+  const TargetCase& c = GetParam();
+  Status s = CheckTarget(c.target, c.self);
+  if (std::string(c.message_part).empty()) {
+    EXPECT_TRUE(s.ok()) << s.error().Text();
+  } else {
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().Text().find(c.message_part), std::string::npos) << s.error().Text();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Targets, CheckTargetTable,
+    ::testing::Values(TargetCase{0, 100, "pid 0: refusing to touch pid 0 or 1"},
+                      TargetCase{1, 100, "pid 1: refusing to touch pid 0 or 1"},
+                      TargetCase{-3, 100, "pid -3: refusing"},
+                      TargetCase{100, 100, "pid 100: refusing to touch the helper's own process"},
+                      TargetCase{2, 100, ""}, TargetCase{101, 100, ""}));
 
 }  // namespace
 }  // namespace ocirlimit

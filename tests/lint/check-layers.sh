@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The layers, checked on the include lines themselves (linking alone does not
+# stop inline, constexpr or template code from reaching upward):
+#   core/                      may include core/ only
+#   adapters/NAME/             core/ and adapters/
+#   effects/                   core/ and effects/
+#   a program's folder         core/, adapters/, effects/ and its own folder,
+#                              never another program's
+# and no product file includes tests/ (a *_test.cc may include tests/testing/).
+# bench/, fuzz/, demo/ and tests/ sit outside the layers and are not checked.
+#   check-layers.sh [SOURCE_DIR]     exit 1 and one line per violation
+set -euo pipefail
+src=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
+cd "$src"
+
+programs=(hook runtime prlimit-helper cli nri)
+# layer_of PATH: the layer a repository path belongs to, or "" outside them.
+layer_of() {
+  case $1 in
+    core/*) echo core ;;
+    adapters/*) echo adapters ;;
+    effects/*) echo effects ;;
+    *)
+      local p
+      for p in "${programs[@]}"; do
+        [[ $1 == "$p"/* ]] && { echo "program:$p"; return; }
+      done
+      echo "" ;;
+  esac
+}
+# allowed FROM_LAYER TO_LAYER: whether FROM may include TO.
+allowed() {
+  local from=$1 to=$2
+  [[ $from == "$to" ]] && return 0
+  case $from in
+    core) return 1 ;;
+    adapters | effects) [[ $to == core ]] ;;
+    program:*) [[ $to == core || $to == adapters || $to == effects ]] ;;
+    *) return 0 ;;
+  esac
+}
+
+# Tracked and new files of a git tree; every file of a plain copy.
+list_sources() {
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files -co --exclude-standard -- '*.cc' '*.h'
+  else
+    find . \( -name '*.cc' -o -name '*.h' \) -printf '%P\n'
+  fi
+}
+
+bad=0
+checked=0
+while IFS= read -r file; do
+  from=$(layer_of "$file")
+  [[ -n $from ]] || continue
+  checked=$((checked + 1))
+  is_test=0
+  [[ $file == *_test.cc || $file == *_test.h ]] && is_test=1
+  while IFS=: read -r line inc; do
+    target=${inc#*\"}
+    target=${target%%\"*}
+    if [[ $target == tests/* ]]; then
+      if ((is_test)) && [[ $target == tests/testing/* ]]; then continue; fi
+      echo "check-layers: $file:$line includes \"$target\": product code never includes tests/" >&2
+      bad=$((bad + 1))
+      continue
+    fi
+    to=$(layer_of "$target")
+    [[ -n $to ]] || continue  # a system or generated header (nriapi/, version.h's folder is core/)
+    if ! allowed "$from" "$to"; then
+      echo "check-layers: $file:$line includes \"$target\": ${from#program:} may not include ${to#program:}" >&2
+      bad=$((bad + 1))
+    fi
+  done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$file" | sed -E 's/^([0-9]+):.*(".*").*/\1:\2/')
+done < <(list_sources)
+
+if ((checked == 0)); then
+  echo "check-layers: no source files found under $src" >&2
+  exit 1
+fi
+if ((bad)); then
+  echo "check-layers: $bad include(s) cross a layer upward or into another program" >&2
+  exit 1
+fi
+echo "check-layers: $checked files, every include goes down or stays in its folder"

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Product files stay under 400 lines. The files over it when this check came
+# are listed in tests/lint/oversized-files.txt with the size they had then: a
+# listed file may shrink (and leaves the list once under 400) but never grow,
+# and a file not listed fails as soon as it passes 400 lines. Test files
+# (*_test.cc) and code outside the layers and programs are not counted.
+#   check-sizes.sh [SOURCE_DIR [LIST]]
+set -euo pipefail
+src=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
+list=${2:-$src/tests/lint/oversized-files.txt}
+limit=400
+cd "$src"
+declare -A ceiling=()
+if [[ -f $list ]]; then
+  while read -r path lines; do
+    [[ -z $path || $path == \#* ]] && continue
+    ceiling[$path]=$lines
+  done <"$list"
+fi
+files() {
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files -co --exclude-standard -- core adapters effects hook runtime prlimit-helper cli nri
+  else
+    find core adapters effects hook runtime prlimit-helper cli nri -type f 2>/dev/null
+  fi
+}
+bad=0 checked=0
+while IFS= read -r f; do
+  [[ $f == *.cc || $f == *.h ]] || continue
+  [[ $f == *_test.cc || $f == *_test.h ]] && continue
+  [[ -f $f ]] || continue
+  checked=$((checked + 1))
+  n=$(wc -l <"$f")
+  if [[ -n ${ceiling[$f]:-} ]]; then
+    if ((n > ceiling[$f])); then
+      echo "check-sizes: $f has $n lines, more than the $((ceiling[$f])) it had when listed in $list: split it instead" >&2
+      bad=$((bad + 1))
+    fi
+  elif ((n > limit)); then
+    echo "check-sizes: $f has $n lines (limit $limit): split it" >&2
+    bad=$((bad + 1))
+  fi
+done < <(files)
+((checked)) || { echo "check-sizes: no product files under $src" >&2; exit 1; }
+((bad == 0)) || exit 1
+echo "check-sizes: $checked product files, none over $limit lines but the ${#ceiling[@]} listed, none grown"
