@@ -201,7 +201,6 @@ Status ParseMatch(const toml::node& node, const std::string& where, RuleMatch& m
       if (!l) return l.error();
       (key == "namespaces" ? m.namespaces : m.pods) = *l;
     } else {
-      // `where` holds the rule's quoted name: quoting it again would nest quotes.
       return MakeError(where + ": unknown key " + Quote(key));
     }
   }
