@@ -21,9 +21,10 @@ bool ValidIndex(const std::string& s) {
 }
 
 constexpr FlagSpec kNriFlags[] = {
-    {.name = "--help", .short_name = "-h"},  {.name = "--version"},
-    {.name = "--config", .metavar = "PATH"}, {.name = "--socket", .metavar = "PATH"},
-    {.name = "--name", .metavar = "NAME"},   {.name = "--index", .metavar = "NN"},
+    {.name = "--help", .short_name = "-h"},       {.name = "--version"},
+    {.name = "--config", .metavar = "PATH"},      {.name = "--socket", .metavar = "PATH"},
+    {.name = "--name", .metavar = "NAME"},        {.name = "--index", .metavar = "NN"},
+    {.name = "--status-file", .metavar = "PATH"},
 };
 
 }  // namespace
@@ -53,6 +54,8 @@ Result<NriArgs> ParseNriArgs(const std::vector<std::string>& args, const EnvLook
     } else if (a.Is("--socket")) {
       out.socket = a.value;
       socket_flag = true;
+    } else if (a.Is("--status-file")) {
+      out.status_file = a.value;
     } else if (a.Is("--name")) {
       out.name = a.value;
       name_flag = true;

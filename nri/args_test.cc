@@ -18,6 +18,7 @@ struct ArgsCase {
   std::string plugin = "10-oci-rlimit";  // INDEX-NAME
   int fd = -1;
   std::string config = "";
+  std::string status_file = "/run/oci-rlimit/nri.status";
 };
 
 // Test names, not hex dumps, when a case fails.
@@ -43,6 +44,7 @@ TEST_P(ArgsTable, Parses) {
   EXPECT_EQ(a->index + "-" + a->name, c.plugin);
   EXPECT_EQ(a->socket_fd.value_or(-1), c.fd);
   EXPECT_EQ(a->config.value_or(""), c.config);
+  EXPECT_EQ(a->status_file, c.status_file);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -57,6 +59,15 @@ INSTANTIATE_TEST_SUITE_P(
                  "05-rl",
                  -1,
                  "/c.toml"},
+        ArgsCase{"StatusFile",
+                 {"--status-file", "/tmp/s.status"},
+                 {},
+                 "",
+                 kDefaultSocket,
+                 "10-oci-rlimit",
+                 -1,
+                 "",
+                 "/tmp/s.status"},
         ArgsCase{"EqualsForms",
                  {"--config=/c", "--socket=/s", "--name=oci-rlimit", "--index=99"},
                  {},
