@@ -28,19 +28,22 @@ struct Outcome {
 
 struct Explanation {
   std::string bundle;
-  std::vector<std::pair<std::string, bool>> rules;  // name, matched
+  std::vector<std::pair<std::string, bool>> rules;  // name, matched (for every candidate pod)
+  std::vector<CandidateMatch> rule_candidates;      // per rule: with disputed pod facts, kSome too
   std::vector<std::vector<RuleFact>> rule_facts;    // per rule: its conditions and their owners
   std::vector<std::string> trust_warnings;          // TrustWarnings(cfg)
   // The Kubernetes pod as the runtime states it (ContainerFacts).
   std::optional<std::string> pod_namespace;
   std::optional<std::string> pod_name;
-  std::string pod_doubt;
+  std::vector<DisputedFact> disputes;  // the pod fields the runtimes' annotations disagree on
   // linux.devices[].path as the spec holds them when oci-rlimit decides (a
   // device a later runtime adds, such as NVIDIA's, is not among them).
   std::vector<std::string> devices;
   Decision decision;
   std::vector<Outcome> outcomes;
   std::string error;  // the container would fail: a rejected or malformed request
+  // A request ignored under on-error = "warn" (the container gets the rest).
+  std::vector<std::string> warnings;
   Rootless rootless = Rootless::kDegrade;  // what a rootless engine does (config `rootless`)
 };
 

@@ -61,6 +61,9 @@ struct ConfigEdit {
   int64_t version = 0;
   bool rewritten = false;     // the text edit failed its check; toml++ wrote the file
   bool only_version = false;  // nothing is left but `version` (uninstall)
+  // install: the default handler it had to declare (see InstallHandler), or
+  // "". Remembered, so that uninstall removes that table and no other.
+  std::string added_default;
 };
 
 // Adds or refreshes handler `req.name` in the section the file's version
@@ -76,8 +79,20 @@ Result<ConfigEdit> InstallHandler(std::string_view text, const std::string& sour
                                   const HandlerRequest& req);
 
 // Removes handler `name` from both sections when its BinaryName is
-// oci-rlimit-runtime; anything else is left as it is.
+// oci-rlimit-runtime; anything else is left as it is, except the bare
+// default handler `added_default` that install declared, once no other
+// handler is left beside it.
 Result<ConfigEdit> UninstallHandler(std::string_view text, const std::string& source,
-                                    const std::string& name);
+                                    const std::string& name, const std::string& added_default);
+
+// NVIDIA's config.toml: `[nvidia-container-runtime] runtimes`, the
+// low-level runtimes NVIDIA's runtime tries in order (its default when unset).
+Result<std::vector<std::string>> NvidiaLowLevelRuntimes(std::string_view text,
+                                                        const std::string& source);
+
+// The runc --root (options.Root) of each handler `name` that runs
+// oci-rlimit-runtime, in either section; "" for one that sets none.
+Result<std::vector<std::string>> WrapperRoots(std::string_view text, const std::string& source,
+                                              const std::string& name);
 
 }  // namespace ocirlimit::node

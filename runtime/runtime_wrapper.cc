@@ -180,8 +180,14 @@ class Wrapper {
   // What on-error makes of a failure to admit or edit one container: "fail"
   // refuses it, "warn" forwards the unmodified spec (or process file) with a
   // warning, exactly as the hook starts the container untouched.
-  Status ContainerFailed(const CommandFlags& flags, const Error& error) {
+  // `refused`: Admit refused the container (kFail), which on-error does not
+  // excuse (a pod dispute it cannot decide, or any failure under "fail").
+  Status ContainerFailed(const CommandFlags& flags, const Error& error, bool refused = false) {
     Verdict v = OnContainerError(cfg_, error);
+    if (refused) {
+      v.action = Action::kFail;
+      v.warnings.clear();
+    }
     LogRecord r;
     r.id = flags.id;
     r.via = global_.subcommand;
@@ -224,7 +230,9 @@ class Wrapper {
       facts = std::move(*f);
     }
     Verdict v = Admit(cfg_, facts, EntryPoint::kWrapperCreate);
-    if (v.action != Action::kApply) return ContainerFailed(flags, *v.error);
+    if (v.action != Action::kApply) {
+      return ContainerFailed(flags, *v.error, v.action == Action::kFail);
+    }
     if (auto fitted = FitToUs(v); !fitted) return ContainerFailed(flags, fitted.error());
     Report(flags, v);
     auto merged = MergeBundleSpec(*text, path, v.limits);
@@ -281,7 +289,9 @@ class Wrapper {
       }
     }
     Verdict v = Admit(cfg_, facts, EntryPoint::kWrapperExec);
-    if (v.action != Action::kApply) return ContainerFailed(flags, *v.error);
+    if (v.action != Action::kApply) {
+      return ContainerFailed(flags, *v.error, v.action == Action::kFail);
+    }
     if (auto fitted = FitToUs(v); !fitted) return ContainerFailed(flags, fitted.error());
     Report(flags, v);
     if (v.limits.empty()) return Ok{};

@@ -303,9 +303,10 @@ TEST_P(RuntimeTest, StateAndDeletePassThrough) {
 }
 
 // One admission step: the hook and the wrapper give the same outcome for the
-// same config and bundle. A malformed request under on-error = "warn": the
-// container starts, unmodified, with a warning, on both paths.
-TEST_P(RuntimeTest, MalformedRequestWithWarnStartsUnmodifiedOnHookAndWrapperPaths) {
+// same config and bundle. A malformed request under on-error = "warn" is the
+// request's error: the container starts with the top-level limits and a
+// warning, on both paths.
+TEST_P(RuntimeTest, MalformedRequestWithWarnKeepsTheTopLevelLimitsOnHookAndWrapperPaths) {
   UseConfig(
       "on-error = \"warn\"\nrlimits = [\"memlock=1M:4M\"]\n"
       "[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\n");
@@ -313,7 +314,7 @@ TEST_P(RuntimeTest, MalformedRequestWithWarnStartsUnmodifiedOnHookAndWrapperPath
 
   CmdResult wrapped = RunBundle(wrapper());
   ASSERT_EQ(wrapped.status, 0) << wrapped.err;
-  EXPECT_EQ(LimitRow(wrapped.out, kMemlock), kHost) << "forwarded unmodified";
+  EXPECT_EQ(LimitRow(wrapped.out, kMemlock), (Limit{1 << 20, 4 << 20})) << "the top-level limit";
   EXPECT_NE(wrapped.err.find("oci-rlimit-runtime: warning: on-error = \"warn\""), std::string::npos)
       << wrapped.err;
 
@@ -322,7 +323,7 @@ TEST_P(RuntimeTest, MalformedRequestWithWarnStartsUnmodifiedOnHookAndWrapperPath
                              {"oci-rlimit-hook", "--config", config_path(), "createRuntime"})});
   CmdResult hooked = RunBundle(runtime_);
   ASSERT_EQ(hooked.status, 0) << hooked.err;
-  EXPECT_EQ(LimitRow(hooked.out, kMemlock), kHost) << "started without our limits";
+  EXPECT_EQ(LimitRow(hooked.out, kMemlock), (Limit{1 << 20, 4 << 20})) << "the top-level limit";
   EXPECT_EQ(LimitRow(hooked.out, kMemlock), LimitRow(wrapped.out, kMemlock));
 }
 
