@@ -162,6 +162,7 @@ Result<Explanation> Explain(const Config& cfg, const Json& spec, const std::stri
     if (!conflicts.empty()) {
       o.spec = conflicts[0].spec;
       o.hook_runc = conflicts[0].spec;
+      o.hook_runc_needs_cap = conflicts[0].spec.hard > ours.hard;
     }
     e.outcomes.push_back(o);
   }
@@ -214,7 +215,8 @@ std::string ExplainText(const Explanation& e) {
       return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' ');
     };
     os << cell(FormatRlimit(o.ours), 26) << cell(e.decision.sources[i].from, 17)
-       << cell(o.spec ? FormatRlimit(*o.spec) : "-", 26) << cell(FormatRlimit(o.hook_runc), 26)
+       << cell(o.spec ? FormatRlimit(*o.spec) : "-", 26)
+       << cell(o.hook_runc_needs_cap ? "fails w/o CAP_SYS_RESOURCE" : FormatRlimit(o.hook_runc), 26)
        << cell(FormatRlimit(o.hook_crun), 26) << FormatRlimit(o.wrapper) << "\n";
   }
   os << "rootless engine: " << RootlessName(e.rootless) << " (" << RootlessMeaning(e.rootless)
@@ -225,6 +227,11 @@ std::string ExplainText(const Explanation& e) {
          << FormatLimitValue(o.spec->soft) << ":" << FormatLimitValue(o.spec->hard)
          << "; runc re-applies it after hooks, so with the hook under runc the spec's value "
             "wins (crun keeps the hook's); oci-rlimit-runtime replaces the entry under both\n";
+      if (o.hook_runc_needs_cap) {
+        os << "  runc must raise the hard limit back above the hook's: without CAP_SYS_RESOURCE "
+              "(rootless, a restricted node) the container fails (\"error setting rlimit type "
+           << o.ours.resource << ": operation not permitted\")\n";
+      }
     }
   }
   return os.str();
@@ -269,6 +276,7 @@ Json ExplainJson(const Explanation& e) {
               {"from", e.decision.sources[i].from},
               {"spec", out.spec ? Json(FormatRlimit(*out.spec)) : Json(nullptr)},
               {"hook_runc", FormatRlimit(out.hook_runc)},
+              {"hook_runc_fails_without_cap_sys_resource", out.hook_runc_needs_cap},
               {"hook_crun", FormatRlimit(out.hook_crun)},
               {"runtime_wrapper", FormatRlimit(out.wrapper)},
               {"conflict", out.spec.has_value() && *out.spec != out.ours}};

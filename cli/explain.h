@@ -24,6 +24,10 @@ struct Outcome {
   Rlimit hook_runc;            // runc re-applies the spec's entry after hooks
   Rlimit hook_crun;            // crun applies it before hooks: ours stays
   Rlimit wrapper;              // oci-rlimit-runtime replaces the spec's entry
+  // runc re-applies the spec's entry by raising the hard limit back above
+  // ours: without CAP_SYS_RESOURCE (rootless, a restricted node) runc fails
+  // instead, and the container with it.
+  bool hook_runc_needs_cap = false;
 };
 
 struct Explanation {

@@ -44,6 +44,37 @@ TEST(Explain, RunsAndCrunDifferOnASpecConflict) {
   EXPECT_EQ(j["limits"][1]["from"], "rule \"gpu\"");
 }
 
+// The hook lowers the hard limit below the spec's: runc must raise it back,
+// which fails without CAP_SYS_RESOURCE, so explain claims no success there.
+// Where the spec's hard limit is not above ours, runc needs no capability.
+TEST(Explain, RuncNeedsCapSysResourceWhenTheHookLowersTheHardLimit) {
+  struct Case {
+    const char* name;
+    const char* spec_entry;
+    bool needs_cap;
+  };
+  for (const Case& c : {Case{"spec_hard_above_ours", "\"soft\":2097152,\"hard\":8388608", true},
+                        Case{"spec_hard_equal", "\"soft\":2097152,\"hard\":4194304", false},
+                        Case{"spec_hard_below", "\"soft\":1024,\"hard\":2048", false}}) {
+    SCOPED_TRACE(c.name);
+    auto e = Explain(Cfg("rlimits = ['memlock=4M']\n"),
+                     Spec(std::string(R"({"process":{"rlimits":[{"type":"RLIMIT_MEMLOCK",)") +
+                          c.spec_entry + "}]}}"),
+                     "b");
+    ASSERT_TRUE(e.ok()) << e.error().Text();
+    ASSERT_EQ(e->outcomes.size(), 1u);
+    EXPECT_EQ(e->outcomes[0].hook_runc_needs_cap, c.needs_cap);
+    const std::string text = ExplainText(*e);
+    EXPECT_EQ(text.find("fails w/o CAP_SYS_RESOURCE") != std::string::npos, c.needs_cap) << text;
+    EXPECT_EQ(
+        text.find("error setting rlimit type 8: operation not permitted") != std::string::npos,
+        c.needs_cap)
+        << text;
+    EXPECT_EQ(ExplainJson(*e)["limits"][0]["hook_runc_fails_without_cap_sys_resource"],
+              c.needs_cap);
+  }
+}
+
 TEST(Explain, NoMatchLeavesOnlyTheDefault) {
   auto e = Explain(Cfg(kGpuRule), Spec(R"({"process":{"env":["PATH=/bin"]}})"), "b");
   ASSERT_TRUE(e.ok());

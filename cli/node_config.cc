@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "adapters/engines/toml_read.h"
 #include "core/text.h"
-#include "core/toml_guard.h"
 
 namespace ocirlimit::node {
 namespace {
@@ -143,15 +143,9 @@ class Scanner {
   int depth_ = 0;
 };
 
+// Every TOML file goes through the node model's one guarded parse.
 Result<toml::table> Parse(std::string_view text, const std::string& where) {
-  if (auto guard = CheckTomlSafeText(text); !guard) return guard.error().Wrap(where);
-  try {
-    return toml::parse(text, where);
-  } catch (const toml::parse_error& err) {
-    std::ostringstream os;
-    os << where << ": line " << err.source().begin.line << ": " << OneLine(err.description());
-    return MakeError(os.str());
-  }
+  return engines::ParseToml(text, where);
 }
 
 std::string Serialize(const toml::table& t) {
@@ -494,19 +488,6 @@ Result<std::vector<std::string>> WrapperRoots(std::string_view text, const std::
     const toml::table* h = Handler(*parsed, plugin, name);
     if (h == nullptr || !IsOurs(*h)) continue;
     out.push_back((*h)["options"]["Root"].value_or(std::string()));
-  }
-  return out;
-}
-
-Result<std::vector<std::string>> NvidiaLowLevelRuntimes(std::string_view text,
-                                                        const std::string& source) {
-  auto parsed = Parse(text, "NVIDIA's config " + Quote(source));
-  if (!parsed) return parsed.error();
-  const toml::array* a = (*parsed)["nvidia-container-runtime"]["runtimes"].as_array();
-  if (a == nullptr) return std::vector<std::string>{"docker-runc", "runc", "crun"};
-  std::vector<std::string> out;
-  for (const auto& e : *a) {
-    if (auto s = e.value<std::string>()) out.push_back(*s);
   }
   return out;
 }

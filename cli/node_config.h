@@ -16,20 +16,22 @@
 #include <string_view>
 #include <vector>
 
+#include "adapters/engines/constants.h"
 #include "core/error.h"
 
 namespace ocirlimit::node {
 
-inline constexpr std::string_view kRuntimeBinaryName = "oci-rlimit-runtime";
-inline constexpr std::string_view kPodAnnotations = "oci-rlimit.io/*";
+// The engine constants, from the node model (adapters/engines/constants.h).
+inline constexpr std::string_view kRuntimeBinaryName = engines::kWrapperName;
+inline constexpr std::string_view kPodAnnotations = engines::kPodAnnotationsGlob;
 
 // Where a config version keeps CRI's runtime handlers.
 // version 2 (containerd 1.x; 2.x migrates it on load):
 //   plugins."io.containerd.grpc.v1.cri".containerd.runtimes
 // version 3 (containerd 2.x):
 //   plugins."io.containerd.cri.v1.runtime".containerd.runtimes
-inline constexpr std::string_view kCriPluginV2 = "io.containerd.grpc.v1.cri";
-inline constexpr std::string_view kCriPluginV3 = "io.containerd.cri.v1.runtime";
+inline constexpr std::string_view kCriPluginV2 = engines::kCriPluginV2;
+inline constexpr std::string_view kCriPluginV3 = engines::kCriPluginV3;
 
 // The CRI plugin whose handler table a config of `version` reads, or "".
 std::string_view CriPluginFor(int64_t version);
@@ -84,11 +86,6 @@ Result<ConfigEdit> InstallHandler(std::string_view text, const std::string& sour
 // handler is left beside it.
 Result<ConfigEdit> UninstallHandler(std::string_view text, const std::string& source,
                                     const std::string& name, const std::string& added_default);
-
-// NVIDIA's config.toml: `[nvidia-container-runtime] runtimes`, the
-// low-level runtimes NVIDIA's runtime tries in order (its default when unset).
-Result<std::vector<std::string>> NvidiaLowLevelRuntimes(std::string_view text,
-                                                        const std::string& source);
 
 // The runc --root (options.Root) of each handler `name` that runs
 // oci-rlimit-runtime, in either section; "" for one that sets none.

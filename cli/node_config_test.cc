@@ -329,16 +329,6 @@ TEST(InstallHandler, PodAnnotationsListOursOnce) {
   EXPECT_EQ((*pa)[1].value<std::string>(), "x");
 }
 
-TEST(NvidiaLowLevelRuntimes, ReadsTheListOrItsDefault) {
-  auto set = NvidiaLowLevelRuntimes(
-      "[nvidia-container-runtime]\nruntimes = [\"/usr/local/bin/oci-rlimit-runtime\"]\n", "c");
-  ASSERT_TRUE(set.ok()) << set.error().Text();
-  EXPECT_EQ(*set, std::vector<std::string>{"/usr/local/bin/oci-rlimit-runtime"});
-  auto def = NvidiaLowLevelRuntimes("[nvidia-container-cli]\n", "c");
-  ASSERT_TRUE(def.ok());
-  EXPECT_EQ(*def, (std::vector<std::string>{"docker-runc", "runc", "crun"}));
-}
-
 struct ScanCase {
   const char* name;
   std::string text;

@@ -40,10 +40,11 @@ Result<std::vector<std::string>> StringList(const Json& j, const char* key,
 }  // namespace
 
 const std::vector<std::string>& NvidiaRuntimeCandidates() {
+  const std::string name(engines::kNvidiaRuntimeName);
   static const std::vector<std::string> kCandidates = {
-      "/usr/local/nvidia/toolkit/nvidia-container-runtime",
-      "/usr/bin/nvidia-container-runtime",
-      "/usr/local/bin/nvidia-container-runtime",
+      std::string(engines::kOperatorToolkitDir) + "/" + name,
+      "/usr/bin/" + name,
+      "/usr/local/bin/" + name,
   };
   return kCandidates;
 }

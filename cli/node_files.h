@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "adapters/engines/constants.h"
 #include "core/error.h"
 #include "core/rlimit.h"
 
@@ -16,7 +17,9 @@ namespace ocirlimit::node {
 // Where the installer keeps what it did and the node's mode.
 inline constexpr std::string_view kStateDir = "/var/lib/oci-rlimit/node-install";
 inline constexpr std::string_view kDropin = "/etc/oci-rlimit/config.d/50-installer.toml";
-inline constexpr std::string_view kContainerdConfig = "/etc/containerd/config.toml";
+inline constexpr std::string_view kContainerdConfig = engines::kContainerdConfig;
+// In the one hooks dir stock CRI-O reads (engines::kStockHooksDir), and in
+// CRI-O's drop-in dir (engines::kCrioConfDir).
 inline constexpr std::string_view kCrioHook = "/usr/share/containers/oci/hooks.d/oci-rlimit.json";
 inline constexpr std::string_view kCrioHandler = "/etc/crio/crio.conf.d/50-oci-rlimit.conf";
 // NVIDIA's runtime where the GPU Operator puts it, then where the toolkit's

@@ -2,31 +2,22 @@
 
 #include <optional>
 
-#include "cli/node_config.h"
+#include "adapters/engines/chain.h"
+#include "adapters/engines/constants.h"
+#include "adapters/engines/nvidia.h"
+#include "cli/node_ops.h"
 #include "core/text.h"
 #include "effects/files.h"
 
 namespace ocirlimit::node {
 namespace {
 
-constexpr size_t kMaxConfigBytes = 4 << 20;
-// Where NVIDIA's runtime reads its config: the operator's toolkit, the packages.
-constexpr const char* kNvidiaConfigs[] = {
-    "/usr/local/nvidia/toolkit/.config/nvidia-container-runtime/config.toml",
-    "/etc/nvidia-container-runtime/config.toml",
-};
-constexpr const char* kPath[] = {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
-                                 "/usr/bin",        "/sbin",          "/bin"};
-
-std::string Basename(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// Whether node path `path` is the wrapper: its name, or the same file.
-bool IsWrapper(const LoopQuery& q, const std::string& path) {
-  if (Basename(path) == kRuntimeBinaryName) return true;
-  auto id = StatFollow(q.host + path);
+// Whether node path `path` is the wrapper: by the name it resolves to (the
+// node model's KindOf), or the same file as the wrapper (a hard link or
+// copy under another name).
+bool IsWrapper(NodeFiles& fs, const LoopQuery& q, const std::string& path) {
+  if (engines::KindOf(fs, path) == engines::ProgramKind::kWrapper) return true;
+  auto id = StatFollow(q.host + fs.Resolve(path).value_or(path));
   if (!id) return false;
   for (const std::string& w : {q.host + q.wrapper, q.source_wrapper}) {
     if (w.empty()) continue;
@@ -35,39 +26,25 @@ bool IsWrapper(const LoopQuery& q, const std::string& path) {
   return false;
 }
 
-// The node path `name` resolves to: itself when absolute, else on PATH.
-std::optional<std::string> Resolve(const LoopQuery& q, const std::string& name) {
-  if (name.starts_with("/")) {
-    if (StatFollow(q.host + name)) return name;
-    return std::nullopt;
-  }
-  for (const char* dir : kPath) {
-    std::string p = std::string(dir) + "/" + name;
-    if (StatFollow(q.host + p)) return p;
-  }
-  return std::nullopt;
-}
-
-// NVIDIA's runtime execs the first of its config's runtimes that resolves.
-Status CheckNvidiasConfig(const LoopQuery& q, const std::string& runtime) {
-  for (const char* conf : kNvidiaConfigs) {
-    auto text = ReadFileBounded(q.host + conf, kMaxConfigBytes);
-    if (!text) continue;
-    auto low = NvidiaLowLevelRuntimes(*text, conf);
-    if (!low) return low.error();
-    for (const auto& name : *low) {
-      // An absolute entry may not exist yet (the wrapper before its install).
-      std::optional<std::string> path = name.starts_with("/") && IsWrapper(q, name)
-                                            ? std::optional<std::string>(name)
-                                            : Resolve(q, name);
-      if (!path) continue;
-      if (IsWrapper(q, *path)) {
-        return MakeError("NVIDIA's runtime " + Quote(runtime) + " would exec " + Quote(*path) +
-                         " (its runtimes in " + conf + "), which is " +
-                         std::string(kRuntimeBinaryName) + ": a loop");
-      }
-      break;
+// NVIDIA's runtime execs the first of its config's runtimes (the config the
+// node model says that runtime reads) found on the PATH.
+Status CheckNvidiasConfig(NodeFiles& fs, const LoopQuery& q, const std::string& runtime) {
+  auto config = engines::ReadNvidiaConfig(fs, runtime);
+  if (!config) return config.error();
+  const std::string conf = engines::NvidiaConfigPathFor(runtime);
+  for (const auto& name : config->runtimes) {
+    // An absolute entry may not exist yet (the wrapper before its install).
+    std::optional<std::string> path =
+        name.starts_with("/") && IsWrapper(fs, q, name)
+            ? std::optional<std::string>(name)
+            : fs.WhichIn(name, std::string(engines::kSystemdDefaultPath));
+    if (!path) continue;
+    if (IsWrapper(fs, q, *path)) {
+      return MakeError("NVIDIA's runtime " + Quote(runtime) + " would exec " + Quote(*path) +
+                       " (its runtimes in " + conf + "), which is " +
+                       std::string(engines::kWrapperName) + ": a loop");
     }
+    break;
   }
   return Ok{};
 }
@@ -75,16 +52,17 @@ Status CheckNvidiasConfig(const LoopQuery& q, const std::string& runtime) {
 }  // namespace
 
 Status CheckNoLoop(const LoopQuery& q) {
+  auto fs = RootedNodeOps(q.host.empty() ? "/" : q.host);
   for (size_t i = 0; i < q.runtimes.size(); ++i) {
     const std::string& r = q.runtimes[i];
     const std::string what =
         q.named && i == 0 ? "--nvidia-runtime: " + Quote(r) : "NVIDIA's runtime " + Quote(r);
-    if (IsWrapper(q, r)) {
-      return MakeError(what + " is " + std::string(kRuntimeBinaryName) +
+    if (IsWrapper(*fs, q, r)) {
+      return MakeError(what + " is " + std::string(engines::kWrapperName) +
                        " itself: the wrapper would exec itself");
     }
-    if (!StatFollow(q.host + r)) continue;
-    if (auto st = CheckNvidiasConfig(q, r); !st) return st.error();
+    if (!fs->WhichIn(r, "")) continue;  // not there (yet): nothing it could exec
+    if (auto st = CheckNvidiasConfig(*fs, q, r); !st) return st.error();
   }
   return Ok{};
 }

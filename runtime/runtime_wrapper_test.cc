@@ -136,6 +136,58 @@ TEST(RuntimeWrapper, NothingConfiguredTouchesNothing) {
   EXPECT_TRUE(ops.exec_argv.has_value());
 }
 
+// No config file and no environment entry: one warning in --log per
+// container, on create or run, never on exec or the other commands; a config
+// file that sets nothing is not "no config".
+struct NoConfigCase {
+  const char* name;
+  std::vector<std::string> argv;
+  std::string source;  // Config::source: the file it came from
+  size_t want_lines;
+};
+
+class RuntimeWrapperNoConfig : public ::testing::TestWithParam<NoConfigCase> {};
+
+TEST_P(RuntimeWrapperNoConfig, SaysSoOnceInTheLog) {
+  const NoConfigCase& c = GetParam();
+  FakeOps ops;
+  ops.config->source = c.source;
+  ops.files["/b/config.json"] = kSpec;
+  std::vector<std::string> argv = {"oci-rlimit-runtime", "--log", "/l.json", "--log-format",
+                                   "json"};
+  argv.insert(argv.end(), c.argv.begin(), c.argv.end());
+  RunRuntimeWrapper(argv, ops);
+  EXPECT_TRUE(ops.written.empty());
+  EXPECT_TRUE(ops.exec_argv.has_value());
+  // The fake exec returns, so its failure is a line too: count only ours.
+  const std::string want =
+      "oci-rlimit-runtime: warning: no config (/etc/oci-rlimit/config.toml, its config.d/, "
+      "$OCI_RLIMIT_RLIMITS): \\\"c1\\\" keeps the runtime's limits";
+  size_t said = 0;
+  for (const auto& [path, line] : ops.log_lines) {
+    if (line.find("no config") == std::string::npos) continue;
+    ++said;
+    EXPECT_EQ(path, "/l.json");
+    EXPECT_NE(line.find(want), std::string::npos) << line;
+  }
+  EXPECT_EQ(said, c.want_lines);
+  for (const auto& line : ops.stderr_lines) {
+    EXPECT_EQ(line.find("no config"), std::string::npos) << line;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RuntimeWrapper, RuntimeWrapperNoConfig,
+    ::testing::Values(NoConfigCase{"create", {"create", "--bundle", "/b", "c1"}, "", 1},
+                      NoConfigCase{"run", {"run", "--bundle", "/b", "c1"}, "", 1},
+                      NoConfigCase{"exec", {"exec", "--process", "/p.json", "c1"}, "", 0},
+                      NoConfigCase{"start", {"start", "c1"}, "", 0},
+                      NoConfigCase{"a_file_that_sets_nothing",
+                                   {"create", "--bundle", "/b", "c1"},
+                                   "/etc/oci-rlimit/config.toml",
+                                   0}),
+    [](const auto& info) { return std::string(info.param.name); });
+
 // A spec that already holds exactly what would be merged is not rewritten:
 // a new inode with the same bytes is still a change to whoever watches it.
 TEST(RuntimeWrapper, CreateWhoseMergeChangesNoByteWritesNothing) {
@@ -709,13 +761,13 @@ INSTANTIATE_TEST_SUITE_P(
                  true,
                  {kVersionLine},
                  "exec \"/usr/sbin/runc\""},
-        SelfCase{"version_without_runtime_notes_it",
+        SelfCase{"version_without_runtime_fails",
                  {"oci-rlimit-runtime", "-v"},
                  false,
-                 0,
+                 1,
                  false,
                  {kVersionLine},
-                 "oci-rlimit-runtime: note: no runtime to ask for its version: [runtime] runtimes"},
+                 "oci-rlimit-runtime: no runtime to ask for its version: [runtime] runtimes"},
         SelfCase{"help_is_passed_to_the_runtime",
                  {"oci-rlimit-runtime", "--help"},
                  true,

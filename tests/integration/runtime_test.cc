@@ -397,11 +397,14 @@ TEST(RuntimeSelfDescription, HelpAndVersionWithNoRuncOnPath) {
     EXPECT_NE(help.out.find(piece), std::string::npos) << piece << "\n" << help.out;
   }
 
+  // No runtime: our line, then a one-line error and exit 1 (CRI-O and docker
+  // run --version to check a runtime).
   CmdResult v = RunCmd({OurBinary("oci-rlimit-runtime"), "--version"}, no_runtime);
-  EXPECT_EQ(v.status, 0) << v.err;
+  EXPECT_EQ(v.status, 1) << v.err;
   EXPECT_TRUE(v.out.starts_with(version)) << v.out;
   EXPECT_EQ(std::count(v.out.begin(), v.out.end(), '\n'), 1) << v.out;
-  EXPECT_NE(v.err.find("oci-rlimit-runtime: note: no runtime to ask for its version"),
+  EXPECT_EQ(std::count(v.err.begin(), v.err.end(), '\n'), 1) << v.err;
+  EXPECT_NE(v.err.find("oci-rlimit-runtime: no runtime to ask for its version: "),
             std::string::npos)
       << v.err;
 }
