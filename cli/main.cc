@@ -119,7 +119,10 @@ int ExplainBundle(const Args& a) {
 
 int Doctor(const Args& a) {
   auto ops = RootedNodeOps(a.root);
-  DoctorReport r = RunDoctor(*ops);
+  DoctorOptions options;
+  if (a.config) options.config_path = *a.config;  // a node path, under --root too
+  options.rooted = a.root != "/";
+  DoctorReport r = RunDoctor(*ops, options);
   std::cout << (a.json ? DoctorJson(r).dump(2) + "\n" : DoctorText(r));
   return r.ok() ? 0 : 1;
 }

@@ -189,7 +189,7 @@ TEST_F(DoctorFixture, FindsTheRunningNriPluginAndContainerdsSocket) {
     return out;
   };
   const std::string enabled =
-      "ok NRI is enabled, socket /var/run/nri/nri.sock @/etc/containerd/config.toml";
+      "ok NRI is enabled in containerd, socket /var/run/nri/nri.sock @/etc/containerd/config.toml";
   const std::string unit =
       "ok oci-rlimit-nri.service is enabled (external plugin) "
       "@/etc/systemd/system/multi-user.target.wants/oci-rlimit-nri.service";
