@@ -21,7 +21,7 @@ using engines::ContainerdHandler;
 void VersionLine(Context& c, int64_t v, const std::string& path) {
   c.Add("containerd", v == 2 || v == 3 ? CheckStatus::kInfo : CheckStatus::kWarn,
         "config version " + std::to_string(v) +
-            (v == 3 ? ": handlers under plugins.\"io.containerd.cri.v1.runtime\" (containerd 2.x)"
+            (v == 3   ? ": handlers under plugins.\"io.containerd.cri.v1.runtime\" (containerd 2.x)"
              : v == 2 ? ": handlers under plugins.\"io.containerd.grpc.v1.cri\" (containerd 1.x; "
                         "2.x migrates it on load)"
                       : ": not 2 or 3; containerd reads no handler table oci-rlimit knows"),
@@ -73,7 +73,7 @@ HandlerSet Handlers(const ContainerdConfig& cfg, const std::string& path_list) {
 void PodAnnotations(Context& c, const ContainerdConfig& cfg, const HandlerSet& set) {
   const std::string key(kRequestAnnotation);
   for (size_t i = 0; i < set.handlers.size(); ++i) {
-    if (!set.chains[i].wrapper) continue;
+    if (!set.chains[i].wrapper || set.chains[i].end != engines::ChainEnd::kRuntime) continue;
     const ContainerdHandler* h = engines::FindHandler(cfg, set.handlers[i].name);
     if (h == nullptr) continue;
     bool passes = std::any_of(h->pod_annotations.begin(), h->pod_annotations.end(),
@@ -119,8 +119,9 @@ void Nri(Context& c, const ContainerdConfig& cfg, const std::string& path,
   const int minor = dot == std::string::npos ? 0 : std::atoi(version.c_str() + dot + 1);
   if (major == 1 && minor < 7) {
     const bool crio = c.ops().Which("crio").has_value();
-    c.Add("nri", CheckStatus::kInfo, "containerd " + version + " has no NRI (1.7 or later)", "",
-          crio ? "" : "oci-rlimit-nri needs containerd 1.7 or later; use the RuntimeClass path here");
+    c.Add(
+        "nri", CheckStatus::kInfo, "containerd " + version + " has no NRI (1.7 or later)", "",
+        crio ? "" : "oci-rlimit-nri needs containerd 1.7 or later; use the RuntimeClass path here");
     return;
   }
   const engines::ContainerdNri nri = engines::NriSettings(cfg, major);

@@ -43,19 +43,19 @@ class Context {
 std::string Base(const std::string& path);
 
 // The checks, in report order (each its own file).
-void CheckRuntimes(Context& c);       // doctor_programs.cc
-void CheckOurPrograms(Context& c);    // doctor_programs.cc
-void CheckOurConfig(Context& c);      // doctor_programs.cc
+void CheckRuntimes(Context& c);     // doctor_programs.cc
+void CheckOurPrograms(Context& c);  // doctor_programs.cc
+void CheckOurConfig(Context& c);    // doctor_programs.cc
 void CheckUnit(Context& c, const std::string& area, const std::string& unit);
-void CheckDocker(Context& c);         // doctor_docker.cc
-void CheckContainerd(Context& c);     // doctor_containerd.cc
-void CheckCrio(Context& c);           // doctor_crio.cc
-void CheckHooksDirs(Context& c);      // doctor_hooks.cc
-void CheckCapabilities(Context& c);   // doctor.cc
+void CheckDocker(Context& c);        // doctor_docker.cc
+void CheckContainerd(Context& c);    // doctor_containerd.cc
+void CheckCrio(Context& c);          // doctor_crio.cc
+void CheckHooksDirs(Context& c);     // doctor_hooks.cc
+void CheckCapabilities(Context& c);  // doctor.cc
 
 // One engine's NRI endpoint (doctor_nri.cc).
 struct NriEndpoint {
-  std::string engine;       // "containerd", "CRI-O"
+  std::string engine;  // "containerd", "CRI-O"
   bool enabled = false;
   std::string socket_path;
   std::string plugin_path;

@@ -37,7 +37,8 @@ HandlerSet Handlers(Context& c, const engines::CrioConfig& cfg) {
     }
     std::string binary = r.runtime_path;
     if (binary.empty()) binary = c.ops().WhichIn(r.name, crio_path).value_or(r.name);
-    const char* via = r.runtime_path.empty() ? "the handler's name (no runtime_path)" : "runtime_path";
+    const char* via =
+        r.runtime_path.empty() ? "the handler's name (no runtime_path)" : "runtime_path";
     set.handlers.push_back({r.name,
                             {binary, via, engines::MonitorPath(r)},
                             r.source,
@@ -60,11 +61,9 @@ void Configured(Context& c, const engines::CrioConfig& cfg) {
   ReportDefault(c, set,
                 {cfg.default_runtime, set_default ? "default_runtime" : "CRI-O's default",
                  set_default ? cfg.default_runtime_source : ""});
-  CheckNri(c, {"CRI-O", cfg.nri_enabled, cfg.nri_socket, cfg.nri_plugin_dir,
-               cfg.files.empty() ? std::string(engines::kCrioConf) : cfg.files.back(),
+  CheckNri(c, {"CRI-O", cfg.nri_enabled, cfg.nri_socket, cfg.nri_plugin_dir, cfg.nri_source,
                "for oci-rlimit-nri, set enable_nri = true under [crio.nri] in " +
-                   std::string(engines::kCrioConfDir) + "/ (" + std::string(kDocDir) +
-                   "/nri.md)"});
+                   std::string(engines::kCrioConfDir) + "/ (" + std::string(kDocDir) + "/nri.md)"});
 }
 
 }  // namespace
@@ -73,8 +72,7 @@ void CheckCrio(Context& c) {
   auto bin = c.ops().Which("crio");
   if (!bin) return;  // hooks.d says which engines are here
   const std::string version = c.VersionOf(*bin);
-  c.Add(kArea, CheckStatus::kOk, "crio " + (version.empty() ? "(version unknown)" : version),
-        *bin);
+  c.Add(kArea, CheckStatus::kOk, "crio " + (version.empty() ? "(version unknown)" : version), *bin);
   auto cfg = engines::ParseCrioConfigs(engines::CrioConfigFiles(c.ops()));
   if (!cfg) {
     c.Add(kArea, CheckStatus::kFail, cfg.error().Text(), "",

@@ -24,8 +24,8 @@ void ChainTarget(Context& c) {
           target, "install NVIDIA's hook there, or set [hook] chain to where it is");
   } else if (c.IsOurs(*found, engines::kHookName)) {
     c.Add("docker", CheckStatus::kFail,
-          origin + " " + Quote(target) + " is oci-rlimit-hook itself: it would exec itself",
-          target, "point [hook] chain at NVIDIA's real nvidia-container-runtime-hook");
+          origin + " " + Quote(target) + " is oci-rlimit-hook itself: it would exec itself", target,
+          "point [hook] chain at NVIDIA's real nvidia-container-runtime-hook");
   } else {
     c.Add("docker", CheckStatus::kOk, origin + " " + Quote(target) + " is NVIDIA's hook", target);
   }
@@ -60,8 +60,8 @@ void Runtimes(Context& c, const engines::DockerConfig& cfg, const std::string& d
   const std::string path(engines::kDaemonJson);
   HandlerSet set{"docker", "daemon.json runtime", {}, {}};
   for (const auto& r : cfg.runtimes) {
-    Handler h{r.name, {r.path, "path", docker_path}, path,
-              "containers run with --runtime " + r.name};
+    Handler h{
+        r.name, {r.path, "path", docker_path}, path, "containers run with --runtime " + r.name};
     if (r.path.empty()) {
       h.followable = false;
       h.not_followed = "has no path: doctor does not follow it";
@@ -71,7 +71,9 @@ void Runtimes(Context& c, const engines::DockerConfig& cfg, const std::string& d
   // dockerd's own runtime, unless daemon.json redefines it.
   if (std::none_of(cfg.runtimes.begin(), cfg.runtimes.end(),
                    [](const auto& r) { return r.name == "runc"; })) {
-    set.handlers.push_back({"runc", {"runc", "dockerd's runc", docker_path}, "",
+    set.handlers.push_back({"runc",
+                            {"runc", "dockerd's runc", docker_path},
+                            "",
                             "containers run with --runtime runc"});
   }
   ResolveHandlers(c, set);

@@ -26,7 +26,8 @@ std::string LimitsText(const engines::OurConfig& our) {
     for (const auto& l : v.limits) list += (list.empty() ? "" : " ") + FormatRlimit(l);
     out += "by default " + list;
   }
-  if (!our.config.rules.empty()) out += Cat("; ", std::to_string(our.config.rules.size()), " rule(s) may add");
+  if (!our.config.rules.empty())
+    out += Cat("; ", std::to_string(our.config.rules.size()), " rule(s) may add");
   if (our.config.requests.enabled) out += "; requests up to the ceilings";
   return out + ")";
 }
@@ -56,8 +57,7 @@ void ReportOne(Context& c, const HandlerSet& set, const Handler& h, const engine
   const std::string chain = ch.Text().empty() ? "" : ": " + ch.Text();
   if (ch.end == engines::ChainEnd::kMissing || ch.end == engines::ChainEnd::kLoop) {
     c.Add(set.area, CheckStatus::kFail,
-          Cat(head, chain, ": ", ch.problem, ": ", h.who, " fail to start"),
-          h.path,
+          Cat(head, chain, ": ", ch.problem, ": ", h.who, " fail to start"), h.path,
           ch.end == engines::ChainEnd::kLoop
               ? "point the later runtime at runc or crun, not back at an earlier one"
               : "install it, or name a runtime that exists (absolute paths resolve anywhere)");
@@ -71,13 +71,13 @@ void ReportOne(Context& c, const HandlerSet& set, const Handler& h, const engine
   const std::string nvidia = ch.nvidia ? " and NVIDIA's runtime" : ", not NVIDIA's runtime";
   const Handler* nv = NvidiaHandler(set);
   if (ch.wrapper && !ch.nvidia && nv != nullptr) {
-    c.Add(set.area, CheckStatus::kWarn,
-          Cat(head, chain, ": ", h.who, " get ", gets, nvidia, ", which ", set.kind, " ",
-              Quote(nv->name), " runs: GPU pods through it start without their GPUs",
-              NotesText(ch)),
-          h.path,
-          "for GPU pods, put NVIDIA's runtime first in [runtime] runtimes (oci-rlimit node "
-          "install --nvidia keeps it there on every rerun)");
+    c.Add(
+        set.area, CheckStatus::kWarn,
+        Cat(head, chain, ": ", h.who, " get ", gets, nvidia, ", which ", set.kind, " ",
+            Quote(nv->name), " runs: GPU pods through it start without their GPUs", NotesText(ch)),
+        h.path,
+        "for GPU pods, put NVIDIA's runtime first in [runtime] runtimes (oci-rlimit node "
+        "install --nvidia keeps it there on every rerun)");
     return;
   }
   c.Add(set.area, ch.wrapper ? CheckStatus::kOk : CheckStatus::kInfo,
@@ -105,8 +105,7 @@ void ReportDefault(Context& c, const HandlerSet& set, const DefaultHandler& def)
   const std::string& path = def.path;
   auto it = std::find_if(set.handlers.begin(), set.handlers.end(),
                          [&](const Handler& h) { return h.name == name; });
-  const std::string head =
-      Cat(def.who, " get ", set.kind, " ", Quote(name), " (", def.origin, ")");
+  const std::string head = Cat(def.who, " get ", set.kind, " ", Quote(name), " (", def.origin, ")");
   if (it == set.handlers.end()) {
     c.Add(set.area, CheckStatus::kFail, head + ", which is not configured: they fail to start",
           path, "define it, or set the default to a handler that exists");

@@ -81,7 +81,7 @@ std::string WhenText(const Json& file) {
     parts.push_back("with bind mounts");
   }
   if (parts.empty()) return "no container (no when condition holds)";
-  std::string out = "only containers";
+  std::string out = "containers";
   for (size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? " " : " or ") + parts[i];
   return out;
 }
@@ -100,11 +100,13 @@ void Runs(Context& c, std::vector<HookEngine*>& readers, const std::string& file
           const std::string& hpath, const Json& json) {
   for (auto* e : readers) e->found = true;
   const std::string when = WhenText(json);
-  const std::string what = Cat(Join(readers), " runs ", Base(hpath), " (stages ", Stages(json), ")");
+  const std::string what =
+      Cat(Join(readers), " runs ", Base(hpath), " (stages ", Stages(json), ")");
   if (when.empty()) {
     c.Add("hooks.d", CheckStatus::kOk, what, file);
   } else {
-    c.Add("hooks.d", CheckStatus::kInfo, Cat(what, " for ", when), file,
+    c.Add("hooks.d", CheckStatus::kInfo,
+          Cat(what, when.starts_with("no ") ? " for " : " only for ", when), file,
           "containers without it get nothing from this hook");
   }
 }
@@ -187,14 +189,20 @@ std::vector<HookEngine> Engines(Context& c) {
   std::vector<HookEngine> engines;
   if (c.ops().Which("podman")) {
     engines.push_back(Engine(c,
-                             {"podman", "containers.conf",
-                              "[engine] hooks_dir in /etc/containers/containers.conf", {}, false},
+                             {"podman",
+                              "containers.conf",
+                              "[engine] hooks_dir in /etc/containers/containers.conf",
+                              {},
+                              false},
                              engines::PodmanConfigFiles(c.ops()), {"engine"}));
   }
   if (c.ops().Which("crio")) {
     engines.push_back(Engine(c,
-                             {"CRI-O", "crio.conf or crio.conf.d",
-                              "[crio.runtime] hooks_dir in /etc/crio/crio.conf.d/", {}, false},
+                             {"CRI-O",
+                              "crio.conf or crio.conf.d",
+                              "[crio.runtime] hooks_dir in /etc/crio/crio.conf.d/",
+                              {},
+                              false},
                              engines::CrioConfigFiles(c.ops()), {"crio", "runtime"}));
   }
   return engines;

@@ -13,7 +13,8 @@
 namespace ocirlimit::doctor {
 namespace {
 
-constexpr const char* kUnadjusted = "containers are created unadjusted while no plugin is connected";
+constexpr const char* kUnadjusted =
+    "containers are created unadjusted while no plugin is connected";
 constexpr const char* kEnabledUnit =
     "/etc/systemd/system/multi-user.target.wants/oci-rlimit-nri.service";
 
@@ -77,8 +78,8 @@ void NotRunning(Context& c, const NriEndpoint& nri, bool configured, bool unit, 
                                   " starts pre-registered plugins when it starts: restart it and "
                                   "read its log");
   if (!socket) {
-    advice += Cat("; ", nri.engine, "'s NRI socket does not exist either: is ", nri.engine,
-                  " running?");
+    advice +=
+        Cat("; ", nri.engine, "'s NRI socket does not exist either: is ", nri.engine, " running?");
   }
   c.Add("nri", CheckStatus::kWarn,
         std::string("oci-rlimit-nri is configured but not running: ") + kUnadjusted,
@@ -104,15 +105,15 @@ void Connected(Context& c, const NriEndpoint& nri, const std::vector<RunningProc
       continue;
     }
     c.Add("nri", CheckStatus::kWarn,
-          Cat("oci-rlimit-nri (pid ", std::to_string(p.pid), ") dials ", Quote(Dials(p)), ", not ", nri.engine,
-              "'s NRI socket"),
+          Cat("oci-rlimit-nri (pid ", std::to_string(p.pid), ") dials ", Quote(Dials(p)), ", not ",
+              nri.engine, "'s NRI socket"),
           nri.socket_path, "run it with --socket " + nri.socket_path);
   }
   if (!good.empty()) {
-    c.Add("nri", CheckStatus::kOk,
-          Cat("oci-rlimit-nri is running (pid ", good, ") and ", nri.engine,
-              "'s NRI socket exists"),
-          nri.socket_path);
+    c.Add(
+        "nri", CheckStatus::kOk,
+        Cat("oci-rlimit-nri is running (pid ", good, ") and ", nri.engine, "'s NRI socket exists"),
+        nri.socket_path);
   } else {
     c.Add("nri", CheckStatus::kWarn,
           Cat("no oci-rlimit-nri dials ", nri.engine, "'s NRI socket: ", kUnadjusted),
@@ -138,8 +139,8 @@ void CheckNri(Context& c, const NriEndpoint& nri) {
     return;
   }
   c.nri_engines.push_back(nri.engine);
-  c.Add("nri", CheckStatus::kOk, Cat("NRI is enabled in ", nri.engine, ", socket ", nri.socket_path),
-        nri.config_path);
+  c.Add("nri", CheckStatus::kOk,
+        Cat("NRI is enabled in ", nri.engine, ", socket ", nri.socket_path), nri.config_path);
   bool preregistered = false;
   for (const auto& name : c.ops().ListDir(nri.plugin_path)) {
     const std::string entry = nri.plugin_path + "/" + name;

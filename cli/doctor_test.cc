@@ -159,10 +159,11 @@ TEST(Doctor, ReportsAHealthyNode) {
   ASSERT_NE(Find(r, "crun", "crun 1.8.1: applies the spec's process.rlimits before hooks"), nullptr)
       << All(r);
   ASSERT_NE(Find(r, "docker", "dockerd 20.10.24"), nullptr) << All(r);
-  ASSERT_NE(Find(r, "docker",
-                 "daemon.json runtime \"oci-rlimit\": /usr/bin/oci-rlimit-runtime -> "
-                 "/usr/sbin/runc: containers run with --runtime oci-rlimit get oci-rlimit's limits"),
-            nullptr)
+  ASSERT_NE(
+      Find(r, "docker",
+           "daemon.json runtime \"oci-rlimit\": /usr/bin/oci-rlimit-runtime -> "
+           "/usr/sbin/runc: containers run with --runtime oci-rlimit get oci-rlimit's limits"),
+      nullptr)
       << All(r);
   const Check* gpus = Find(r, "docker", "nvidia-container-runtime-hook is oci-rlimit-hook");
   ASSERT_NE(gpus, nullptr) << All(r);
@@ -214,8 +215,9 @@ TEST(Doctor, AdviceNamesInstalledPathsOnly) {
   FakeNode nvidia = GoodNode();
   nvidia.links.clear();  // NVIDIA's own hook on PATH
   const std::vector<std::string> installed = {
-      kPackagedHooksFile, std::string(std::string(engines::kStockHooksDir)) + "/", std::string(kDocDir) + "/policy.md",
-      std::string(kDocDir) + "/deployment.md", std::string(kDocDir) + "/nri.md"};
+      kPackagedHooksFile, std::string(std::string(engines::kStockHooksDir)) + "/",
+      std::string(kDocDir) + "/policy.md", std::string(kDocDir) + "/deployment.md",
+      std::string(kDocDir) + "/nri.md"};
   size_t advised = 0;
   for (FakeNode* n : {&bare, &nvidia}) {
     DoctorReport r = RunDoctor(*n);
@@ -427,7 +429,8 @@ const std::string kEtcHooks = "/etc/containers/oci/hooks.d";
 INSTANTIATE_TEST_SUITE_P(
     Doctor, HooksDirTable,
     ::testing::Values(
-        HooksDirCase{"NoConfigIsTheStockDirOnly", {}, kCrio, {std::string(engines::kStockHooksDir)}, "", ""},
+        HooksDirCase{
+            "NoConfigIsTheStockDirOnly", {}, kCrio, {std::string(engines::kStockHooksDir)}, "", ""},
         HooksDirCase{"ConfigWithoutHooksDir",
                      {{"/etc/crio/crio.conf", "[crio.runtime]\nconmon = '/usr/bin/conmon'\n"}},
                      kCrio,
@@ -440,15 +443,16 @@ INSTANTIATE_TEST_SUITE_P(
                      {"/etc/h"},
                      "/etc/crio/crio.conf",
                      ""},
-        HooksDirCase{"DropInBeatsCrioConf",
-                     {{"/etc/crio/crio.conf", "[crio.runtime]\nhooks_dir = ['/etc/h']\n"},
-                      {"/etc/crio/crio.conf.d/10-hooks.conf", "[crio.runtime]\nhooks_dir = ['" +
-                                                                  std::string(std::string(engines::kStockHooksDir)) +
-                                                                  "', '" + kEtcHooks + "']\n"}},
-                     kCrio,
-                     {std::string(engines::kStockHooksDir), kEtcHooks},
-                     "/etc/crio/crio.conf.d/10-hooks.conf",
-                     ""},
+        HooksDirCase{
+            "DropInBeatsCrioConf",
+            {{"/etc/crio/crio.conf", "[crio.runtime]\nhooks_dir = ['/etc/h']\n"},
+             {"/etc/crio/crio.conf.d/10-hooks.conf",
+              "[crio.runtime]\nhooks_dir = ['" + std::string(std::string(engines::kStockHooksDir)) +
+                  "', '" + kEtcHooks + "']\n"}},
+            kCrio,
+            {std::string(engines::kStockHooksDir), kEtcHooks},
+            "/etc/crio/crio.conf.d/10-hooks.conf",
+            ""},
         HooksDirCase{
             "LaterDropInWithoutItKeepsTheEarlierOne",
             {{"/etc/crio/crio.conf.d/10-hooks.conf", "[crio.runtime]\nhooks_dir = ['/a']\n"},
@@ -521,10 +525,12 @@ TEST_P(HooksNode, ReportsWhatEachEngineRuns) {
     }
   }
 }
-const std::string kStockFile = std::string(std::string(engines::kStockHooksDir)) + "/oci-rlimit.json";
+const std::string kStockFile =
+    std::string(std::string(engines::kStockHooksDir)) + "/oci-rlimit.json";
 const std::string kEtcFile = kEtcHooks + "/oci-rlimit.json";
-const std::string kBothDirs =
-    "[crio.runtime]\nhooks_dir = ['" + std::string(std::string(engines::kStockHooksDir)) + "', '" + kEtcHooks + "']\n";
+const std::string kBothDirs = "[crio.runtime]\nhooks_dir = ['" +
+                              std::string(std::string(engines::kStockHooksDir)) + "', '" +
+                              kEtcHooks + "']\n";
 // Not ours: the annotation-scoped copy an admin masks the package's file with.
 constexpr const char* kOtherHook =
     R"({"version":"1.0.0","hook":{"path":"/usr/bin/other"},"when":{"always":true},"stages":["prestart"]})";
