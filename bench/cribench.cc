@@ -123,9 +123,9 @@ class Bench {
     ++starts_;
     const std::string log = dir_ / ("plugin-" + std::to_string(starts_) + ".out");
     plugin_ = std::make_unique<BackgroundProcess>();
-    if (auto err = plugin_->Start(
-            {opts_.plugin, "--config", config_path(), "--socket", containerd_->nri_socket()}, {},
-            log)) {
+    if (auto err = plugin_->Start({opts_.plugin, "--config", config_path(), "--socket",
+                                   containerd_->nri_socket(), "--status-file", dir_ / "nri.status"},
+                                  {}, log)) {
       Die("oci-rlimit-nri: " + *err);
     }
     auto deadline = Clock::now() + std::chrono::seconds(20);

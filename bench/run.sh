@@ -2,13 +2,14 @@
 # One command for the benchmark suite: builds a Release tree, sets up the
 # fixtures, and prints docs/performance.md-ready tables. Every figure is a
 # ratio to a baseline measured in the same run (bench/spawnbench.cc).
-#   bench/run.sh [--runs N] [--runc-runs N] [--cri-pods N] [--only nri]
+#   bench/run.sh [--runs N] [--runc-runs N] [--cri-pods N] [--only nri|audit]
 # --runc-runs (default: --runs) sets the rounds of the runc table alone: a
 # container start varies by a millisecond or more, as much as the effects it
 # is there to show.
 # --cri-pods (default 30; 0 skips it) sets the pods per arm of the CRI table
 # (bench/cribench.cc: real containerd 2.x and 1.7, with and without
-# oci-rlimit-nri). --only nri runs the oci-rlimit-nri tables alone.
+# oci-rlimit-nri). --only nri runs the oci-rlimit-nri tables alone, --only
+# audit the `oci-rlimit audit` table (bench/auditbench.cc) alone.
 # OCI_RLIMIT_JOBS caps the build's parallel jobs (default: ninja's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,7 @@ runc_runs=
 cri_pods=30
 only=all
 usage() {
-  echo "usage: bench/run.sh [--runs N] [--runc-runs N] [--cri-pods N] [--only nri]" >&2
+  echo "usage: bench/run.sh [--runs N] [--runc-runs N] [--cri-pods N] [--only nri|audit]" >&2
   exit 2
 }
 while (($#)); do
@@ -26,7 +27,7 @@ while (($#)); do
     --runs) runs=$2 ;;
     --runc-runs) runc_runs=$2 ;;
     --cri-pods) cri_pods=$2 ;;
-    --only) [[ $2 == nri ]] || usage; only=$2 ;;
+    --only) [[ $2 == nri || $2 == audit ]] || usage; only=$2 ;;
     *) usage ;;
   esac
   shift 2
@@ -37,7 +38,7 @@ scripts/install-deps.sh all >/dev/null
 # The tests' harness is configured too: cribench drives containerd through the
 # CRI client in tests/cri. Only the programs and the benchmarks are built.
 cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DOCI_RLIMIT_BUILD_TESTS=ON >/dev/null
-targets=(oci-rlimit-hook oci-prlimit-helper oci-rlimit-runtime oci-rlimit-nri spawnbench specbench nribench)
+targets=(oci-rlimit-hook oci-prlimit-helper oci-rlimit-runtime oci-rlimit-nri oci-rlimit spawnbench specbench nribench auditbench)
 ((cri_pods > 0)) && targets+=(cribench)
 cmake --build build-release ${OCI_RLIMIT_JOBS:+-j "$OCI_RLIMIT_JOBS"} --target "${targets[@]}" >/dev/null
 bin=$PWD/build-release/bin
@@ -67,8 +68,8 @@ header() {
   echo "|---|---|---|---|---|---|"
 }
 
-if [[ $only == nri ]]; then
-  echo "# oci-rlimit benchmark (oci-rlimit-nri only), $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -r)"
+if [[ $only != all ]]; then
+  echo "# oci-rlimit benchmark (oci-rlimit-$only only), $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -r)"
 else
   echo "# oci-rlimit benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -r), $runs runs after warm-up (runc: $runc_runs)"
 fi
@@ -89,8 +90,17 @@ nri_tables() {
     "$bin/cribench" --pods "$cri_pods" --containerd all 2> >(grep -v '^\[cri\]' >&2)
   fi
 }
-if [[ $only == nri ]]; then
-  nri_tables
+# 100 containers in a fake runc state root on tmpfs, their inits real
+# sleeping processes; the baseline reads each one's /proc/PID/limits.
+audit_table() {
+  echo "## oci-rlimit audit over 100 containers (bench/auditbench.cc, $runs runs)"
+  echo
+  "$bin/auditbench" --containers 100 --runs "$runs" --dir "$(mktemp -d "$shm/audit.XXXXXX")" "$bin/oci-rlimit"
+  echo
+}
+if [[ $only != all ]]; then
+  [[ $only == nri ]] && nri_tables
+  [[ $only == audit ]] && audit_table
   echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
   exit 0
 fi
@@ -217,5 +227,6 @@ echo "## Parse, merge and dump in-process, runc-spec config.json"
 echo
 "$bin/specbench" --runs 1000 --warmup 50 "$work/normal-config.json"
 echo
+audit_table
 nri_tables
 echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -134,13 +134,15 @@ Result<Explanation> Explain(const Config& cfg, const Json& spec, const std::stri
   auto facts = FactsFromSpec(spec);
   if (!facts) return facts.error();
   for (const auto& r : cfg.rules) {
-    e.rules.emplace_back(r.name, RuleMatches(r, *facts));
+    const CandidateMatch m = RuleMatchesCandidates(r, *facts);
+    e.rules.emplace_back(r.name, m == CandidateMatch::kAll);
+    e.rule_candidates.push_back(m);
     e.rule_facts.push_back(RuleFacts(r.match));
   }
   e.trust_warnings = TrustWarnings(cfg);
   e.pod_namespace = facts->pod_namespace;
   e.pod_name = facts->pod_name;
-  e.pod_doubt = facts->pod_doubt;
+  e.disputes = facts->disputes;
   e.devices = facts->devices;
   // The same admission step as the hook and the wrapper, so explain cannot
   // disagree with them.
@@ -153,12 +155,14 @@ Result<Explanation> Explain(const Config& cfg, const Json& spec, const std::stri
   e.decision.sources = v.sources;
   e.decision.matched = v.matched;
   e.decision.notes = v.notes;
+  e.warnings = v.warnings;
   for (const auto& ours : e.decision.limits) {
     Outcome o{ours, std::nullopt, ours, ours, ours};
     auto conflicts = FindConflicts({ours}, facts->spec_rlimits);
     if (!conflicts.empty()) {
       o.spec = conflicts[0].spec;
       o.hook_runc = conflicts[0].spec;
+      o.hook_runc_needs_cap = conflicts[0].spec.hard > ours.hard;
     }
     e.outcomes.push_back(o);
   }
@@ -172,8 +176,10 @@ std::string ExplainText(const Explanation& e) {
   if (e.pod_namespace || e.pod_name) {
     os << "pod (as the runtime states it): namespace " << Quote(e.pod_namespace.value_or("?"))
        << ", name " << Quote(e.pod_name.value_or("?")) << "\n";
-  } else if (!e.pod_doubt.empty()) {
-    os << "pod: unknown: " << e.pod_doubt << "\n";
+  }
+  for (const auto& d : e.disputes) {
+    os << "disputed: " << DisputeText(d)
+       << " (one is a pod's own annotation; rules are decided for each, the lowest wins)\n";
   }
   os << "devices (linux.devices):";
   if (e.devices.empty()) os << " none";
@@ -181,7 +187,11 @@ std::string ExplainText(const Explanation& e) {
   os << "\n";
   for (size_t i = 0; i < e.rules.size(); ++i) {
     const auto& [name, matched] = e.rules[i];
-    os << "rule " << Quote(name) << ": " << (matched ? "matches" : "does not match");
+    const bool some = i < e.rule_candidates.size() && e.rule_candidates[i] == CandidateMatch::kSome;
+    os << "rule " << Quote(name) << ": "
+       << (matched ? "matches"
+           : some  ? "matches for some disputed candidates"
+                   : "does not match");
     if (i < e.rule_facts.size()) os << " (" << Describe(e.rule_facts[i]) << ")";
     os << "\n";
   }
@@ -191,6 +201,7 @@ std::string ExplainText(const Explanation& e) {
     return os.str();
   }
   for (const auto& n : e.decision.notes) os << "note: " << n << "\n";
+  for (const auto& w : e.warnings) os << "warning: " << w << "\n";
   if (e.decision.sources.empty()) {
     os << "limits: none; oci-rlimit leaves this container alone\n";
     return os.str();
@@ -204,7 +215,8 @@ std::string ExplainText(const Explanation& e) {
       return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' ');
     };
     os << cell(FormatRlimit(o.ours), 26) << cell(e.decision.sources[i].from, 17)
-       << cell(o.spec ? FormatRlimit(*o.spec) : "-", 26) << cell(FormatRlimit(o.hook_runc), 26)
+       << cell(o.spec ? FormatRlimit(*o.spec) : "-", 26)
+       << cell(o.hook_runc_needs_cap ? "fails w/o CAP_SYS_RESOURCE" : FormatRlimit(o.hook_runc), 26)
        << cell(FormatRlimit(o.hook_crun), 26) << FormatRlimit(o.wrapper) << "\n";
   }
   os << "rootless engine: " << RootlessName(e.rootless) << " (" << RootlessMeaning(e.rootless)
@@ -215,6 +227,11 @@ std::string ExplainText(const Explanation& e) {
          << FormatLimitValue(o.spec->soft) << ":" << FormatLimitValue(o.spec->hard)
          << "; runc re-applies it after hooks, so with the hook under runc the spec's value "
             "wins (crun keeps the hook's); oci-rlimit-runtime replaces the entry under both\n";
+      if (o.hook_runc_needs_cap) {
+        os << "  runc must raise the hard limit back above the hook's: without CAP_SYS_RESOURCE "
+              "(rootless, a restricted node) the container fails (\"error setting rlimit type "
+           << o.ours.resource << ": operation not permitted\")\n";
+      }
     }
   }
   return os.str();
@@ -225,15 +242,25 @@ Json ExplainJson(const Explanation& e) {
   o["bundle"] = e.bundle;
   Json rules = Json::array();
   for (size_t i = 0; i < e.rules.size(); ++i) {
-    Json r = {{"name", e.rules[i].first}, {"matched", e.rules[i].second}};
+    const bool some = i < e.rule_candidates.size() && e.rule_candidates[i] == CandidateMatch::kSome;
+    Json r = {{"name", e.rules[i].first},
+              {"matched", e.rules[i].second},
+              {"matched_some_candidates", some}};
     if (i < e.rule_facts.size()) r["facts"] = FactsJson(e.rule_facts[i]);
     rules.push_back(r);
   }
   o["rules"] = rules;
   o["warnings"] = Strings(e.trust_warnings);
+  Json disputed = Json::array();
+  for (const auto& d : e.disputes) {
+    disputed.push_back(
+        {{"field", d.field},
+         {"claims", {{d.containerd_key, d.containerd_value}, {d.crio_key, d.crio_value}}},
+         {"text", DisputeText(d)}});
+  }
   o["pod"] = {{"namespace", e.pod_namespace ? Json(*e.pod_namespace) : Json(nullptr)},
               {"name", e.pod_name ? Json(*e.pod_name) : Json(nullptr)},
-              {"doubt", e.pod_doubt}};
+              {"disputed", disputed}};
   o["devices"] = Strings(e.devices);
   o["ok"] = e.error.empty();
   if (!e.error.empty()) {
@@ -241,6 +268,7 @@ Json ExplainJson(const Explanation& e) {
     return o;
   }
   o["notes"] = Strings(e.decision.notes);
+  o["verdict_warnings"] = Strings(e.warnings);
   Json limits = Json::array();
   for (size_t i = 0; i < e.outcomes.size(); ++i) {
     const Outcome& out = e.outcomes[i];
@@ -248,6 +276,7 @@ Json ExplainJson(const Explanation& e) {
               {"from", e.decision.sources[i].from},
               {"spec", out.spec ? Json(FormatRlimit(*out.spec)) : Json(nullptr)},
               {"hook_runc", FormatRlimit(out.hook_runc)},
+              {"hook_runc_fails_without_cap_sys_resource", out.hook_runc_needs_cap},
               {"hook_crun", FormatRlimit(out.hook_crun)},
               {"runtime_wrapper", FormatRlimit(out.wrapper)},
               {"conflict", out.spec.has_value() && *out.spec != out.ours}};

@@ -24,23 +24,30 @@ struct Outcome {
   Rlimit hook_runc;            // runc re-applies the spec's entry after hooks
   Rlimit hook_crun;            // crun applies it before hooks: ours stays
   Rlimit wrapper;              // oci-rlimit-runtime replaces the spec's entry
+  // runc re-applies the spec's entry by raising the hard limit back above
+  // ours: without CAP_SYS_RESOURCE (rootless, a restricted node) runc fails
+  // instead, and the container with it.
+  bool hook_runc_needs_cap = false;
 };
 
 struct Explanation {
   std::string bundle;
-  std::vector<std::pair<std::string, bool>> rules;  // name, matched
+  std::vector<std::pair<std::string, bool>> rules;  // name, matched (for every candidate pod)
+  std::vector<CandidateMatch> rule_candidates;      // per rule: with disputed pod facts, kSome too
   std::vector<std::vector<RuleFact>> rule_facts;    // per rule: its conditions and their owners
   std::vector<std::string> trust_warnings;          // TrustWarnings(cfg)
   // The Kubernetes pod as the runtime states it (ContainerFacts).
   std::optional<std::string> pod_namespace;
   std::optional<std::string> pod_name;
-  std::string pod_doubt;
+  std::vector<DisputedFact> disputes;  // the pod fields the runtimes' annotations disagree on
   // linux.devices[].path as the spec holds them when oci-rlimit decides (a
   // device a later runtime adds, such as NVIDIA's, is not among them).
   std::vector<std::string> devices;
   Decision decision;
   std::vector<Outcome> outcomes;
   std::string error;  // the container would fail: a rejected or malformed request
+  // A request ignored under on-error = "warn" (the container gets the rest).
+  std::vector<std::string> warnings;
   Rootless rootless = Rootless::kDegrade;  // what a rootless engine does (config `rootless`)
 };
 

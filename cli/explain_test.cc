@@ -44,6 +44,37 @@ TEST(Explain, RunsAndCrunDifferOnASpecConflict) {
   EXPECT_EQ(j["limits"][1]["from"], "rule \"gpu\"");
 }
 
+// The hook lowers the hard limit below the spec's: runc must raise it back,
+// which fails without CAP_SYS_RESOURCE, so explain claims no success there.
+// Where the spec's hard limit is not above ours, runc needs no capability.
+TEST(Explain, RuncNeedsCapSysResourceWhenTheHookLowersTheHardLimit) {
+  struct Case {
+    const char* name;
+    const char* spec_entry;
+    bool needs_cap;
+  };
+  for (const Case& c : {Case{"spec_hard_above_ours", "\"soft\":2097152,\"hard\":8388608", true},
+                        Case{"spec_hard_equal", "\"soft\":2097152,\"hard\":4194304", false},
+                        Case{"spec_hard_below", "\"soft\":1024,\"hard\":2048", false}}) {
+    SCOPED_TRACE(c.name);
+    auto e = Explain(Cfg("rlimits = ['memlock=4M']\n"),
+                     Spec(std::string(R"({"process":{"rlimits":[{"type":"RLIMIT_MEMLOCK",)") +
+                          c.spec_entry + "}]}}"),
+                     "b");
+    ASSERT_TRUE(e.ok()) << e.error().Text();
+    ASSERT_EQ(e->outcomes.size(), 1u);
+    EXPECT_EQ(e->outcomes[0].hook_runc_needs_cap, c.needs_cap);
+    const std::string text = ExplainText(*e);
+    EXPECT_EQ(text.find("fails w/o CAP_SYS_RESOURCE") != std::string::npos, c.needs_cap) << text;
+    EXPECT_EQ(
+        text.find("error setting rlimit type 8: operation not permitted") != std::string::npos,
+        c.needs_cap)
+        << text;
+    EXPECT_EQ(ExplainJson(*e)["limits"][0]["hook_runc_fails_without_cap_sys_resource"],
+              c.needs_cap);
+  }
+}
+
 TEST(Explain, NoMatchLeavesOnlyTheDefault) {
   auto e = Explain(Cfg(kGpuRule), Spec(R"({"process":{"env":["PATH=/bin"]}})"), "b");
   ASSERT_TRUE(e.ok());
@@ -148,18 +179,88 @@ TEST(Explain, ListsTheDevicesTheSpecHolds) {
   EXPECT_EQ(j["devices"][1], "/dev/nvidiactl");
 }
 
-TEST(Explain, AForgedNamespaceAnnotationLeavesThePodInDoubt) {
-  auto e = Explain(Cfg(kNamespaceRule), Spec(R"({"annotations":{
-      "io.kubernetes.cri.sandbox-namespace":"default","io.kubernetes.pod.namespace":"gpu-a"}})"),
-                   "b");
+constexpr const char* kForgedGpuNamespace = R"({"annotations":{
+      "io.kubernetes.cri.sandbox-namespace":"default","io.kubernetes.pod.namespace":"gpu-a"}})";
+
+TEST(Explain, ShowsADisputedNamespaceAndRefusesWhatItCannotDecide) {
+  // No default and no spec entry: the GPU candidate's raise cannot be compared.
+  auto e = Explain(Cfg(kNamespaceRule), Spec(kForgedGpuNamespace), "b");
   ASSERT_TRUE(e.ok()) << e.error().Text();
   EXPECT_FALSE(e->rules[0].second);
   std::string text = ExplainText(*e);
-  EXPECT_NE(text.find("pod: unknown: annotation \"io.kubernetes.cri.sandbox-namespace\""),
+  EXPECT_NE(text.find("disputed: the pod's namespace: annotation "
+                      "\"io.kubernetes.cri.sandbox-namespace\" = \"default\" but "
+                      "\"io.kubernetes.pod.namespace\" = \"gpu-a\""),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("note: namespaces and pods rules do not match"), std::string::npos) << text;
-  EXPECT_EQ(ExplainJson(*e)["pod"]["namespace"], nullptr);
+  EXPECT_NE(text.find("rule \"ml\": matches for some disputed candidates"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("REFUSED: disputed pod facts"), std::string::npos) << text;
+  Json j = ExplainJson(*e);
+  EXPECT_EQ(j["pod"]["namespace"], nullptr);
+  ASSERT_EQ(j["pod"]["disputed"].size(), 1u);
+  EXPECT_EQ(j["pod"]["disputed"][0]["field"], "namespace");
+  EXPECT_EQ(j["pod"]["disputed"][0]["claims"]["io.kubernetes.pod.namespace"], "gpu-a");
+  EXPECT_EQ(j["rules"][0]["matched_some_candidates"], true);
+  EXPECT_EQ(j["ok"], false);
+}
+
+TEST(Explain, ADisputedNamespaceGetsTheLowestCandidate) {
+  auto e = Explain(Cfg(std::string("rlimits = ['memlock=6M']\n") + kNamespaceRule),
+                   Spec(kForgedGpuNamespace), "b");
+  ASSERT_TRUE(e.ok()) << e.error().Text();
+  std::string text = ExplainText(*e);
+  EXPECT_NE(text.find("note: disputed pod facts (the pod's namespace: "), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("memlock=6291456:6291456   default "), std::string::npos) << text;
+  EXPECT_EQ(ExplainJson(*e)["limits"][0]["limit"], "memlock=6291456:6291456");
+}
+
+TEST(Explain, ABadRequestUnderWarnKeepsTheNodesLimits) {
+  auto e = Explain(Cfg("rlimits = ['memlock=64K', 'nofile=512']\non-error = 'warn'\n"
+                       "[requests]\nenabled = true\nceilings = ['memlock=1M']\n"),
+                   Spec(R"({"annotations":{"oci-rlimit.io/rlimits":"please"}})"), "b");
+  ASSERT_TRUE(e.ok()) << e.error().Text();
+  EXPECT_TRUE(e->error.empty()) << e->error;
+  ASSERT_EQ(e->decision.limits.size(), 2u);
+  EXPECT_EQ(FormatRlimit(e->decision.limits[0]), "memlock=65536:65536");
+  EXPECT_EQ(FormatRlimit(e->decision.limits[1]), "nofile=512:512");
+  std::string text = ExplainText(*e);
+  EXPECT_NE(text.find("warning: on-error = \"warn\": the request is left out"), std::string::npos)
+      << text;
+  Json j = ExplainJson(*e);
+  ASSERT_EQ(j["verdict_warnings"].size(), 1u);
+  EXPECT_EQ(j["ok"], true);
+}
+
+TEST(Validate, APodsConditionAloneIsAnAuthorFact) {
+  Config c =
+      Cfg("[[rule]]\nname = 'trainer'\nrlimits = ['memlock=6M']\nmatch = { pods = ['trainer-*'] }\n"
+          "[[rule]]\nname = 'ml'\nrlimits = ['memlock=6M']\n"
+          "match = { pods = ['trainer-*'], namespaces = ['ml'] }\n");
+  std::string text = ValidateText(c);
+  EXPECT_NE(text.find("when pod trainer-* (in any namespace: its author names it) [author]\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("when namespace ml [node]; pod trainer-* [node]\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("warning: rule \"trainer\" matches only facts the container's author "
+                      "sets (pods)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("warning: rule \"ml\""), std::string::npos) << text;
+  Json j = ValidateJson(c);
+  EXPECT_EQ(j["rules"][0]["facts"][0]["owner"], "author");
+  EXPECT_EQ(j["rules"][1]["facts"][1]["owner"], "node");
+  auto e = Explain(c, Spec(R"({"annotations":{"io.kubernetes.cri.sandbox-namespace":"default",
+      "io.kubernetes.cri.sandbox-name":"trainer-evil"}})"),
+                   "b");
+  ASSERT_TRUE(e.ok()) << e.error().Text();
+  EXPECT_NE(ExplainText(*e).find("rule \"trainer\": matches (pod trainer-* (in any namespace: "
+                                 "its author names it) [author])"),
+            std::string::npos)
+      << ExplainText(*e);
+  EXPECT_EQ(ExplainJson(*e)["warnings"].size(), 1u);
 }
 
 TEST(Explain, WarnsOnAnAuthorOnlyRule) {

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/node_config.h"
+#include "cli/node_install.h"
 #include "core/text.h"
 #include "effects/files.h"
 
@@ -16,9 +17,22 @@ namespace {
 constexpr size_t kMaxConfigBytes = 4 << 20;
 
 constexpr const char* kNodeUsage =
-    "usage: oci-rlimit node containerd install --config FILE --binary PATH\n"
+    "usage: oci-rlimit node install --host-root DIR --source DIR [--prefix DIR]\n"
+    "                               [--runtime containerd|crio|auto] [--rlimits LIST]\n"
+    "                               [--nvidia | --no-nvidia] [--nvidia-runtime PATH] [--check]\n"
+    "       oci-rlimit node uninstall --host-root DIR [--force]\n"
+    "       oci-rlimit node containerd install --config FILE --binary PATH\n"
     "                                          [--name NAME] [--base HANDLER]\n"
     "       oci-rlimit node containerd uninstall --config FILE [--name NAME] [--delete-if-empty]\n"
+    "                                            [--added-default NAME]\n"
+    "\n"
+    "node install    every decision of packaging/kubernetes/install.sh: checks the input\n"
+    "                (nothing is written when any is wrong), copies the programs to PREFIX/bin,\n"
+    "                writes the drop-in, the containerd handler or CRI-O's files, and remembers\n"
+    "                the node's mode: a rerun without --nvidia keeps NVIDIA (--no-nvidia drops "
+    "it).\n"
+    "node uninstall  removes the handlers, then the files; keeps oci-rlimit-runtime while\n"
+    "                containers created through it exist (exit 3), unless --force.\n"
     "\n"
     "install    adds or refreshes runtime handler NAME (default oci-rlimit) in the section\n"
     "           FILE's version reads (2: io.containerd.grpc.v1.cri, 3: "
@@ -34,6 +48,7 @@ struct NodeArgs {
   std::string binary;
   std::string name = "oci-rlimit";
   std::string base = "runc";
+  std::string added_default;
   bool delete_if_empty = false;
 };
 
@@ -51,7 +66,8 @@ Result<NodeArgs> Parse(const std::vector<std::string>& args) {
       a.delete_if_empty = true;
       continue;
     }
-    if (s != "--config" && s != "--binary" && s != "--name" && s != "--base") {
+    if (s != "--config" && s != "--binary" && s != "--name" && s != "--base" &&
+        s != "--added-default") {
       return MakeError("unknown argument " + Quote(s));
     }
     if (i + 1 == args.size() || args[i + 1].empty()) return MakeError(s + ": missing value");
@@ -60,6 +76,7 @@ Result<NodeArgs> Parse(const std::vector<std::string>& args) {
     if (s == "--binary") a.binary = v;
     if (s == "--name") a.name = v;
     if (s == "--base") a.base = v;
+    if (s == "--added-default") a.added_default = v;
   }
   if (a.config.empty()) return MakeError("--config: required");
   if (a.action == "install") {
@@ -67,6 +84,72 @@ Result<NodeArgs> Parse(const std::vector<std::string>& args) {
     if (!a.binary.starts_with("/"))
       return MakeError("--binary: " + Quote(a.binary) + " must be absolute");
   }
+  return a;
+}
+
+// The value after flag `s` at args[*i], advancing *i.
+Result<std::string> Value(const std::vector<std::string>& args, size_t* i) {
+  const std::string& s = args[*i];
+  if (*i + 1 == args.size() || args[*i + 1].empty()) return MakeError(s + ": missing value");
+  return args[++*i];
+}
+
+Result<node::InstallArgs> ParseInstall(const std::vector<std::string>& args) {
+  node::InstallArgs a;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& s = args[i];
+    if (s == "--nvidia" || s == "--no-nvidia") {
+      if (a.nvidia && *a.nvidia != (s == "--nvidia"))
+        return MakeError("--nvidia and --no-nvidia: choose one");
+      a.nvidia = s == "--nvidia";
+      continue;
+    }
+    if (s == "--check") {
+      a.check = true;
+      continue;
+    }
+    auto v = Value(args, &i);
+    if (!v) return v.error();
+    if (s == "--host-root") {
+      a.host = *v;
+    } else if (s == "--prefix") {
+      a.prefix = *v;
+    } else if (s == "--runtime") {
+      a.runtime = *v;
+    } else if (s == "--rlimits") {
+      a.rlimits = *v;
+    } else if (s == "--source") {
+      a.source = *v;
+    } else if (s == "--nvidia-runtime") {
+      if (a.nvidia == false) return MakeError("--nvidia-runtime and --no-nvidia: choose one");
+      a.nvidia = true;
+      a.nvidia_runtime = *v;
+    } else {
+      return MakeError("unknown argument " + Quote(s));
+    }
+  }
+  if (a.host.empty()) return MakeError("--host-root: required");
+  if (!a.check && a.source.empty()) return MakeError("--source: required");
+  while (a.host.size() > 1 && a.host.back() == '/') a.host.pop_back();
+  if (a.host == "/") a.host.clear();
+  return a;
+}
+
+Result<node::UninstallArgs> ParseUninstall(const std::vector<std::string>& args) {
+  node::UninstallArgs a;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--force") {
+      a.force = true;
+      continue;
+    }
+    if (args[i] != "--host-root") return MakeError("unknown argument " + Quote(args[i]));
+    auto v = Value(args, &i);
+    if (!v) return v.error();
+    a.host = *v;
+  }
+  if (a.host.empty()) return MakeError("--host-root: required");
+  while (a.host.size() > 1 && a.host.back() == '/') a.host.pop_back();
+  if (a.host == "/") a.host.clear();
   return a;
 }
 
@@ -95,7 +178,7 @@ int Run(const NodeArgs& a) {
   const std::string current = missing ? std::string() : *text;
   Result<node::ConfigEdit> edit =
       a.action == "install" ? node::InstallHandler(current, a.config, {a.name, a.binary, a.base})
-                            : node::UninstallHandler(current, a.config, a.name);
+                            : node::UninstallHandler(current, a.config, a.name, a.added_default);
   if (!edit) {
     std::cerr << "oci-rlimit: " << edit.error().Text() << "\n";
     return 1;
@@ -127,6 +210,22 @@ int NodeMain(const std::vector<std::string>& args) {
   if (!args.empty() && (args[0] == "-h" || args[0] == "--help")) {
     std::cout << kNodeUsage;
     return 0;
+  }
+  if (!args.empty() && (args[0] == "install" || args[0] == "uninstall")) {
+    if (args[0] == "install") {
+      auto a = ParseInstall(args);
+      if (!a) {
+        std::cerr << "oci-rlimit node: " << a.error().Text() << "\n";
+        return 2;
+      }
+      return node::RunInstall(*a, std::cout, std::cerr);
+    }
+    auto a = ParseUninstall(args);
+    if (!a) {
+      std::cerr << "oci-rlimit node: " << a.error().Text() << "\n";
+      return 2;
+    }
+    return node::RunUninstall(*a, std::cout, std::cerr);
   }
   auto a = Parse(args);
   if (!a) {

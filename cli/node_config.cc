@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "adapters/engines/toml_read.h"
 #include "core/text.h"
-#include "core/toml_guard.h"
 
 namespace ocirlimit::node {
 namespace {
@@ -14,10 +14,6 @@ namespace {
 constexpr std::string_view kMarker =
     "# oci-rlimit: this handler is written by oci-rlimit's node installer (install.sh); "
     "--uninstall removes it";
-// The markers of the installer before this one, removed when seen.
-constexpr std::string_view kOldBegin =
-    "# BEGIN oci-rlimit: added by oci-rlimit install.sh; --uninstall removes it";
-constexpr std::string_view kOldEnd = "# END oci-rlimit";
 
 bool IsBare(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -147,15 +143,9 @@ class Scanner {
   int depth_ = 0;
 };
 
+// Every TOML file goes through the node model's one guarded parse.
 Result<toml::table> Parse(std::string_view text, const std::string& where) {
-  if (auto guard = CheckTomlSafeText(text); !guard) return guard.error().Wrap(where);
-  try {
-    return toml::parse(text, where);
-  } catch (const toml::parse_error& err) {
-    std::ostringstream os;
-    os << where << ": line " << err.source().begin.line << ": " << OneLine(err.description());
-    return MakeError(os.str());
-  }
+  return engines::ParseToml(text, where);
 }
 
 std::string Serialize(const toml::table& t) {
@@ -234,7 +224,7 @@ bool IsBlankOrComment(std::string_view line) {
 }
 
 // Text with the sections of the given handler tables cut out (with our
-// marker line above them), and the old installer's marker lines dropped.
+// marker line above them).
 Result<std::string> CutSections(std::string_view text,
                                 const std::vector<std::vector<std::string>>& prefixes) {
   auto headers = Scanner(text).Run();
@@ -280,19 +270,7 @@ Result<std::string> CutSections(std::string_view text,
   std::string out(text);
   for (auto it = cuts.rbegin(); it != cuts.rend(); ++it)
     out.erase(it->first, it->second - it->first);
-  // The old installer's BEGIN/END lines, wherever they are.
-  std::string cleaned;
-  std::istringstream lines(out);
-  std::string line;
-  bool any = false;
-  while (std::getline(lines, line)) {
-    if (Trim(line) == kOldBegin || Trim(line) == kOldEnd) continue;
-    cleaned += line + "\n";
-    any = true;
-  }
-  if (!any) return std::string();
-  if (!out.empty() && out.back() != '\n') cleaned.pop_back();
-  return cleaned;
+  return out;
 }
 
 std::vector<std::string> HandlerPath(std::string_view plugin, const std::string& name) {
@@ -438,6 +416,7 @@ Result<ConfigEdit> InstallHandler(std::string_view text, const std::string& sour
   if (remove_stale) cut.push_back(HandlerPath(other, req.name));
   auto edited = CutSections(text, cut);
   if (!edited) return edited.error().Wrap(where);
+  if (add_default) edit.added_default = def_name;
   std::string out = std::move(*edited);
   if (!out.empty() && out.back() != '\n') out += '\n';
   if (!root.contains("version")) out += "version = 2\n";
@@ -450,7 +429,7 @@ Result<ConfigEdit> InstallHandler(std::string_view text, const std::string& sour
 }
 
 Result<ConfigEdit> UninstallHandler(std::string_view text, const std::string& source,
-                                    const std::string& name) {
+                                    const std::string& name, const std::string& added_default) {
   const std::string where = "containerd config " + Quote(source);
   auto parsed = Parse(text, where);
   if (!parsed) return parsed.error();
@@ -471,12 +450,14 @@ Result<ConfigEdit> UninstallHandler(std::string_view text, const std::string& so
     toml::table* rt = Runtimes(want, plugin);
     rt->erase(name);
     cut.push_back(HandlerPath(plugin, name));
-    // The bare default handler install declared: with ours gone it means
-    // what containerd's built-in table means, so it goes too.
+    // The bare default handler install declared: with ours gone and no
+    // other handler left it means what containerd's built-in table means,
+    // so it goes too. One the admin wrote, or one beside other handlers
+    // (without it, containerd 1.x would have no default), stays.
     const std::string def_name =
         root["plugins"][plugin]["containerd"]["default_runtime_name"].value_or(std::string("runc"));
     const toml::table* def = (*rt)[def_name].as_table();
-    if (rt->size() == 1 && def != nullptr &&
+    if (!added_default.empty() && def_name == added_default && rt->size() == 1 && def != nullptr &&
         *def == toml::table{{"runtime_type", "io.containerd.runc.v2"}}) {
       rt->erase(def_name);
       cut.push_back(HandlerPath(plugin, def_name));
@@ -496,6 +477,19 @@ Result<ConfigEdit> UninstallHandler(std::string_view text, const std::string& so
   if (!edited) return edited.error().Wrap(where);
   edit.only_version = only_version(want);
   return Finish(text, where, std::move(*edited), want, std::move(edit));
+}
+
+Result<std::vector<std::string>> WrapperRoots(std::string_view text, const std::string& source,
+                                              const std::string& name) {
+  auto parsed = Parse(text, "containerd config " + Quote(source));
+  if (!parsed) return parsed.error();
+  std::vector<std::string> out;
+  for (std::string_view plugin : {kCriPluginV2, kCriPluginV3}) {
+    const toml::table* h = Handler(*parsed, plugin, name);
+    if (h == nullptr || !IsOurs(*h)) continue;
+    out.push_back((*h)["options"]["Root"].value_or(std::string()));
+  }
+  return out;
 }
 
 }  // namespace ocirlimit::node

@@ -16,20 +16,22 @@
 #include <string_view>
 #include <vector>
 
+#include "adapters/engines/constants.h"
 #include "core/error.h"
 
 namespace ocirlimit::node {
 
-inline constexpr std::string_view kRuntimeBinaryName = "oci-rlimit-runtime";
-inline constexpr std::string_view kPodAnnotations = "oci-rlimit.io/*";
+// The engine constants, from the node model (adapters/engines/constants.h).
+inline constexpr std::string_view kRuntimeBinaryName = engines::kWrapperName;
+inline constexpr std::string_view kPodAnnotations = engines::kPodAnnotationsGlob;
 
 // Where a config version keeps CRI's runtime handlers.
 // version 2 (containerd 1.x; 2.x migrates it on load):
 //   plugins."io.containerd.grpc.v1.cri".containerd.runtimes
 // version 3 (containerd 2.x):
 //   plugins."io.containerd.cri.v1.runtime".containerd.runtimes
-inline constexpr std::string_view kCriPluginV2 = "io.containerd.grpc.v1.cri";
-inline constexpr std::string_view kCriPluginV3 = "io.containerd.cri.v1.runtime";
+inline constexpr std::string_view kCriPluginV2 = engines::kCriPluginV2;
+inline constexpr std::string_view kCriPluginV3 = engines::kCriPluginV3;
 
 // The CRI plugin whose handler table a config of `version` reads, or "".
 std::string_view CriPluginFor(int64_t version);
@@ -61,6 +63,9 @@ struct ConfigEdit {
   int64_t version = 0;
   bool rewritten = false;     // the text edit failed its check; toml++ wrote the file
   bool only_version = false;  // nothing is left but `version` (uninstall)
+  // install: the default handler it had to declare (see InstallHandler), or
+  // "". Remembered, so that uninstall removes that table and no other.
+  std::string added_default;
 };
 
 // Adds or refreshes handler `req.name` in the section the file's version
@@ -76,8 +81,15 @@ Result<ConfigEdit> InstallHandler(std::string_view text, const std::string& sour
                                   const HandlerRequest& req);
 
 // Removes handler `name` from both sections when its BinaryName is
-// oci-rlimit-runtime; anything else is left as it is.
+// oci-rlimit-runtime; anything else is left as it is, except the bare
+// default handler `added_default` that install declared, once no other
+// handler is left beside it.
 Result<ConfigEdit> UninstallHandler(std::string_view text, const std::string& source,
-                                    const std::string& name);
+                                    const std::string& name, const std::string& added_default);
+
+// The runc --root (options.Root) of each handler `name` that runs
+// oci-rlimit-runtime, in either section; "" for one that sets none.
+Result<std::vector<std::string>> WrapperRoots(std::string_view text, const std::string& source,
+                                              const std::string& name);
 
 }  // namespace ocirlimit::node

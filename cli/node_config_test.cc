@@ -124,7 +124,8 @@ TEST_P(InstallHandlerTest, WritesTheHandlerWhereTheVersionReadsIt) {
   EXPECT_FALSE(again->changed);
   EXPECT_EQ(again->text, edit->text);
   // And uninstall gives back what it meant before.
-  auto un = UninstallHandler(edit->text, "/etc/containerd/config.toml", c.req.name);
+  auto un =
+      UninstallHandler(edit->text, "/etc/containerd/config.toml", c.req.name, edit->added_default);
   ASSERT_TRUE(un.ok()) << un.error().Text();
   EXPECT_EQ(HandlerIn(P(un->text), c.want_plugin, c.req.name), nullptr);
 }
@@ -198,7 +199,7 @@ TEST(InstallHandler, RerunAfterACommentlessRewriteKeepsOneHandler) {
   auto again = InstallHandler(rewritten, "c.toml", {"oci-rlimit", kBin, "runc"});
   ASSERT_TRUE(again.ok()) << again.error().Text();
   EXPECT_FALSE(again->changed);
-  auto un = UninstallHandler(rewritten, "c.toml", "oci-rlimit");
+  auto un = UninstallHandler(rewritten, "c.toml", "oci-rlimit", "");
   ASSERT_TRUE(un.ok()) << un.error().Text();
   toml::table out = P(un->text);
   EXPECT_EQ(HandlerIn(out, kCriPluginV2, "oci-rlimit"), nullptr);
@@ -242,25 +243,90 @@ TEST(UninstallHandler, LeavesAHandlerThatIsNotOurs) {
   std::string text = std::string(kV2) +
                      "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.oci-rlimit]\n"
                      "runtime_type = \"io.containerd.kata.v2\"\n";
-  auto un = UninstallHandler(text, "c.toml", "oci-rlimit");
+  auto un = UninstallHandler(text, "c.toml", "oci-rlimit", "");
   ASSERT_TRUE(un.ok()) << un.error().Text();
   EXPECT_FALSE(un->changed);
   EXPECT_EQ(un->text, text);
   EXPECT_EQ(un->notes.size(), 1U);
 }
 
-TEST(UninstallHandler, OldInstallersMarkersGo) {
-  std::string text =
-      std::string(kV2) +
-      "# BEGIN oci-rlimit: added by oci-rlimit install.sh; --uninstall removes it\n"
+// The three one-line bugs the TOML editing once survived, each killed here.
+
+// A version 2 table named oci-rlimit in a version 3 file that runs something
+// else is not ours: install leaves it (containerd ignores it anyway).
+TEST(InstallHandler, KeepsAStaleTableThatIsNotOurs) {
+  const std::string stale =
       "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.oci-rlimit]\n"
-      "  runtime_type = \"io.containerd.runc.v2\"\n"
-      "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.oci-rlimit.options]\n"
-      "  BinaryName = \"/usr/local/bin/oci-rlimit-runtime\"\n"
-      "# END oci-rlimit\n";
-  auto un = UninstallHandler(text, "c.toml", "oci-rlimit");
+      "runtime_type = \"io.containerd.kata.v2\"\n";
+  auto edit = InstallHandler(std::string(kV3) + stale, "c.toml", {"oci-rlimit", kBin, "runc"});
+  ASSERT_TRUE(edit.ok()) << edit.error().Text();
+  toml::table out = P(edit->text);
+  const toml::table* kept = HandlerIn(out, kCriPluginV2, "oci-rlimit");
+  ASSERT_NE(kept, nullptr) << edit->text;
+  EXPECT_EQ((*kept)["runtime_type"].value<std::string>(), "io.containerd.kata.v2");
+  EXPECT_NE(HandlerIn(out, kCriPluginV3, "oci-rlimit"), nullptr);
+  EXPECT_TRUE(edit->notes.empty());
+}
+
+// The bare default handler install declared goes with ours only when no
+// other handler is left; one the admin wrote always stays.
+struct DefaultCase {
+  const char* name;
+  std::string text;
+  bool add_later;  // a handler added after the install
+  bool want_runc;  // runc still declared after uninstall
+};
+
+class BareDefaultTest : public ::testing::TestWithParam<DefaultCase> {};
+
+TEST_P(BareDefaultTest, UninstallKeepsTheDefaultWhileItMatters) {
+  const DefaultCase& c = GetParam();
+  auto edit = InstallHandler(c.text, "c.toml", {"oci-rlimit", kBin, "runc"});
+  ASSERT_TRUE(edit.ok()) << edit.error().Text();
+  std::string text = edit->text;
+  if (c.add_later) {
+    text +=
+        "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.kata]\n"
+        "runtime_type = \"io.containerd.kata.v2\"\n";
+  }
+  auto un = UninstallHandler(text, "c.toml", "oci-rlimit", edit->added_default);
   ASSERT_TRUE(un.ok()) << un.error().Text();
-  EXPECT_EQ(un->text, kV2);
+  toml::table out = P(un->text);
+  EXPECT_EQ(HandlerIn(out, kCriPluginV2, "runc") != nullptr, c.want_runc) << un->text;
+  EXPECT_EQ(HandlerIn(out, kCriPluginV2, "oci-rlimit"), nullptr);
+  if (!c.add_later) {
+    EXPECT_EQ(un->text, c.text) << "the file as it was";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Node, BareDefaultTest,
+    ::testing::Values(
+        DefaultCase{"DeclaredByInstallGoes", "version = 2\n", false, false},
+        DefaultCase{"DeclaredByInstallStaysBesideAnotherHandler", "version = 2\n", true, true},
+        DefaultCase{"TheAdminsOwnStays",
+                    "version = 2\n"
+                    "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\n"
+                    "runtime_type = \"io.containerd.runc.v2\"\n",
+                    false, true}),
+    [](const ::testing::TestParamInfo<DefaultCase>& info) { return std::string(info.param.name); });
+
+// A base handler that already passes oci-rlimit.io/* gives a handler that
+// lists it once.
+TEST(InstallHandler, PodAnnotationsListOursOnce) {
+  std::string text = kV2;
+  text.replace(text.find("pod_annotations = []"), 20,
+               "pod_annotations = [\"oci-rlimit.io/*\", \"x\"]");
+  auto edit = InstallHandler(text, "c.toml", {"oci-rlimit", kBin, "runc"});
+  ASSERT_TRUE(edit.ok()) << edit.error().Text();
+  const toml::table out = P(edit->text);
+  const toml::array* pa =
+      out["plugins"][kCriPluginV2]["containerd"]["runtimes"]["oci-rlimit"]["pod_annotations"]
+          .as_array();
+  ASSERT_NE(pa, nullptr) << edit->text;
+  ASSERT_EQ(pa->size(), 2U) << edit->text;
+  EXPECT_EQ((*pa)[0].value<std::string>(), "oci-rlimit.io/*");
+  EXPECT_EQ((*pa)[1].value<std::string>(), "x");
 }
 
 struct ScanCase {

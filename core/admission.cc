@@ -57,6 +57,52 @@ Verdict OnContainerError(const Config& cfg, Error error) {
   return v;
 }
 
+namespace {
+
+Verdict Applying(Decision d, std::vector<std::string> notes) {
+  Verdict v;
+  v.action = Action::kApply;
+  v.limits = std::move(d.limits);
+  v.sources = std::move(d.sources);
+  v.matched = std::move(d.matched);
+  v.notes = std::move(notes);
+  for (auto& n : d.notes) v.notes.push_back(std::move(n));
+  return v;
+}
+
+Verdict Refused(Error error, std::vector<std::string> notes) {
+  Verdict v;
+  v.action = Action::kFail;
+  v.error = std::move(error);
+  v.notes = std::move(notes);
+  return v;
+}
+
+// A decision that failed: the request's error, or not (a pod dispute that
+// cannot be decided). Only the request's error is the author's to excuse:
+// under on-error = "warn" the container gets what the node gives it (the
+// top-level limits and matching rules) without the request. Anything else
+// refuses the container: starting it untouched would drop the node's limits.
+Verdict DecideFailed(const Config& cfg, const ContainerFacts& facts, const Error& error,
+                     std::vector<std::string> notes) {
+  if (facts.annotations.count(std::string(kRequestAnnotation)) == 0) {
+    return Refused(error, std::move(notes));
+  }
+  ContainerFacts without_request = facts;
+  without_request.annotations.erase(std::string(kRequestAnnotation));
+  Result<Decision> node = Decide(cfg, without_request);
+  if (!node) return Refused(node.error(), std::move(notes));
+  if (cfg.on_error != OnError::kWarn) return Refused(error, std::move(notes));
+  Verdict v = Applying(std::move(*node), std::move(notes));
+  v.warnings.push_back(
+      Cat("on-error = \"warn\": the request is left out; the container gets "
+          "the node's limits (top-level and rules) without it: ",
+          error.Text()));
+  return v;
+}
+
+}  // namespace
+
 Verdict Admit(const Config& cfg, const ContainerFacts& facts, EntryPoint at) {
   const ContainerFacts* decide_on = &facts;
   ContainerFacts without_request;
@@ -69,22 +115,16 @@ Verdict Admit(const Config& cfg, const ContainerFacts& facts, EntryPoint at) {
                                 ": ignored on a pod sandbox (pause) container"));
   }
   Result<Decision> d = Decide(cfg, *decide_on);
-  if (!d) {
-    Verdict v = OnContainerError(cfg, d.error());
-    v.notes = std::move(sandbox_notes);
-    return v;
-  }
-  Verdict v;
-  v.action = Action::kApply;
-  v.limits = std::move(d->limits);
-  v.sources = std::move(d->sources);
-  v.matched = std::move(d->matched);
-  v.notes = std::move(sandbox_notes);
-  for (auto& n : d->notes) v.notes.push_back(std::move(n));
+  Verdict v = d ? Applying(std::move(*d), std::move(sandbox_notes))
+                : DecideFailed(cfg, *decide_on, d.error(), std::move(sandbox_notes));
+  if (v.action != Action::kApply) return v;
   // Only the hook sets limits beside the spec's own entries, which runc
   // re-applies after hooks; every other path replaces the spec's entry.
-  if (at == EntryPoint::kHook)
-    v.warnings = ConflictWarnings(FindConflicts(v.limits, facts.spec_rlimits));
+  if (at == EntryPoint::kHook) {
+    for (auto& w : ConflictWarnings(FindConflicts(v.limits, facts.spec_rlimits))) {
+      v.warnings.push_back(std::move(w));
+    }
+  }
   return v;
 }
 

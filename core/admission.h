@@ -29,9 +29,12 @@ enum class EntryPoint {
 const char* EntryPointName(EntryPoint at);
 
 enum class Action {
-  kApply,              // set `limits` (none: nothing to change)
-  kProceedUnmodified,  // on-error = "warn" excused `error`: start the container untouched
-  kFail,               // refuse the container with `error`
+  kApply,  // set `limits` (none: nothing to change)
+  // on-error = "warn" excused `error`, oci-rlimit's own failure to apply what
+  // the node gives (OnContainerError): start the container untouched. Admit
+  // never gives it: a bad request under "warn" is kApply without the request.
+  kProceedUnmodified,
+  kFail,  // refuse the container with `error`
 };
 const char* ActionName(Action a);
 
@@ -41,7 +44,8 @@ struct Verdict {
   std::vector<LimitSource> sources;  // one per entry of limits
   std::vector<std::string> matched;  // names of the rules that matched, in order
   // For stderr and the log: conflicts with the spec's own rlimits (hook
-  // only), and the on-error excuse with kProceedUnmodified.
+  // only), a request ignored under on-error = "warn", and the on-error
+  // excuse with kProceedUnmodified.
   std::vector<std::string> warnings;
   std::vector<std::string> notes;  // clamped or ignored requests
   std::optional<Error> error;      // set with kProceedUnmodified and kFail
@@ -56,8 +60,10 @@ bool IsSandbox(const ContainerFacts& facts);
 // Top-level limits, then matching rules, then the container's request
 // (never for a sandbox: a pod's annotations reach its pause container too,
 // and it has no use for them). A malformed or rejected request is the
-// container's error, which on-error decides on, the same way on every path:
-// "fail" refuses the container, "warn" starts it unmodified with a warning.
+// request's error, never the node's, the same way on every path: "fail"
+// refuses the container; "warn" applies the top-level limits and matching
+// rules without the request, with a warning. A pod dispute that cannot be
+// decided (core/pod_dispute.h) refuses the container whatever on-error says.
 // Errors in the admin's own config never get here: they are fatal before.
 [[nodiscard]] Verdict Admit(const Config& cfg, const ContainerFacts& facts, EntryPoint at);
 

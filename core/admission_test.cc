@@ -10,6 +10,9 @@
 #include <tuple>
 #include <vector>
 
+#include "core/text.h"
+#include "tests/testing/case_name.h"
+
 namespace ocirlimit {
 
 // The table's enum parameters print as their names, not as hex dumps. Static:
@@ -36,7 +39,7 @@ struct Scenario {
   const char* name;
   ContainerFacts facts;
   std::vector<Rlimit> limits;  // with kApply
-  bool container_error;        // a malformed or rejected request
+  bool container_error;        // a malformed or rejected request: refused under "fail"
   const char* note;            // a substring of one note, or ""
   bool conflict;               // facts.spec_rlimits conflicts with limits
   const char* extra_config = "";
@@ -74,13 +77,19 @@ std::vector<Scenario> Scenarios() {
        false},
       {"RequestMalformed",
        {{{"oci-rlimit.io/rlimits", "memlock=lots"}}, {}, {}, {}},
-       {},
+       {nofile},
+       true,
+       "",
+       false},
+      {"RequestMalformedKeepsTheRule",
+       {{{"oci-rlimit.io/rlimits", "please"}}, {"NVIDIA_VISIBLE_DEVICES=0"}, {}, {}},
+       {nofile, gpu},
        true,
        "",
        false},
       {"RequestOverCeilingRejected",
-       {{{"oci-rlimit.io/rlimits", "memlock=1G"}}, {}, {}, {}},
-       {},
+       {{{"oci-rlimit.io/rlimits", "memlock=1G"}}, {"NVIDIA_VISIBLE_DEVICES=0"}, {}, {}},
+       {nofile, gpu},
        true,
        "",
        false,
@@ -139,18 +148,23 @@ TEST_P(AdmitTable, GivesTheVerdict) {
   cfg->on_error = on_error;
 
   const Verdict v = Admit(*cfg, s.facts, at);
-  if (s.container_error) {
+  if (s.container_error && on_error == OnError::kFail) {
     ASSERT_TRUE(v.error.has_value());
     EXPECT_NE(v.error->Text().find("oci-rlimit.io/rlimits"), std::string::npos) << v.error->Text();
     EXPECT_TRUE(v.limits.empty());
-    if (on_error == OnError::kWarn) {
-      EXPECT_EQ(v.action, Action::kProceedUnmodified);
-      ASSERT_EQ(v.warnings.size(), 1u);
-      EXPECT_NE(v.warnings[0].find("on-error = \"warn\""), std::string::npos) << v.warnings[0];
-    } else {
-      EXPECT_EQ(v.action, Action::kFail);
-      EXPECT_TRUE(v.warnings.empty());
-    }
+    EXPECT_EQ(v.action, Action::kFail);
+    EXPECT_TRUE(v.warnings.empty());
+    return;
+  }
+  if (s.container_error) {
+    // The request's error, never the node's: the node's limits without it.
+    EXPECT_EQ(v.action, Action::kApply);
+    EXPECT_FALSE(v.error.has_value());
+    EXPECT_EQ(v.limits, s.limits);
+    ASSERT_FALSE(v.warnings.empty());
+    EXPECT_TRUE(v.warnings[0].starts_with("on-error = \"warn\": the request is left out"))
+        << v.warnings[0];
+    EXPECT_NE(v.warnings[0].find("oci-rlimit.io/rlimits"), std::string::npos) << v.warnings[0];
     return;
   }
   EXPECT_EQ(v.action, Action::kApply);
@@ -182,6 +196,73 @@ INSTANTIATE_TEST_SUITE_P(Admission, AdmitTable,
                                             ::testing::Values(OnError::kFail, OnError::kWarn),
                                             ::testing::ValuesIn(kEntryPoints)),
                          ParamName);
+
+// A bad request never takes the node's defaults away: top-level limits
+// (and rules) stay, under on-error = "warn", on every path.
+struct NodeLimitsCase {
+  std::string name;
+  std::string request;
+  std::string extra;  // more config
+};
+
+class BadRequestKeepsNodeLimits : public ::testing::TestWithParam<NodeLimitsCase> {};
+
+TEST_P(BadRequestKeepsNodeLimits, UnderWarnOnEveryPath) {
+  auto cfg = ParseConfig(std::string(R"(rlimits = ["memlock=64K", "nofile=512"]
+on-error = "warn"
+[requests]
+enabled = true
+ceilings = ["memlock=1M"]
+)") + GetParam().extra,
+                         "test.toml");
+  ASSERT_TRUE(cfg.ok()) << cfg.error().Text();
+  ContainerFacts f;
+  f.annotations["oci-rlimit.io/rlimits"] = GetParam().request;
+  for (EntryPoint at : kEntryPoints) {
+    const Verdict v = Admit(*cfg, f, at);
+    EXPECT_EQ(v.action, Action::kApply) << EntryPointName(at);
+    EXPECT_EQ(v.limits, (std::vector<Rlimit>{{RLIMIT_MEMLOCK, 64 << 10, 64 << 10},
+                                             {RLIMIT_NOFILE, 512, 512}}))
+        << EntryPointName(at);
+    ASSERT_EQ(v.warnings.size(), 1u) << EntryPointName(at);
+    EXPECT_NE(v.warnings[0].find(Quote(GetParam().request)), std::string::npos) << v.warnings[0];
+  }
+  cfg->on_error = OnError::kFail;
+  EXPECT_EQ(Admit(*cfg, f, EntryPoint::kNri).action, Action::kFail);
+}
+
+INSTANTIATE_TEST_SUITE_P(Admission, BadRequestKeepsNodeLimits,
+                         ::testing::Values(NodeLimitsCase{"Malformed", "please", ""},
+                                           NodeLimitsCase{"UnknownType", "memlock=1M,bogus=1", ""},
+                                           NodeLimitsCase{"OverCeilingRejected", "memlock=1G",
+                                                          "over-ceiling = \"reject\"\n"},
+                                           NodeLimitsCase{"UnlistedTypeRejected", "core=unlimited",
+                                                          "over-ceiling = \"reject\"\n"}),
+                         CaseName{});
+
+// A pod dispute that cannot be decided is no request error: it refuses the
+// container whatever on-error says (starting it untouched would drop a cap).
+TEST(Admit, AnUndecidableDisputeIsRefusedUnderWarnToo) {
+  auto cfg = ParseConfig(R"(on-error = "warn"
+[[rule]]
+name = "gpu"
+rlimits = ["memlock=1G"]
+match = { namespaces = ["gpu-*"] }
+)",
+                         "test.toml");
+  ASSERT_TRUE(cfg.ok()) << cfg.error().Text();
+  ContainerFacts f;
+  f.annotations = {{"io.kubernetes.cri.sandbox-namespace", "default"},
+                   {"io.kubernetes.pod.namespace", "gpu-a"},
+                   {"oci-rlimit.io/rlimits", "please"}};
+  SetPodFromRuntimeAnnotations(f);
+  for (EntryPoint at : kEntryPoints) {
+    const Verdict v = Admit(*cfg, f, at);
+    EXPECT_EQ(v.action, Action::kFail) << EntryPointName(at);
+    ASSERT_TRUE(v.error.has_value());
+    EXPECT_NE(v.error->Text().find("disputed pod facts"), std::string::npos) << v.error->Text();
+  }
+}
 
 TEST(OnContainerError, FollowsOnErrorTheSameWayAsAdmit) {
   Config cfg;

@@ -294,14 +294,12 @@ Status ParseRequests(const toml::node& node, Config& cfg) {
 }
 
 Status ParseTopLevel(const toml::table& root, Config& cfg) {
-  bool have_top_rlimits = false;
   for (const auto& [key_node, value] : root) {
     std::string key(key_node.str());
     if (key == "rlimits") {
       auto r = Rlimits(value, "rlimits");
       if (!r) return r.error();
       cfg.rlimits = *r;
-      have_top_rlimits = true;
     } else if (key == "on-error") {
       auto s = String(value, key);
       if (!s) return s.error();
@@ -345,10 +343,8 @@ Status ParseTopLevel(const toml::table& root, Config& cfg) {
   if (nt == nullptr) return MakeError(std::string(kNvidiaSection) + ": must be a table");
   const toml::node* nv_rlimits = nt->get("rlimits");
   if (nv_rlimits == nullptr) return Ok{};
-  if (have_top_rlimits) {
-    return MakeError("rlimits is set both at the top level and in [" + std::string(kNvidiaSection) +
-                     "]; keep one");
-  }
+  // Both forms in the merged files cannot happen: MergeRlimitsForms keeps the
+  // later file's and refuses a file with both.
   auto r = Rlimits(*nv_rlimits, std::string(kNvidiaSection) + ".rlimits");
   if (!r) return r.error();
   cfg.rlimits = *r;
@@ -384,6 +380,29 @@ void MergeToml(toml::table& into, const toml::table& from) {
   }
 }
 
+// A file's rlimits list, in either form: top-level `rlimits` or NVIDIA's
+// `[nvidia-container-runtime] rlimits`.
+bool HasTopRlimits(const toml::table& t) { return t.get("rlimits") != nullptr; }
+bool HasNvidiaRlimits(const toml::table& t) {
+  const toml::node* nv = t.get(kNvidiaSection);
+  return nv != nullptr && nv->is_table() && nv->as_table()->get("rlimits") != nullptr;
+}
+
+// The two forms of rlimits are one setting: across files the later file's
+// list wins whatever its form, so a file that sets one form drops the other
+// form from what the earlier files merged. One file holding both is an error.
+Status MergeRlimitsForms(toml::table& into, const toml::table& from, const std::string& path) {
+  const bool top = HasTopRlimits(from);
+  const bool nvidia = HasNvidiaRlimits(from);
+  if (top && nvidia) {
+    return MakeError("config " + Quote(path) + ": rlimits is set both at the top level and in [" +
+                     std::string(kNvidiaSection) + "]; keep one");
+  }
+  if (top && HasNvidiaRlimits(into)) into.get(kNvidiaSection)->as_table()->erase("rlimits");
+  if (nvidia) into.erase("rlimits");
+  return Ok{};
+}
+
 }  // namespace
 
 Result<Config> ParseConfig(std::string_view toml_text, const std::string& source) {
@@ -397,6 +416,7 @@ Result<Config> ParseConfigFiles(const std::vector<ConfigFile>& files) {
   for (const auto& f : files) {
     auto t = ParseTomlFile(f.text, f.path);
     if (!t) return t.error();
+    if (auto forms = MergeRlimitsForms(root, *t, f.path); !forms) return forms.error();
     MergeToml(root, *t);
     names += (names.empty() ? "" : " + ") + Quote(f.path);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/pattern.h"
+#include "core/pod_dispute.h"
 #include "core/text.h"
 
 namespace ocirlimit {
@@ -132,29 +133,23 @@ Status ApplyRequest(const Requests& req, const std::string& value, Decision& d) 
 
 void SetPodFromRuntimeAnnotations(ContainerFacts& facts) {
   struct Field {
+    const char* field;
     std::string_view containerd, crio;
     std::optional<std::string>& out;
   };
   const Field fields[] = {
-      {kContainerdSandboxNamespace, kCrioPodNamespace, facts.pod_namespace},
-      {kContainerdSandboxName, kCrioPodName, facts.pod_name},
+      {"namespace", kContainerdSandboxNamespace, kCrioPodNamespace, facts.pod_namespace},
+      {"name", kContainerdSandboxName, kCrioPodName, facts.pod_name},
   };
   facts.pod_namespace.reset();
   facts.pod_name.reset();
-  facts.pod_doubt.clear();
+  facts.disputes.clear();
   for (const Field& f : fields) {
     const std::string* a = Find(facts.annotations, f.containerd);
     const std::string* b = Find(facts.annotations, f.crio);
     if (a != nullptr && b != nullptr && *a != *b) {
-      facts.pod_doubt = Cat("annotation ", Quote(f.containerd), " = ", Quote(*a), " but ",
-                            Quote(f.crio), " = ", Quote(*b),
-                            ": one of them is a pod's own annotation, so the pod's namespace and "
-                            "name are unknown");
-      facts.pod_namespace.reset();
-      facts.pod_name.reset();
-      return;
-    }
-    if (a != nullptr) {
+      facts.disputes.push_back({f.field, std::string(f.containerd), *a, std::string(f.crio), *b});
+    } else if (a != nullptr) {
       f.out = *a;
     } else if (b != nullptr) {
       f.out = *b;
@@ -176,7 +171,15 @@ std::vector<RuleFact> RuleFacts(const RuleMatch& m) {
   for (const auto& d : m.devices) out.push_back({"devices", "device " + d, FactOwner::kNode});
   for (const auto& n : m.namespaces)
     out.push_back({"namespaces", "namespace " + n, FactOwner::kNode});
-  for (const auto& p : m.pods) out.push_back({"pods", "pod " + p, FactOwner::kNode});
+  // A pod's name is its author's choice: only within namespaces the node
+  // controls does it say who the pod is.
+  const FactOwner pods = m.namespaces.empty() ? FactOwner::kAuthor : FactOwner::kNode;
+  for (const auto& p : m.pods) {
+    out.push_back(
+        {"pods",
+         "pod " + p + (m.namespaces.empty() ? " (in any namespace: its author names it)" : ""),
+         pods});
+  }
   return out;
 }
 
@@ -196,8 +199,8 @@ std::vector<std::string> TrustWarnings(const Config& cfg) {
     for (const auto& k : kinds) list += (list.empty() ? "" : ", ") + k;
     out.push_back(Cat("rule ", Quote(rule.name),
                       " matches only facts the container's author sets (", list,
-                      "): any container can claim its limits; add a devices, namespaces or "
-                      "pods condition (docs/policy.md, \"Trust model\")"));
+                      "): any container can claim its limits; add a devices or namespaces "
+                      "condition (docs/policy.md, \"Trust model\")"));
   }
   return out;
 }
@@ -222,15 +225,12 @@ bool RuleMatches(const Rule& rule, const ContainerFacts& facts) {
   return true;
 }
 
-Result<Decision> Decide(const Config& cfg, const ContainerFacts& facts) {
+namespace {
+
+Result<Decision> DecideOne(const Config& cfg, const ContainerFacts& facts) {
   Decision d;
   for (const auto& r : cfg.rlimits) Set(d, r, "default");
-  bool doubt_noted = false;
   for (const auto& rule : cfg.rules) {
-    if (UsesPod(rule.match) && !facts.pod_doubt.empty() && !doubt_noted) {
-      d.notes.push_back(Cat("namespaces and pods rules do not match: ", facts.pod_doubt));
-      doubt_noted = true;
-    }
     if (!RuleMatches(rule, facts)) continue;
     d.matched.push_back(rule.name);
     for (const auto& r : rule.rlimits) Set(d, r, "rule " + Quote(rule.name));
@@ -241,6 +241,36 @@ Result<Decision> Decide(const Config& cfg, const ContainerFacts& facts) {
   }
   for (const auto& s : d.sources) d.limits.push_back(s.limit);
   return d;
+}
+
+bool DisputeMatters(const Config& cfg, const ContainerFacts& facts) {
+  return !facts.disputes.empty() && std::any_of(cfg.rules.begin(), cfg.rules.end(),
+                                                [](const Rule& r) { return UsesPod(r.match); });
+}
+
+}  // namespace
+
+CandidateMatch RuleMatchesCandidates(const Rule& rule, const ContainerFacts& facts) {
+  if (facts.disputes.empty()) {
+    return RuleMatches(rule, facts) ? CandidateMatch::kAll : CandidateMatch::kNone;
+  }
+  size_t matched = 0;
+  const std::vector<PodCandidate> candidates = PodCandidates(facts);
+  for (const auto& c : candidates) matched += RuleMatches(rule, c.facts) ? 1 : 0;
+  if (matched == 0) return CandidateMatch::kNone;
+  return matched == candidates.size() ? CandidateMatch::kAll : CandidateMatch::kSome;
+}
+
+Result<Decision> Decide(const Config& cfg, const ContainerFacts& facts) {
+  if (!DisputeMatters(cfg, facts)) return DecideOne(cfg, facts);
+  const std::vector<PodCandidate> candidates = PodCandidates(facts);
+  std::vector<Decision> decisions;
+  for (const auto& c : candidates) {
+    auto d = DecideOne(cfg, c.facts);
+    if (!d) return d.error();
+    decisions.push_back(std::move(*d));
+  }
+  return LowestOfCandidates(candidates, decisions, facts);
 }
 
 std::vector<Conflict> FindConflicts(const std::vector<Rlimit>& configured,

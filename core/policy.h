@@ -19,6 +19,18 @@ namespace ocirlimit {
 // The annotation through which a container asks for limits.
 inline constexpr std::string_view kRequestAnnotation = "oci-rlimit.io/rlimits";
 
+// One pod fact that the runtimes' annotations disagree on: containerd's key
+// says one value and CRI-O's another. The runtime's own key holds the truth
+// and the other is a pod's own annotation, but oci-rlimit cannot tell which
+// (docs/policy.md, "Disputed pod facts").
+struct DisputedFact {
+  std::string field;  // "namespace" or "name"
+  std::string containerd_key, containerd_value;
+  std::string crio_key, crio_value;
+};
+// "the pod's namespace: annotation "K1" = "a" but "K2" = "b"".
+std::string DisputeText(const DisputedFact& d);
+
 // What rules look at, whoever read them (a spec, an NRI message). Who
 // controls each fact is the trust model (docs/policy.md, "Trust model").
 struct ContainerFacts {
@@ -28,11 +40,11 @@ struct ContainerFacts {
   std::vector<Rlimit> spec_rlimits = {};           // the spec's own process.rlimits, in order
   // node: the Kubernetes pod as the runtime states it (the NRI PodSandbox,
   // or the runtime's own annotations through SetPodFromRuntimeAnnotations);
-  // unset when unknown or in doubt.
+  // unset when unknown or disputed.
   std::optional<std::string> pod_namespace = {};
-  std::optional<std::string> pod_name = {};
-  // Why the pod is in doubt (the runtimes' annotations disagree), or empty.
-  std::string pod_doubt = {};
+  std::optional<std::string> pod_name = {};  // the author's choice: a node fact only with namespace
+  // The fields the runtimes' annotations disagree on; each is unset above.
+  std::vector<DisputedFact> disputes = {};
 };
 
 // The annotations containerd's CRI plugin and CRI-O write into every spec
@@ -46,8 +58,9 @@ inline constexpr std::string_view kCrioPodName = "io.kubernetes.pod.name";
 // Sets pod_namespace and pod_name from those annotations. Each runtime
 // writes its own keys after the pod's annotations, so its value wins over a
 // pod annotation of the same key; a pod annotation of the other runtime's
-// key then disagrees with it. When the two families disagree, neither
-// counts: pod_namespace and pod_name stay unset and pod_doubt says why.
+// key then disagrees with it. A field whose two families disagree stays
+// unset and is recorded in disputes; Decide then decides for each candidate
+// value and gives the lowest (docs/policy.md, "Disputed pod facts").
 void SetPodFromRuntimeAnnotations(ContainerFacts& facts);
 
 // Who controls a fact a rule can match.
@@ -87,13 +100,24 @@ struct Decision {
   std::vector<std::string> notes;    // clamped or ignored requests, for the log
 };
 
-// Why a rule did or did not match, for `oci-rlimit explain`.
+// Why a rule did or did not match, for `oci-rlimit explain`. A disputed pod
+// field is unset here, so a namespaces or pods rule does not match on it.
 bool RuleMatches(const Rule& rule, const ContainerFacts& facts);
 
+// With disputed pod facts: whether a rule matches for every candidate pod,
+// for none, or for some only.
+enum class CandidateMatch { kNone, kSome, kAll };
+CandidateMatch RuleMatchesCandidates(const Rule& rule, const ContainerFacts& facts);
+
 // Top-level rlimits, then each matching rule in file order (a later rule's
-// entry replaces an earlier same-type one), then the request. An error means
-// the container must not get its limits: a malformed request annotation, or
-// an over-ceiling one under over-ceiling = "reject".
+// entry replaces an earlier same-type one), then the request. With disputed
+// pod facts (and rules that read them): that decision once per candidate pod,
+// and per type the lowest of them (soft and hard apart); a type that some
+// candidates set and others leave to the runtime is compared with the spec's
+// own entry, and with none to compare with the decision is an error. An error
+// means the container must not get these limits: a malformed request
+// annotation, an over-ceiling one under over-ceiling = "reject", or that
+// undecidable dispute.
 Result<Decision> Decide(const Config& cfg, const ContainerFacts& facts);
 
 // A configured limit that the spec also sets for the same type.

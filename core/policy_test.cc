@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/pod_dispute.h"
 #include "tests/testing/case_name.h"
 
 namespace ocirlimit {
@@ -234,20 +235,21 @@ struct PodCase {
   std::map<std::string, std::string> annotations;
   std::optional<std::string> ns;
   std::optional<std::string> pod;
-  std::string doubt;  // a substring of pod_doubt; empty: no doubt
+  std::string doubt;  // a substring of DisputesText(disputes); empty: no dispute
 };
 
 class PodFromAnnotations : public ::testing::TestWithParam<PodCase> {};
 
-TEST_P(PodFromAnnotations, TakesTheRuntimesKeysAndRefusesADisagreement) {
+TEST_P(PodFromAnnotations, TakesTheRuntimesKeysAndRecordsADisagreement) {
   ContainerFacts f = Annotations(GetParam().annotations);
   SetPodFromRuntimeAnnotations(f);
   EXPECT_EQ(f.pod_namespace, GetParam().ns);
   EXPECT_EQ(f.pod_name, GetParam().pod);
+  const std::string disputes = DisputesText(f.disputes);
   if (GetParam().doubt.empty()) {
-    EXPECT_EQ(f.pod_doubt, "");
+    EXPECT_EQ(disputes, "");
   } else {
-    EXPECT_NE(f.pod_doubt.find(GetParam().doubt), std::string::npos) << f.pod_doubt;
+    EXPECT_NE(disputes.find(GetParam().doubt), std::string::npos) << disputes;
   }
 }
 
@@ -271,52 +273,239 @@ INSTANTIATE_TEST_SUITE_P(
         PodCase{"ForgedCrioKeyOnContainerd",
                 {{kCdNs, "default"}, {kCdName, "p"}, {kCrioNs, "gpu"}},
                 std::nullopt,
-                std::nullopt,
-                "annotation \"io.kubernetes.cri.sandbox-namespace\" = \"default\" but "
-                "\"io.kubernetes.pod.namespace\" = \"gpu\""},
+                "p",
+                "the pod's namespace: annotation \"io.kubernetes.cri.sandbox-namespace\" = "
+                "\"default\" but \"io.kubernetes.pod.namespace\" = \"gpu\""},
         // CRI-O's own keys, plus a pod annotation of containerd's key (CRI-O copies them all).
         PodCase{"ForgedContainerdKeyOnCrio",
                 {{kCrioNs, "default"}, {kCrioName, "p"}, {kCdNs, "gpu"}},
                 std::nullopt,
-                std::nullopt,
-                "one of them is a pod's own annotation"},
+                "p",
+                "\"io.kubernetes.cri.sandbox-namespace\" = \"gpu\" but "
+                "\"io.kubernetes.pod.namespace\" = \"default\""},
         PodCase{"NamesDisagree",
                 {{kCdNs, "ml"}, {kCdName, "p"}, {kCrioNs, "ml"}, {kCrioName, "q"}},
+                "ml",
                 std::nullopt,
-                std::nullopt,
+                "the pod's name: annotation \"io.kubernetes.cri.sandbox-name\" = \"p\" but "
                 "\"io.kubernetes.pod.name\" = \"q\""},
         PodCase{"NamespaceOnly", {{kCdNs, "ml"}}, "ml", std::nullopt, ""}),
     CaseName{});
 
-TEST(Decide, APodInDoubtMatchesNoNamespaceRuleAndSaysWhyOnce) {
-  Config c = MustParse(R"(
+// --- Disputed pod facts: decided for every candidate, the lowest wins ---------------
+
+// The issue's policy: a 6M default, a cap for untrusted namespaces, a raise
+// for GPU namespaces.
+constexpr const char* kCapAndRaise = R"(rlimits = ["memlock=6M"]
+[[rule]]
+name = "untrusted"
+rlimits = ["memlock=64K"]
+match = { namespaces = ["untrusted-*"] }
 [[rule]]
 name = "gpu"
 rlimits = ["memlock=1G"]
-match = { namespaces = ["gpu"] }
+match = { namespaces = ["gpu-*"] }
+)";
+// No default: whether a raise is a raise depends on what the runtime gives.
+constexpr const char* kRaiseOnly = R"([[rule]]
+name = "gpu"
+rlimits = ["memlock=1G"]
+match = { namespaces = ["gpu-*"] }
+)";
+// A later rule replaces an earlier one per type; names are disputed here.
+constexpr const char* kByName = R"(rlimits = ["memlock=6M"]
 [[rule]]
-name = "trainer"
-rlimits = ["nofile=4096"]
-match = { pods = ["*"] }
-)");
-  ContainerFacts f = Annotations({{kCdNs, "default"}, {kCrioNs, "gpu"}});
+name = "ml"
+rlimits = ["memlock=8M"]
+match = { namespaces = ["ml"] }
+[[rule]]
+name = "cap-web"
+rlimits = ["memlock=64K"]
+match = { namespaces = ["ml"], pods = ["web-*"] }
+[[rule]]
+name = "big"
+rlimits = ["memlock=1G", "nofile=4096"]
+match = { namespaces = ["ml"], pods = ["big-*"] }
+[[rule]]
+name = "split"
+rlimits = ["memlock=1M:8M"]
+match = { namespaces = ["split"], pods = ["a"] }
+[[rule]]
+name = "split-b"
+rlimits = ["memlock=4M:4M"]
+match = { namespaces = ["split"], pods = ["b"] }
+[requests]
+enabled = true
+ceilings = ["memlock=8M"]
+)";
+
+struct DisputeCase {
+  std::string name;
+  const char* config;
+  std::map<std::string, std::string> annotations;
+  std::string spec;    // the spec's own process.rlimits, in the config language
+  std::string limits;  // what the container gets, in the config language; "" with error
+  std::string from;    // the memlock source; "" to skip
+  std::string error;   // a substring of the error; "" for none
+};
+
+class DisputedPod : public ::testing::TestWithParam<DisputeCase> {};
+
+TEST_P(DisputedPod, GetsTheLowestOfEveryCandidate) {
+  const DisputeCase& c = GetParam();
+  ContainerFacts f = Annotations(c.annotations);
   SetPodFromRuntimeAnnotations(f);
-  auto d = Decide(c, f);
-  ASSERT_TRUE(d.ok());
-  EXPECT_TRUE(d->matched.empty());
-  EXPECT_EQ(Limits(d->limits), "");
-  ASSERT_EQ(d->notes.size(), 1u);
-  EXPECT_TRUE(d->notes[0].starts_with("namespaces and pods rules do not match: annotation"))
-      << d->notes[0];
+  ASSERT_FALSE(f.disputes.empty());
+  if (!c.spec.empty()) f.spec_rlimits = ParseRlimitCsv(c.spec).value();
+  auto d = Decide(MustParse(c.config), f);
+  if (!c.error.empty()) {
+    ASSERT_FALSE(d.ok()) << Limits(d->limits);
+    EXPECT_NE(d.error().Text().find(c.error), std::string::npos) << d.error().Text();
+    EXPECT_NE(d.error().Text().find("disputed pod facts"), std::string::npos) << d.error().Text();
+    return;
+  }
+  ASSERT_TRUE(d.ok()) << d.error().Text();
+  EXPECT_EQ(Limits(d->limits), Limits(ParseRlimitCsv(c.limits).value()));
+  ASSERT_EQ(d->sources.size(), d->limits.size());
+  if (!c.from.empty()) {
+    EXPECT_EQ(d->sources.at(0).from, c.from);
+  }
+  ASSERT_FALSE(d->notes.empty());
+  EXPECT_TRUE(d->notes[0].starts_with("disputed pod facts (the pod's ")) << d->notes[0];
 }
 
-TEST(Decide, APodInDoubtIsNotMentionedWithoutPodRules) {
+INSTANTIATE_TEST_SUITE_P(
+    Policy, DisputedPod,
+    ::testing::Values(
+        // A pod in an untrusted namespace adds the other runtime's key: the cap holds.
+        DisputeCase{"CapHoldsAgainstAForgedCrioKey",
+                    kCapAndRaise,
+                    {{kCdNs, "untrusted-a"}, {kCrioNs, "x"}},
+                    "",
+                    "memlock=64K",
+                    "rule \"untrusted\"",
+                    ""},
+        DisputeCase{"CapHoldsAgainstAForgedContainerdKey",
+                    kCapAndRaise,
+                    {{kCrioNs, "untrusted-a"}, {kCdNs, "x"}},
+                    "",
+                    "memlock=64K",
+                    "rule \"untrusted\"",
+                    ""},
+        // A pod in default claims a GPU namespace: the raise does not apply.
+        DisputeCase{"RaiseNeedsEveryCandidateCrioForged",
+                    kCapAndRaise,
+                    {{kCdNs, "default"}, {kCrioNs, "gpu-a"}},
+                    "",
+                    "memlock=6M",
+                    "default",
+                    ""},
+        DisputeCase{"RaiseNeedsEveryCandidateContainerdForged",
+                    kCapAndRaise,
+                    {{kCrioNs, "default"}, {kCdNs, "gpu-a"}},
+                    "",
+                    "memlock=6M",
+                    "default",
+                    ""},
+        // A forgery can lower its author's own limits.
+        DisputeCase{"AGpuPodForgingAnUntrustedNamespaceLowersItself",
+                    kCapAndRaise,
+                    {{kCdNs, "gpu-a"}, {kCrioNs, "untrusted-b"}},
+                    "",
+                    "memlock=64K",
+                    "rule \"untrusted\"",
+                    ""},
+        // Without a default, the candidate the raise misses keeps the spec's entry.
+        DisputeCase{"NoDefaultTheSpecsEntryIsTheBaseline",
+                    kRaiseOnly,
+                    {{kCdNs, "default"}, {kCrioNs, "gpu-a"}},
+                    "memlock=64K",
+                    "memlock=64K",
+                    "the spec's own entry",
+                    ""},
+        DisputeCase{"NoDefaultASpecEntryAboveTheRuleKeepsTheRule",
+                    kRaiseOnly,
+                    {{kCdNs, "default"}, {kCrioNs, "gpu-a"}},
+                    "memlock=unlimited",
+                    "memlock=1G",
+                    "rule \"gpu\"",
+                    ""},
+        DisputeCase{"NoDefaultNoSpecEntryIsRefused",
+                    kRaiseOnly,
+                    {{kCdNs, "default"}, {kCrioNs, "gpu-a"}},
+                    "",
+                    "",
+                    "",
+                    "and the spec sets no memlock to compare with"},
+        // Names: a later cap replaces the namespace's 8M for the web candidate.
+        DisputeCase{"DisputedNameACapOnEitherNameHolds",
+                    kByName,
+                    {{kCdNs, "ml"}, {kCdName, "web-0"}, {kCrioName, "job"}},
+                    "",
+                    "memlock=64K",
+                    "rule \"cap-web\"",
+                    ""},
+        DisputeCase{"DisputedNameARaiseNeedsBothNames",
+                    kByName,
+                    {{kCdNs, "ml"}, {kCdName, "job"}, {kCrioName, "big-1"}},
+                    "",
+                    "",
+                    "",
+                    "and the spec sets no nofile to compare with"},
+        DisputeCase{"DisputedNameARaiseOfANewTypeComparesWithTheSpec",
+                    kByName,
+                    {{kCdNs, "ml"}, {kCdName, "job"}, {kCrioName, "big-1"}},
+                    "nofile=1024",
+                    "memlock=8M,nofile=1024",
+                    "rule \"ml\"",
+                    ""},
+        // Soft and hard are each the lowest, from different candidates.
+        DisputeCase{"SoftAndHardApart",
+                    kByName,
+                    {{kCdNs, "split"}, {kCdName, "a"}, {kCrioName, "b"}},
+                    "",
+                    "memlock=1M:4M",
+                    "the lowest of the disputed pod's candidates",
+                    ""},
+        // Both fields disputed: four candidates; only (ml, web-0) caps.
+        DisputeCase{"BothFieldsDisputed",
+                    kByName,
+                    {{kCdNs, "ml"}, {kCrioNs, "other"}, {kCdName, "job"}, {kCrioName, "web-0"}},
+                    "",
+                    "memlock=64K",
+                    "rule \"cap-web\"",
+                    ""},
+        // The request is the same for every candidate and comes last.
+        DisputeCase{"ARequestStillComesLast",
+                    kByName,
+                    {{kCdNs, "ml"},
+                     {kCdName, "web-0"},
+                     {kCrioName, "job"},
+                     {"oci-rlimit.io/rlimits", "memlock=2M"}},
+                    "",
+                    "memlock=2M",
+                    "request",
+                    ""}),
+    CaseName{});
+
+TEST(Decide, ADisputeIsNotMentionedWithoutPodRules) {
   Config c = MustParse("[[rule]]\nrlimits=['memlock=1G']\nmatch={devices=['/dev/x']}\n");
   ContainerFacts f = Annotations({{kCdNs, "default"}, {kCrioNs, "gpu"}});
   SetPodFromRuntimeAnnotations(f);
   auto d = Decide(c, f);
   ASSERT_TRUE(d.ok());
   EXPECT_TRUE(d->notes.empty());
+}
+
+TEST(Decide, RuleMatchesCandidatesSaysSome) {
+  Config c = MustParse(kCapAndRaise);
+  ContainerFacts f = Annotations({{kCdNs, "default"}, {kCrioNs, "gpu-a"}});
+  SetPodFromRuntimeAnnotations(f);
+  EXPECT_EQ(RuleMatchesCandidates(c.rules.at(0), f), CandidateMatch::kNone);
+  EXPECT_EQ(RuleMatchesCandidates(c.rules.at(1), f), CandidateMatch::kSome);
+  f = Annotations({{kCdNs, "gpu-a"}, {kCrioNs, "gpu-a"}});
+  SetPodFromRuntimeAnnotations(f);
+  EXPECT_EQ(RuleMatchesCandidates(c.rules.at(1), f), CandidateMatch::kAll);
 }
 
 // --- The trust model: who controls each fact ----------------------------------------
@@ -361,7 +550,13 @@ INSTANTIATE_TEST_SUITE_P(
                   "author,author,author", "(annotations, env)"},
         TrustCase{"Devices", kIb, "node", ""},
         TrustCase{"Namespaces", "{ namespaces = ['gpu-*'] }", "node", ""},
-        TrustCase{"Pods", "{ pods = ['trainer-*'] }", "node", ""},
+        // A pod's name is its author's choice: alone it says nothing of who the pod is.
+        TrustCase{"PodsAlone", "{ pods = ['trainer-*'] }", "author",
+                  "(pods): any container can claim its limits; add a devices or namespaces"},
+        TrustCase{"PodsAndEnv", "{ pods = ['trainer-*'], env = ['X'] }", "author,author",
+                  "(env, pods)"},
+        TrustCase{"PodsInNamespaces", "{ pods = ['trainer-*'], namespaces = ['ml'] }", "node,node",
+                  ""},
         TrustCase{"EnvAndDevice", "{ env = ['NVIDIA_VISIBLE_DEVICES'], devices = ['/dev/nv*'] }",
                   "author,node", ""},
         TrustCase{"EnvAndNamespace", "{ env = ['NVIDIA_VISIBLE_DEVICES'], namespaces = ['ml'] }",

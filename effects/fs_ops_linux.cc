@@ -18,7 +18,9 @@ class LinuxFs : public FsOps {
     errno = 0;
     while (const dirent* e = readdir(d)) {
       if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-      out.push_back({e->d_name, e->d_type == DT_DIR});
+      // DT_UNKNOWN (a file system without d_type): listed as a directory,
+      // whose listing then fails if it is none.
+      out.push_back({e->d_name, e->d_type == DT_DIR || e->d_type == DT_UNKNOWN});
     }
     const int err = errno;
     closedir(d);

@@ -2,7 +2,7 @@
 // with the same argv, environment and state bytes. This is how oci-rlimit
 // rides on docker's `--gpus`, where dockerd only ever runs a program named
 // nvidia-container-runtime-hook. The stat(2) and exec are effects
-// (effects/files.h, hook/chain_exec.h); this is the policy.
+// (effects/files.h, hook/chain_exec.h and chain_exec_linux.cc); this is the policy.
 #pragma once
 
 #include <optional>

@@ -10,8 +10,8 @@
 #include "core/text.h"
 #include "core/version.h"
 #include "effects/apply.h"
+#include "hook/args.h"
 #include "hook/chain.h"
-#include "hook/hook_logic.h"
 
 namespace ocirlimit {
 namespace {
@@ -106,6 +106,7 @@ class HookFlow {
         v = OnContainerError(cfg_, fitted.error());
       }
     }
+    const bool refused = v.action == Action::kFail;
     Status merged =
         v.action == Action::kApply ? MergeSpecRlimits(*spec, v.limits) : Status(*v.error);
     for (const auto& w : warnings) Say("warning: " + w);
@@ -124,7 +125,7 @@ class HookFlow {
       }
     }
     if (!merged) {
-      int rc = Failed(merged.error().Text());
+      int rc = refused ? Refused(merged.error().Text()) : Failed(merged.error().Text());
       // With on-error = "warn", podman still needs a spec back: the one it sent.
       if (rc != 0) return rc;
       if (auto written = ops_.Stdout(*input); !written) {
@@ -140,6 +141,14 @@ class HookFlow {
 
  private:
   void Say(const std::string& msg) { ops_.Stderr(std::string(kHookName) + ": " + msg); }
+
+  // A verdict that refuses the container whatever on-error says (Admit's
+  // kFail: under "fail" any failure; under "warn" a pod dispute it cannot
+  // decide): said, exit 1.
+  int Refused(const std::string& msg) {
+    Say(msg);
+    return 1;
+  }
 
   // A failure about this container, as on-error says (OnContainerError):
   // "fail" says it and exits 1; "warn" says it once as a warning and exits 0.
@@ -234,7 +243,7 @@ class HookFlow {
     if (v.action != Action::kApply) {
       std::string error = "container " + Quote(state->id) + ": " + v.error->Text();
       Log(*state, {}, warnings, error);
-      return Failed(error);
+      return v.action == Action::kFail ? Refused(error) : Failed(error);
     }
     if (v.limits.empty()) {
       Log(*state, {}, warnings, "");

@@ -11,6 +11,7 @@
 #include "effects/config_loader.h"
 #include "effects/files.h"
 #include "nri/args.h"
+#include "nri/heal.h"
 #include "nri/plugin.h"
 #include "nri/serve.h"
 #include "nri/serve_linux.h"
@@ -20,6 +21,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: oci-rlimit-nri [--config PATH] [--socket PATH] [--name NAME] [--index NN]\n"
+    "                      [--status-file PATH]\n"
     "\n"
     "An NRI plugin: containerd (1.7 with NRI enabled, 2.x) and CRI-O call it for every\n"
     "container they create, and it answers with the rlimits oci-rlimit's policy gives\n"
@@ -29,11 +31,15 @@ constexpr const char* kUsage =
     "  --socket PATH  the runtime's NRI socket (default /var/run/nri/nri.sock)\n"
     "  --name NAME    plugin name (default oci-rlimit)\n"
     "  --index NN     two digits; plugins are called in ascending order (default 10)\n"
+    "  --status-file PATH  its last (re)connect and heals, for doctor\n"
+    "                 (default /run/oci-rlimit/nri.status)\n"
     "\n"
     "Started by containerd from its plugin dir (/opt/nri/plugins/NN-oci-rlimit), it\n"
     "takes the socket, name and index from NRI_PLUGIN_SOCKET, NRI_PLUGIN_NAME and\n"
     "NRI_PLUGIN_IDX. SIGHUP reloads the config (a bad one is refused, the old one\n"
-    "stays). While no plugin is connected, the runtime creates containers unadjusted.\n"
+    "stays). While no plugin is connected, the runtime creates containers unadjusted;\n"
+    "at each (re)connect it heals the running containers' init processes that lack\n"
+    "their limits (the runtime's Synchronize; it needs the host's PID namespace).\n"
     "\n"
     "Exit status: 0 on SIGTERM/SIGINT; 1 when a pre-registered connection ends;\n"
     "2 usage or config error (before connecting).\n";
@@ -93,9 +99,11 @@ int RunNriPlugin(int argc, char** argv) {
   const std::string name = args->name;
   const std::string index = args->index;
   std::unique_ptr<NriPlugin> plugin;
+  const std::unique_ptr<HealOps> heal_ops = LinuxHealOps(args->status_file);
+  Healer healer(*heal_ops);
   opt.new_session = [&] {
-    plugin =
-        std::make_unique<NriPlugin>([&]() -> const Config& { return *config; }, out, Rfc3339Now);
+    plugin = std::make_unique<NriPlugin>([&]() -> const Config& { return *config; }, out,
+                                         Rfc3339Now, &healer);
     return std::make_unique<Session>(*plugin, NriPlugin::RegisterPayload(name, index));
   };
   std::unique_ptr<Connector> connector;

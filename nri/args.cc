@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/argv.h"
 #include "core/text.h"
 
 namespace ocirlimit::nri {
@@ -19,6 +20,13 @@ bool ValidIndex(const std::string& s) {
          std::isdigit(static_cast<unsigned char>(s[1])) != 0;
 }
 
+constexpr FlagSpec kNriFlags[] = {
+    {.name = "--help", .short_name = "-h"},       {.name = "--version"},
+    {.name = "--config", .metavar = "PATH"},      {.name = "--socket", .metavar = "PATH"},
+    {.name = "--name", .metavar = "NAME"},        {.name = "--index", .metavar = "NN"},
+    {.name = "--status-file", .metavar = "PATH"},
+};
+
 }  // namespace
 
 Result<NriArgs> ParseNriArgs(const std::vector<std::string>& args, const EnvLookup& env) {
@@ -26,41 +34,33 @@ Result<NriArgs> ParseNriArgs(const std::vector<std::string>& args, const EnvLook
   bool name_flag = false;
   bool index_flag = false;
   bool socket_flag = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
+  ArgReader reader(args, kNriFlags);
+  for (;;) {
+    auto next = reader.Next();
+    if (!next) return next.error();
+    if (!*next) break;
+    const ArgItem& a = **next;
+    if (a.Is("--help")) {
       out.mode = NriMode::kHelp;
       return out;
     }
-    if (a == "--version") {
+    if (a.Is("--version")) {
       out.mode = NriMode::kVersion;
       return out;
     }
-    std::string flag = a;
-    std::optional<std::string> value;
-    if (auto eq = a.find('='); a.starts_with("--") && eq != std::string::npos) {
-      flag = a.substr(0, eq);
-      value = a.substr(eq + 1);
-    }
-    if (flag != "--config" && flag != "--socket" && flag != "--name" && flag != "--index") {
-      if (a.starts_with("-")) return MakeError("unknown flag " + Quote(a));
-      return MakeError("unexpected argument " + Quote(a));
-    }
-    if (!value) {
-      if (i + 1 == args.size()) return MakeError(flag + ": missing value");
-      value = args[++i];
-    }
-    if (value->empty()) return MakeError(flag + ": empty value");
-    if (flag == "--config") {
-      out.config = *value;
-    } else if (flag == "--socket") {
-      out.socket = *value;
+    if (!a.flag) return MakeError("unexpected argument " + Quote(a.value));
+    if (a.Is("--config")) {
+      out.config = a.value;
+    } else if (a.Is("--socket")) {
+      out.socket = a.value;
       socket_flag = true;
-    } else if (flag == "--name") {
-      out.name = *value;
+    } else if (a.Is("--status-file")) {
+      out.status_file = a.value;
+    } else if (a.Is("--name")) {
+      out.name = a.value;
       name_flag = true;
     } else {
-      out.index = *value;
+      out.index = a.value;
       index_flag = true;
     }
   }

@@ -7,6 +7,7 @@
 
 #include "core/config.h"
 #include "core/error.h"
+#include "core/nri_status.h"
 
 namespace ocirlimit::nri {
 
@@ -22,6 +23,8 @@ struct NriArgs {
   std::string socket = kDefaultSocket;
   std::string name = kDefaultName;
   std::string index = kDefaultIndex;
+  // Where it tells doctor of its last (re)connect and heals (core/nri_status.h).
+  std::string status_file = std::string(kNriStatusPath);
   // Pre-registered: containerd exec'd us with NRI_PLUGIN_SOCKET=FD.
   std::optional<int> socket_fd;
 };

@@ -18,6 +18,7 @@ struct ArgsCase {
   std::string plugin = "10-oci-rlimit";  // INDEX-NAME
   int fd = -1;
   std::string config = "";
+  std::string status_file = "/run/oci-rlimit/nri.status";
 };
 
 // Test names, not hex dumps, when a case fails.
@@ -43,6 +44,7 @@ TEST_P(ArgsTable, Parses) {
   EXPECT_EQ(a->index + "-" + a->name, c.plugin);
   EXPECT_EQ(a->socket_fd.value_or(-1), c.fd);
   EXPECT_EQ(a->config.value_or(""), c.config);
+  EXPECT_EQ(a->status_file, c.status_file);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -57,8 +59,17 @@ INSTANTIATE_TEST_SUITE_P(
                  "05-rl",
                  -1,
                  "/c.toml"},
+        ArgsCase{"StatusFile",
+                 {"--status-file", "/tmp/s.status"},
+                 {},
+                 "",
+                 kDefaultSocket,
+                 "10-oci-rlimit",
+                 -1,
+                 "",
+                 "/tmp/s.status"},
         ArgsCase{"EqualsForms",
-                 {"--config=/c", "--socket=/s", "--index=99"},
+                 {"--config=/c", "--socket=/s", "--name=oci-rlimit", "--index=99"},
                  {},
                  "",
                  "/s",
@@ -78,8 +89,14 @@ INSTANTIATE_TEST_SUITE_P(
         ArgsCase{"NameEnvIgnoredWhenExternal", {}, {{"NRI_PLUGIN_NAME", "x"}}, ""},
         ArgsCase{"UnknownFlag", {"--sock", "/s"}, {}, "unknown flag \"--sock\""},
         ArgsCase{"StrayArgument", {"run"}, {}, "unexpected argument \"run\""},
-        ArgsCase{"MissingValue", {"--socket"}, {}, "--socket: missing value"},
-        ArgsCase{"EmptyValue", {"--config="}, {}, "--config: empty value"},
+        ArgsCase{"SwitchWithValue",
+                 {"--version=2"},
+                 {},
+                 "--version: takes no value, got \"--version=2\""},
+        ArgsCase{"MissingName", {"--name"}, {}, "--name: missing NAME"},
+        ArgsCase{"EmptyIndex", {"--index", ""}, {}, "--index: empty NN"},
+        ArgsCase{"MissingValue", {"--socket"}, {}, "--socket: missing PATH"},
+        ArgsCase{"EmptyValue", {"--config="}, {}, "--config: empty PATH"},
         ArgsCase{
             "OneDigitIndex", {"--index", "5"}, {}, "--index \"5\": must be two digits, e.g. 10"},
         ArgsCase{"BadName",

@@ -7,6 +7,7 @@
 #include "core/log_line.h"
 #include "core/text.h"
 #include "nri/decide.h"
+#include "nri/heal.h"
 
 namespace ocirlimit::nri {
 namespace {
@@ -76,6 +77,7 @@ Reply NriPlugin::Configure(std::string_view payload) {
     return Failure(kCodeInvalidArgument, "oci-rlimit-nri: cannot decode ConfigureRequest");
   }
   configured_ = true;
+  if (healer_ != nullptr) healer_->Connected(now_(), out_);
   out_.Say("configured by " + Shown(req.runtime_name()) + " " + Shown(req.runtime_version()) +
            "; subscribed to CreateContainer");
   if (!req.config().empty()) {
@@ -93,8 +95,10 @@ Reply NriPlugin::Synchronize(std::string_view payload) {
   if (!req.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
     return Failure(kCodeInvalidArgument, "oci-rlimit-nri: cannot decode SynchronizeRequest");
   }
-  // Existing containers keep what they have: rlimits cannot change after
-  // creation. With more = true the runtime sends the rest in later calls.
+  // The runtime's updates cannot change rlimits: the Healer sets them on
+  // each init itself, within its budget, before this reply goes out. With
+  // more = true the runtime sends the rest in later calls.
+  if (healer_ != nullptr) healer_->Synchronize(config_(), req, out_, now_);
   pb::SynchronizeResponse resp;
   resp.set_more(req.more());
   return Serialized(resp);

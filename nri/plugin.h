@@ -1,7 +1,8 @@
 // oci-rlimit's NRI Plugin service: Configure subscribes to CreateContainer
-// only, Synchronize is answered with no updates, CreateContainer gets the
-// verdict's rlimits as its adjustment, anything else is Unimplemented. Pure:
-// time and output come in through small interfaces.
+// only, Synchronize hands the running containers to the Healer (nri/heal.h)
+// and is answered with no updates, CreateContainer gets the verdict's
+// rlimits as its adjustment, anything else is Unimplemented. Pure: time,
+// output and the host come in through small interfaces.
 #pragma once
 
 #include <functional>
@@ -13,6 +14,8 @@
 #include "nri/session.h"
 
 namespace ocirlimit::nri {
+
+class Healer;
 
 // Event mask bit (event - 1); CREATE_CONTAINER is event 4.
 inline constexpr int32_t kEventMaskCreateContainer = 1 << 3;
@@ -36,9 +39,11 @@ class Output {
 
 class NriPlugin : public PluginService {
  public:
-  // config: the config in force at each call (SIGHUP replaces it); now: RFC 3339 time.
-  NriPlugin(std::function<const Config&()> config, Output& out, std::function<std::string()> now)
-      : config_(std::move(config)), out_(out), now_(std::move(now)) {}
+  // config: the config in force at each call (SIGHUP replaces it); now: RFC
+  // 3339 time; healer: outlives every connection's plugin (nullptr: no heal).
+  NriPlugin(std::function<const Config&()> config, Output& out, std::function<std::string()> now,
+            Healer* healer = nullptr)
+      : config_(std::move(config)), out_(out), now_(std::move(now)), healer_(healer) {}
   Reply Call(std::string_view method, std::string_view payload) override;
   [[nodiscard]] bool configured() const { return configured_; }
 
@@ -56,6 +61,7 @@ class NriPlugin : public PluginService {
   std::function<const Config&()> config_;
   Output& out_;
   std::function<std::string()> now_;
+  Healer* healer_;
   bool configured_ = false;
 };
 

@@ -250,9 +250,11 @@ INSTANTIATE_TEST_SUITE_P(
             std::string("on-error = 'warn'\n") + kRules + "over-ceiling = 'reject'\n",
             {.pod_annotations = {{"oci-rlimit.io/rlimits", "memlock=unlimited"}}},
             0,
-            "",
-            R"(T id="c0ffee" via="nri" unchanged warning="on-error = \"warn\": the )"
-            R"(container starts without oci-rlimit's limits: annotation )"
+            // The request's error, never the node's: the top-level limit stays.
+            "RLIMIT_NOFILE=1024:4096",
+            R"(T id="c0ffee" via="nri" set nofile=unreported->1024:4096 warning="on-error = )"
+            R"(\"warn\": the request is left out; the container gets the node's limits )"
+            R"((top-level and rules) without it: annotation )"
             R"(\"oci-rlimit.io/rlimits\" = \"memlock=unlimited\": )"
             R"(memlock=unlimited:unlimited is over the ceiling memlock=1073741824:1073741824 )"
             R"x((over-ceiling = \"reject\")")x",

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <span>
 
 #include "adapters/oci/state.h"
+#include "core/argv.h"
 #include "core/text.h"
 
 namespace ocirlimit {
@@ -31,6 +33,19 @@ bool IsOtherStage(const std::string& s) {
          s == "precreate";
 }
 
+// The test build's flag comes last: the installed helper reads all but it, so
+// there it is an unknown flag like any other.
+constexpr FlagSpec kFlags[] = {
+    {.name = "--help", .short_name = "-h"},
+    {.name = "--version"},
+    {.name = "--pid", .metavar = "PID"},
+    {.name = "--state"},
+    {.name = "--get"},
+    {.name = "--json"},
+    {.name = "--debug-caps"},
+    {.name = kTestPauseFlag, .metavar = "FIFO path"},
+};
+
 }  // namespace
 
 Result<HelperArgs> ParseHelperArgs(const std::vector<std::string>& args, bool test_flags) {
@@ -45,59 +60,42 @@ Result<HelperArgs> ParseHelperArgs(const std::vector<std::string>& args, bool te
     out.source = s;
     return Ok{};
   };
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
+  std::span<const FlagSpec> flags(kFlags);
+  ArgReader reader(args, test_flags ? flags : flags.first(flags.size() - 1));
+  for (;;) {
+    auto next = reader.Next();
+    if (!next) return next.error();
+    if (!*next) break;
+    const ArgItem& a = **next;
+    if (a.Is("--help")) {
       out.mode = HelperMode::kHelp;
       return out;
     }
-    if (a == "--version") {
+    if (a.Is("--version")) {
       out.mode = HelperMode::kVersion;
       return out;
     }
-    if (a == "--pid" || a.starts_with("--pid=")) {
-      std::string value;
-      if (a == "--pid") {
-        if (i + 1 == args.size()) return MakeError("--pid: missing PID");
-        value = args[++i];
-      } else {
-        value = a.substr(6);
-      }
+    if (a.Is("--pid")) {
       if (auto s = set_source(TargetSource::kPid, "--pid"); !s) return s.error();
-      auto pid = ParsePid(value);
+      auto pid = ParsePid(a.value);
       if (!pid) return pid.error();
       out.pid = *pid;
-    } else if (a == "--state") {
+    } else if (a.Is("--state")) {
       if (auto s = set_source(TargetSource::kState, "--state"); !s) return s.error();
-    } else if (a == "--get") {
+    } else if (a.Is("--get")) {
       get = true;
-    } else if (a == "--json") {
+    } else if (a.Is("--json")) {
       out.json = true;
-    } else if (a == "--debug-caps") {
+    } else if (a.Is("--debug-caps")) {
       out.debug_caps = true;
-    } else if (test_flags &&
-               (a == kTestPauseFlag || a.starts_with(std::string(kTestPauseFlag) + "="))) {
-      std::string value;
-      if (a == kTestPauseFlag) {
-        if (i + 1 == args.size()) return MakeError(a + ": missing FIFO path");
-        value = args[++i];
-      } else {
-        value = a.substr(std::string(kTestPauseFlag).size() + 1);
-      }
-      if (value.empty()) return MakeError(std::string(kTestPauseFlag) + ": empty FIFO path");
-      out.test_pause_fifo = value;
-    } else if (a.starts_with("-")) {
-      return MakeError("unknown flag " + Quote(a));
-    } else if (IsApplyStage(a) || IsOtherStage(a)) {
-      if (!stage.empty()) {
-        return MakeError("unexpected argument " + Quote(a) + " after stage " + Quote(stage));
-      }
-      stage = a;
+    } else if (a.Is(kTestPauseFlag)) {
+      out.test_pause_fifo = a.value;
+    } else if (!stage.empty()) {
+      return MakeError("unexpected argument " + Quote(a.value) + " after stage " + Quote(stage));
+    } else if (IsApplyStage(a.value) || IsOtherStage(a.value)) {
+      stage = a.value;
     } else {
-      if (!stage.empty()) {
-        return MakeError("unexpected argument " + Quote(a) + " after stage " + Quote(stage));
-      }
-      entries.push_back(a);
+      entries.push_back(a.value);
     }
   }
 

@@ -174,7 +174,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{
             "PidNotNumber", {"--pid", "abc", "memlock=1M"}, "--pid: \"abc\" is not a process id"},
         BadCase{"PidNegative", {"--pid=-5", "memlock=1M"}, "--pid: \"-5\" is not a process id"},
-        BadCase{"PidEmpty", {"--pid=", "memlock=1M"}, "--pid: \"\" is not a process id"},
+        BadCase{"PidEmpty", {"--pid=", "memlock=1M"}, "--pid: empty PID"},
         BadCase{"PidOverflow",
                 {"--pid", "4294967296", "memlock=1M"},
                 "--pid: \"4294967296\" is not a process id"},

@@ -32,7 +32,7 @@ constexpr const char* kUsage =
     "process.rlimits of the bundle's config.json, on exec into the --process file; then\n"
     "it execs the real runtime with the same argv. Every other command, --help included,\n"
     "goes to the real runtime unchanged. --version prints this version line, then the\n"
-    "runtime's.\n"
+    "runtime's (exit 1 when no runtime is found).\n"
     "\n"
     "Config: $OCI_RLIMIT_CONFIG, else /etc/oci-rlimit/config.toml (there is no --config:\n"
     "the argv is runc's). $OCI_RLIMIT_RLIMITS and $NVIDIA_CONTAINER_RUNTIME_RLIMITS\n"
@@ -60,11 +60,13 @@ class Wrapper {
     if (!cfg) return Fail(cfg.error());
     cfg_ = std::move(cfg->config);
     for (const auto& w : cfg->warnings) ops_.Stderr(std::string(kRuntimeName) + ": warning: " + w);
+    load_warned_ = !cfg->warnings.empty();
     auto runtime = FindRuntime();
+    // --version without a runtime fails like any other call: CRI-O and docker
+    // run `RUNTIME --version` to check a runtime, and must not see one that
+    // cannot run containers as healthy. Our own line is already out.
     if (!runtime && global_.self == SelfRequest::kVersion) {
-      ops_.Stderr(std::string(kRuntimeName) +
-                  ": note: no runtime to ask for its version: " + runtime.error().Text());
-      return 0;
+      return Fail(runtime.error().Wrap("no runtime to ask for its version"));
     }
     if (!runtime) return Fail(runtime.error());
     runtime_ = *runtime;
@@ -180,8 +182,14 @@ class Wrapper {
   // What on-error makes of a failure to admit or edit one container: "fail"
   // refuses it, "warn" forwards the unmodified spec (or process file) with a
   // warning, exactly as the hook starts the container untouched.
-  Status ContainerFailed(const CommandFlags& flags, const Error& error) {
+  // `refused`: Admit refused the container (kFail), which on-error does not
+  // excuse (a pod dispute it cannot decide, or any failure under "fail").
+  Status ContainerFailed(const CommandFlags& flags, const Error& error, bool refused = false) {
     Verdict v = OnContainerError(cfg_, error);
+    if (refused) {
+      v.action = Action::kFail;
+      v.warnings.clear();
+    }
     LogRecord r;
     r.id = flags.id;
     r.via = global_.subcommand;
@@ -209,7 +217,15 @@ class Wrapper {
   bool NothingConfigured() const { return cfg_.rlimits.empty() && !PolicyNeedsSpec(cfg_); }
 
   Status EditBundle(const CommandFlags& flags) {
-    if (NothingConfigured()) return Ok{};
+    if (NothingConfigured()) {
+      // No file and no environment entry: say so once per container (on
+      // create, not on every exec), where the engine keeps our words.
+      if (cfg_.source.empty() && !load_warned_) {
+        Warn("no config (" + std::string(kDefaultConfigPath) + ", its config.d/, $" +
+             std::string(kRlimitsEnv) + "): " + Quote(flags.id) + " keeps the runtime's limits");
+      }
+      return Ok{};
+    }
     const std::string path = flags.bundle + "/config.json";
     auto text = ops_.ReadFile(path, kMaxSpecBytes);
     if (!text) return ContainerFailed(flags, text.error());
@@ -224,7 +240,9 @@ class Wrapper {
       facts = std::move(*f);
     }
     Verdict v = Admit(cfg_, facts, EntryPoint::kWrapperCreate);
-    if (v.action != Action::kApply) return ContainerFailed(flags, *v.error);
+    if (v.action != Action::kApply) {
+      return ContainerFailed(flags, *v.error, v.action == Action::kFail);
+    }
     if (auto fitted = FitToUs(v); !fitted) return ContainerFailed(flags, fitted.error());
     Report(flags, v);
     auto merged = MergeBundleSpec(*text, path, v.limits);
@@ -281,7 +299,9 @@ class Wrapper {
       }
     }
     Verdict v = Admit(cfg_, facts, EntryPoint::kWrapperExec);
-    if (v.action != Action::kApply) return ContainerFailed(flags, *v.error);
+    if (v.action != Action::kApply) {
+      return ContainerFailed(flags, *v.error, v.action == Action::kFail);
+    }
     if (auto fitted = FitToUs(v); !fitted) return ContainerFailed(flags, fitted.error());
     Report(flags, v);
     if (v.limits.empty()) return Ok{};
@@ -300,6 +320,7 @@ class Wrapper {
   RuntimeOps& ops_;
   GlobalFlags global_;
   Config cfg_;
+  bool load_warned_ = false;  // loading the config already warned (an unreadable file)
   std::string runtime_;
 };
 

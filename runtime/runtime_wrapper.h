@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "effects/runtime_ops.h"
+#include "runtime/runtime_ops.h"
 
 namespace ocirlimit {
 

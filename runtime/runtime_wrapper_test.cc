@@ -136,6 +136,58 @@ TEST(RuntimeWrapper, NothingConfiguredTouchesNothing) {
   EXPECT_TRUE(ops.exec_argv.has_value());
 }
 
+// No config file and no environment entry: one warning in --log per
+// container, on create or run, never on exec or the other commands; a config
+// file that sets nothing is not "no config".
+struct NoConfigCase {
+  const char* name;
+  std::vector<std::string> argv;
+  std::string source;  // Config::source: the file it came from
+  size_t want_lines;
+};
+
+class RuntimeWrapperNoConfig : public ::testing::TestWithParam<NoConfigCase> {};
+
+TEST_P(RuntimeWrapperNoConfig, SaysSoOnceInTheLog) {
+  const NoConfigCase& c = GetParam();
+  FakeOps ops;
+  ops.config->source = c.source;
+  ops.files["/b/config.json"] = kSpec;
+  std::vector<std::string> argv = {"oci-rlimit-runtime", "--log", "/l.json", "--log-format",
+                                   "json"};
+  argv.insert(argv.end(), c.argv.begin(), c.argv.end());
+  RunRuntimeWrapper(argv, ops);
+  EXPECT_TRUE(ops.written.empty());
+  EXPECT_TRUE(ops.exec_argv.has_value());
+  // The fake exec returns, so its failure is a line too: count only ours.
+  const std::string want =
+      "oci-rlimit-runtime: warning: no config (/etc/oci-rlimit/config.toml, its config.d/, "
+      "$OCI_RLIMIT_RLIMITS): \\\"c1\\\" keeps the runtime's limits";
+  size_t said = 0;
+  for (const auto& [path, line] : ops.log_lines) {
+    if (line.find("no config") == std::string::npos) continue;
+    ++said;
+    EXPECT_EQ(path, "/l.json");
+    EXPECT_NE(line.find(want), std::string::npos) << line;
+  }
+  EXPECT_EQ(said, c.want_lines);
+  for (const auto& line : ops.stderr_lines) {
+    EXPECT_EQ(line.find("no config"), std::string::npos) << line;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RuntimeWrapper, RuntimeWrapperNoConfig,
+    ::testing::Values(NoConfigCase{"create", {"create", "--bundle", "/b", "c1"}, "", 1},
+                      NoConfigCase{"run", {"run", "--bundle", "/b", "c1"}, "", 1},
+                      NoConfigCase{"exec", {"exec", "--process", "/p.json", "c1"}, "", 0},
+                      NoConfigCase{"start", {"start", "c1"}, "", 0},
+                      NoConfigCase{"a_file_that_sets_nothing",
+                                   {"create", "--bundle", "/b", "c1"},
+                                   "/etc/oci-rlimit/config.toml",
+                                   0}),
+    [](const auto& info) { return std::string(info.param.name); });
+
 // A spec that already holds exactly what would be merged is not rewritten:
 // a new inode with the same bytes is still a change to whoever watches it.
 TEST(RuntimeWrapper, CreateWhoseMergeChangesNoByteWritesNothing) {
@@ -337,6 +389,52 @@ std::string LogText(const FakeOps& ops) {
   return out;
 }
 
+// A bad request is the request's error, never the node's: under "warn" the
+// top-level limits still reach the spec, on create and on exec.
+TEST(RuntimeWrapperOnError, WarnKeepsTheNodesLimitsOnABadRequest) {
+  for (bool exec : {false, true}) {
+    FakeOps ops;
+    Config c = WithRequests(OnError::kWarn);
+    c.rlimits = {{RLIMIT_MEMLOCK, 64 << 10, 64 << 10}};
+    ops.config = c;
+    const std::string spec = exec ? "/run/c1/config.json" : "/b/config.json";
+    ops.states["c1"] = R"({"id":"c1","pid":42,"status":"running","bundle":"/run/c1"})";
+    ops.files[spec] = kAsksBadly;
+    ops.files["/p.json"] = R"({"args":["cat"]})";
+    RunRuntimeWrapper(exec ? kExecRunc : kCreate, ops);
+    ASSERT_TRUE(ops.exec_argv.has_value()) << "the runtime runs";
+    const std::string& edited = ops.files[exec ? "/p.json" : spec];
+    EXPECT_NE(edited.find(R"({"type":"RLIMIT_MEMLOCK","hard":65536,"soft":65536})"),
+              std::string::npos)
+        << edited;
+    EXPECT_NE(LogText(ops).find("set memlock=65536:65536 warning=\"on-error = \\\"warn\\\": "
+                                "the request is left out"),
+              std::string::npos)
+        << LogText(ops);
+  }
+}
+
+// A pod dispute Admit cannot decide refuses the container under "warn" too.
+TEST(RuntimeWrapperOnError, AnUndecidableDisputeIsRefusedUnderWarn) {
+  FakeOps ops;
+  Config c = WithRequests(OnError::kWarn);
+  Rule gpu;
+  gpu.name = "gpu";
+  gpu.rlimits = {{RLIMIT_MEMLOCK, 8 << 20, 8 << 20}};
+  gpu.match.namespaces = {"gpu-*"};
+  c.rules.push_back(gpu);
+  ops.config = c;
+  const std::string spec = R"({"annotations":{"io.kubernetes.cri.sandbox-namespace":"default",)"
+                           R"("io.kubernetes.pod.namespace":"gpu-a"},"process":{"args":["sh"]}})";
+  ops.files["/b/config.json"] = spec;
+  EXPECT_EQ(RunRuntimeWrapper(kCreate, ops), 1);
+  EXPECT_FALSE(ops.exec_argv.has_value()) << "the runtime must not run";
+  EXPECT_EQ(ops.files["/b/config.json"], spec);
+  ASSERT_EQ(ops.stderr_lines.size(), 1u);
+  EXPECT_NE(ops.stderr_lines[0].find("disputed pod facts"), std::string::npos)
+      << ops.stderr_lines[0];
+}
+
 TEST(RuntimeWrapperOnError, WarnForwardsTheUnmodifiedSpecWithAWarning) {
   FakeOps ops;
   ops.config = WithRequests(OnError::kWarn);
@@ -408,6 +506,28 @@ TEST(RuntimeWrapperExec, GetsTheGrantedRequestOfTheContainersSpec) {
   EXPECT_NE(LogText(ops).find("id=\"c1\" via=\"exec\" set memlock=6291456:6291456"),
             std::string::npos)
       << LogText(ops);
+}
+
+// `docker exec -e NVIDIA_VISIBLE_DEVICES=all` puts the name in the --process
+// file only: the exec is decided from the container's own spec, so an env
+// rule the container did not match at create does not match its exec either
+// (docs/policy.md, the trust table).
+TEST(RuntimeWrapperExec, AnExecsOwnEnvDoesNotReachEnvRules) {
+  FakeOps ops;
+  Config c = WithRequests(OnError::kFail);
+  Rule env_rule;
+  env_rule.name = "gpu";
+  env_rule.rlimits = {{RLIMIT_MEMLOCK, 2 << 20, 2 << 20}};
+  env_rule.match.env = {"NVIDIA_VISIBLE_DEVICES"};
+  c.rules.push_back(env_rule);
+  ops.config = c;
+  ops.states["c1"] = R"({"id":"c1","pid":42,"status":"running","bundle":"/run/c1"})";
+  ops.files["/run/c1/config.json"] = R"({"process":{"args":["sh"],"env":["PATH=/bin"]}})";
+  const std::string process = R"({"args":["cat"],"env":["NVIDIA_VISIBLE_DEVICES=all"]})";
+  ops.files["/p.json"] = process;
+  RunRuntimeWrapper(kExecRunc, ops);
+  ASSERT_TRUE(ops.exec_argv.has_value());
+  EXPECT_EQ(ops.files["/p.json"], process) << "nothing merged";
 }
 
 TEST(RuntimeWrapperExec, WithoutTheSpecFallsBackToTheProcessFileWithAWarning) {
@@ -641,13 +761,13 @@ INSTANTIATE_TEST_SUITE_P(
                  true,
                  {kVersionLine},
                  "exec \"/usr/sbin/runc\""},
-        SelfCase{"version_without_runtime_notes_it",
+        SelfCase{"version_without_runtime_fails",
                  {"oci-rlimit-runtime", "-v"},
                  false,
-                 0,
+                 1,
                  false,
                  {kVersionLine},
-                 "oci-rlimit-runtime: note: no runtime to ask for its version: [runtime] runtimes"},
+                 "oci-rlimit-runtime: no runtime to ask for its version: [runtime] runtimes"},
         SelfCase{"help_is_passed_to_the_runtime",
                  {"oci-rlimit-runtime", "--help"},
                  true,

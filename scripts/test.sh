@@ -24,7 +24,12 @@ for p in $phases; do
     echo "test.sh: OCI_RLIMIT_TEST_PHASES: unknown phase \"$p\" (asan, fuzz, portable, ctest)" >&2; exit 2 ;;
   esac
 done
+# Each phase's wall time goes to the output ("test.sh: phase NAME: N s").
+start=$SECONDS
+t0=$SECONDS
+phase_done() { echo "test.sh: phase $1: $((SECONDS - t0)) s ($((SECONDS - start)) s so far)"; t0=$SECONDS; }
 scripts/install-deps.sh all
+phase_done install-deps
 # Here every runtime was just installed, so a missing one is a failure.
 export OCI_RLIMIT_REQUIRE_RUNTIMES="${OCI_RLIMIT_REQUIRE_RUNTIMES:-1}"
 
@@ -32,24 +37,32 @@ if [[ $phases == *" asan "* ]]; then
   echo "== unit tests under ASan+UBSan"
   cmake -S . -B build-asan -G Ninja -DOCI_RLIMIT_SANITIZE=ON -DOCI_RLIMIT_WERROR=ON >/dev/null
   cmake --build build-asan --target unit_tests >/dev/null
-  (cd build-asan && ctest -L unit --output-on-failure)
+  (cd build-asan && ctest -L unit -j "$(nproc)" --output-on-failure)
+  phase_done asan
 fi
 
 if [[ $phases == *" fuzz "* ]]; then
   echo "== fuzzing, ${OCI_RLIMIT_FUZZ_SECONDS:-30} s per target"
   fuzz/run.sh "${OCI_RLIMIT_FUZZ_SECONDS:-30}"
+  phase_done fuzz
 fi
 
 if [[ $phases == *" portable "* ]]; then
   echo "== portable node builds (amd64, arm64 cross)"
   scripts/build-node.sh amd64 build-portable-amd64
   scripts/build-node.sh --unit-tests arm64 build-portable-arm64
+  phase_done portable
 fi
 
 if [[ $phases == *" ctest "* ]]; then
   echo "== all tests"
   # shellcheck disable=SC2086 # a list of target names
   scripts/build.sh ${OCI_RLIMIT_BUILD_TARGETS:-}
-  cd build
-  ctest --output-on-failure "$@"
+  phase_done build
+  rc=0
+  # In parallel where allowed: the integration tests are RUN_SERIAL (each
+  # alone), the unit and lint tests share the cores.
+  (cd build && ctest -j "$(nproc)" --output-on-failure "$@") || rc=$?
+  phase_done ctest
+  exit "$rc"
 fi

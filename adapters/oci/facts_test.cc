@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/pod_dispute.h"
 #include "tests/testing/case_name.h"
 
 namespace ocirlimit {
@@ -29,7 +30,7 @@ struct PodSpec {
   std::string name;
   std::string json;
   std::string ns;     // "-": unset
-  std::string doubt;  // a substring of pod_doubt; empty: none
+  std::string doubt;  // a substring of DisputesText(disputes); empty: none
 };
 class FactsPodFromSpec : public ::testing::TestWithParam<PodSpec> {};
 
@@ -39,10 +40,11 @@ TEST_P(FactsPodFromSpec, OnlyFromTheRuntimesOwnAnnotations) {
   auto f = FactsFromSpec(*spec);
   ASSERT_TRUE(f.ok()) << f.error().Text();
   EXPECT_EQ(f->pod_namespace.value_or("-"), GetParam().ns);
+  const std::string disputes = DisputesText(f->disputes);
   if (GetParam().doubt.empty()) {
-    EXPECT_EQ(f->pod_doubt, "");
+    EXPECT_EQ(disputes, "");
   } else {
-    EXPECT_NE(f->pod_doubt.find(GetParam().doubt), std::string::npos) << f->pod_doubt;
+    EXPECT_NE(disputes.find(GetParam().doubt), std::string::npos) << disputes;
   }
 }
 

@@ -42,6 +42,9 @@ std::string Describe(const std::vector<std::string>& argv, const CmdResult& r) {
   return cmd + " exited " + std::to_string(r.status) + ": " + r.err + r.out;
 }
 
+std::optional<std::string> GiveRootTheLibrariesOf(const std::string& root,
+                                                  const std::string& program);
+
 class CriInstallerTest : public ::testing::TestWithParam<ContainerdRelease> {
  protected:
   void SetUp() override {
@@ -123,6 +126,58 @@ class CriInstallerTest : public ::testing::TestWithParam<ContainerdRelease> {
   const char* CriPlugin() const {
     return GetParam().config_version >= 3 ? "io.containerd.cri.v1.runtime"
                                           : "io.containerd.grpc.v1.cri";
+  }
+
+  // A fake node root HOST for install.sh: directories, a shell, a stand-in
+  // systemctl, and the libraries of the programs install.sh runs under it.
+  std::optional<std::string> MakeHost(const std::string& host) {
+    for (const char* d : {"/etc/containerd", "/usr/local/bin", "/usr/bin", "/bin", "/tmp"}) {
+      fs::create_directories(host + d);
+    }
+    fs::copy_file("/bin/busybox", host + "/bin/busybox");
+    fs::create_symlink("busybox", host + "/bin/sh");
+    WriteFile(host + "/usr/bin/systemctl", "#!/bin/sh\necho \"$@\" >>/systemctl.log\n", 0755);
+    for (const char* p : {"oci-rlimit-hook", "oci-prlimit-helper", "oci-rlimit"}) {
+      if (auto err = GiveRootTheLibrariesOf(host, OurBinary(p))) return err;
+    }
+    return std::nullopt;
+  }
+
+  // containerd from the release's stock config copied to HOST, edited there
+  // by `edit` (install.sh runs), run where HOST/usr/local/bin is
+  // /usr/local/bin (for containerd, its shims and runtimes only), the wrapper
+  // reading HOST's /etc/oci-rlimit.
+  void StartOnHost(const std::string& host,
+                   std::function<std::optional<std::string>(const std::string&)> edit) {
+    CriContainerd::Options opts;
+    opts.release = GetParam();
+    opts.stock_config = true;
+    opts.edit_config = [host, edit](const std::string& config) -> std::optional<std::string> {
+      const std::string node_config = host + "/etc/containerd/config.toml";
+      WriteFile(node_config, ReadFile(config));
+      if (auto err = edit(node_config)) return err;
+      WriteFile(config, ReadFile(node_config));
+      return std::nullopt;
+    };
+    opts.prefix = {"unshare",
+                   "-m",
+                   "sh",
+                   "-c",
+                   "mount --bind \"$0\" /usr/local/bin && exec \"$@\"",
+                   host + "/usr/local/bin"};
+    opts.prefix.insert(opts.prefix.end(), kDaemonPrefix.begin(), kDaemonPrefix.end());
+    opts.env = {"OCI_RLIMIT_CONFIG=" + host + "/etc/oci-rlimit/config.toml"};
+    containerd_ = std::make_unique<CriContainerd>(opts);
+    ASSERT_TRUE(containerd_->ok()) << containerd_->error();
+  }
+
+  static CmdResult InstallSh(const std::string& host, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {
+        "bash",        std::string(OCI_RLIMIT_SOURCE_DIR) + "/packaging/kubernetes/install.sh",
+        "--host-root", host,
+        "--source",    fs::path(OurBinary("oci-rlimit")).parent_path()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCmd(argv);
   }
 
   TempDir dir_;
@@ -361,6 +416,117 @@ TEST_P(CriInstallerTest, DocumentedByHandInstallRunsAPodWithTheLimit) {
       << ReadFile(containerd_->config_path());
 
   ExpectPodReads("pod-by-hand", kHandler, {}, kConfigured);
+}
+
+// The DaemonSet's own command (daemonset.yaml: no --nvidia), rerun on a GPU
+// node installed with --nvidia after NVIDIA's rewrite: the oci-rlimit handler
+// still passes every call of a pod's lifecycle through NVIDIA's runtime (a
+// stand-in that logs and execs runc, named with --nvidia-runtime, which the
+// node remembers), and init and exec get the limit.
+TEST_P(CriInstallerTest, DaemonSetRerunKeepsNvidiaInTheChain) {
+  OCI_RLIMIT_REQUIRE("unshare", "mount", "bash", "/bin/busybox", "python3");
+  const std::string host = dir_ / "host";
+  auto made = MakeHost(host);
+  ASSERT_FALSE(made) << *made;
+  const std::string calls = dir_ / "nvidia-calls.log";
+  const std::string nvidia = dir_ / "nvidia-container-runtime";
+  auto runc = Which("runc");
+  ASSERT_TRUE(runc);
+  WriteFile(nvidia, "#!/bin/sh\necho \"$*\" >> '" + calls + "'\nexec " + *runc + " \"$@\"\n", 0755);
+  CmdResult ds =
+      RunCmd({"python3", "-c", R"(
+import json, sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d["kind"] == "DaemonSet":
+        print(json.dumps(d["spec"]["template"]["spec"]["initContainers"][0]["command"]))
+)",
+              std::string(OCI_RLIMIT_SOURCE_DIR) + "/packaging/kubernetes/daemonset.yaml"});
+  ASSERT_EQ(ds.status, 0) << ds.err;
+  const auto command = Json::parse(ds.out).get<std::vector<std::string>>();
+  std::vector<std::string> rerun;
+  for (size_t i = 1; i < command.size(); ++i) {
+    // No CAP_SYS_RESOURCE here: 8M stands for unlimited, as in the by-hand test.
+    rerun.push_back(command[i] == "/host"               ? host
+                    : command[i] == "memlock=unlimited" ? "memlock=8M"
+                                                        : command[i]);
+  }
+  std::string rerun_err;
+  ASSERT_NO_FATAL_FAILURE(
+      StartOnHost(host, [&](const std::string& config) -> std::optional<std::string> {
+        CmdResult rw = RunCmd({OurBinary("toml_rewrite"), config});
+        if (rw.status != 0) return "toml_rewrite: " + rw.err;
+        CmdResult first = InstallSh(host, {"--runtime", "containerd", "--rlimits", "memlock=8M",
+                                           "--nvidia", "--nvidia-runtime", nvidia});
+        if (first.status != 0) return "install --nvidia: " + first.err;
+        for (int i = 0; i < 2; ++i) {
+          CmdResult again = InstallSh(host, rerun);
+          if (again.status != 0) return "the DaemonSet's command: " + again.err;
+          rerun_err = again.err;
+        }
+        return std::nullopt;
+      }));
+  EXPECT_NE(rerun_err.find("kept NVIDIA's runtime in the oci-rlimit handler's chain"),
+            std::string::npos)
+      << rerun_err;
+  EXPECT_FALSE(fs::exists(host + "/systemctl.log")) << "the reruns changed nothing";
+
+  ExpectPodReads("pod-gpu-after-rerun", kHandler, {}, kConfigured);
+  containerd_->RemoveAll();
+  const std::string log = ReadFile(calls);
+  for (const char* sub : {" create ", " start ", " exec ", " kill ", " delete "}) {
+    EXPECT_NE((" " + log).find(sub), std::string::npos)
+        << sub << "did not reach NVIDIA's runtime; calls:\n"
+        << log;
+  }
+}
+
+// Uninstall while a pod on the handler runs: the handler goes, the wrapper
+// stays (exit 3, naming the pod's containers), and the pod can still be
+// exec'd into, stopped and removed. Then a second uninstall finishes.
+TEST_P(CriInstallerTest, UninstallKeepsARunningPodWorking) {
+  OCI_RLIMIT_REQUIRE("unshare", "mount", "bash", "/bin/busybox");
+  const std::string host = dir_ / "host";
+  auto made = MakeHost(host);
+  ASSERT_FALSE(made) << *made;
+  ASSERT_NO_FATAL_FAILURE(StartOnHost(host, [&](const std::string&) -> std::optional<std::string> {
+    CmdResult r = InstallSh(host, {"--runtime", "containerd", "--rlimits", "memlock=8M"});
+    if (r.status != 0) return "install: " + r.err;
+    return std::nullopt;
+  }));
+  PodSpec spec = containerd_->NewPod("pod-during-uninstall", kHandler);
+  Probe probe =
+      RunProbe(*containerd_, spec, CriContainerd::NewContainer("limits", kInitPrintsLimits));
+  ASSERT_TRUE(probe.error.empty()) << probe.error;
+  EXPECT_EQ(probe.init, kConfigured);
+
+  // The fixture's containerd keeps its state (bundles, the handler's runc
+  // root) in its own directory: seen from HOST at the same path, so that
+  // uninstall finds it as it would on a node.
+  const std::string state = containerd_->dir().path();
+  fs::create_directories(fs::path(host + state).parent_path());
+  fs::create_symlink(state, host + state);
+  CmdResult un = InstallSh(host, {"--uninstall"});
+  EXPECT_EQ(un.status, 3) << un.out << un.err;
+  EXPECT_NE(un.err.find("still exist ("), std::string::npos) << un.err;
+  EXPECT_NE(un.err.find(probe.id), std::string::npos) << "names the container\n" << un.err;
+  EXPECT_TRUE(fs::exists(host + "/usr/local/bin/oci-rlimit-runtime"));
+  EXPECT_EQ(ReadFile(host + "/etc/containerd/config.toml").find("oci-rlimit-runtime"),
+            std::string::npos)
+      << "the handler is gone";
+
+  EXPECT_EQ(ExecMemlock(probe.id), kConfigured) << "exec after uninstall";
+  auto pods = containerd_->cri().ListPodSandboxIds();
+  ASSERT_TRUE(pods.ok()) << pods.error().Text();
+  ASSERT_EQ(pods->size(), 1U);
+  auto stop = containerd_->cri().StopPodSandbox(pods->front());
+  EXPECT_TRUE(stop.ok()) << stop.error().Text();
+  auto remove = containerd_->cri().RemovePodSandbox(pods->front());
+  EXPECT_TRUE(remove.ok()) << remove.error().Text();
+
+  CmdResult done = InstallSh(host, {"--uninstall"});
+  EXPECT_EQ(done.status, 0) << done.err;
+  EXPECT_FALSE(fs::exists(host + "/usr/local/bin/oci-rlimit-runtime"));
+  EXPECT_FALSE(fs::exists(host + "/var/lib/oci-rlimit"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Releases, CriInstallerTest, ::testing::ValuesIn(AllContainerdReleases()),

@@ -61,9 +61,9 @@ class NriTest : public ::testing::TestWithParam<ContainerdRelease> {
   void StartPlugin() {
     ++starts_;
     plugin_ = std::make_unique<BackgroundProcess>();
-    auto err =
-        plugin_->Start({Plugin(), "--config", ConfigPath(), "--socket", containerd_->nri_socket()},
-                       {}, PluginLog());
+    auto err = plugin_->Start({Plugin(), "--config", ConfigPath(), "--socket",
+                               containerd_->nri_socket(), "--status-file", dir_ / "nri.status"},
+                              {}, PluginLog());
     ASSERT_FALSE(err) << *err;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (ReadFile(PluginLog()).find("configured by") == std::string::npos) {
@@ -265,7 +265,10 @@ TEST_P(NriTest, PreRegisteredFromThePluginDir) {
   WriteFile(ConfigPath(),
             "rlimits = [\"memlock=8M\"]\nlog-file = \"" + (dir_ / "oci.log") + "\"\n");
   const std::string entry = dir_ / "oci-rlimit-entry";
-  WriteFile(entry, "#!/bin/sh\nexec " + Plugin() + " --config " + ConfigPath() + "\n", 0755);
+  WriteFile(entry,
+            "#!/bin/sh\nexec " + Plugin() + " --config " + ConfigPath() + " --status-file " +
+                (dir_ / "nri.status") + "\n",
+            0755);
   NriSetup nri;
   nri.plugins = {{"10-oci-rlimit", entry}};
   ASSERT_NO_FATAL_FAILURE(StartContainerd(nri));

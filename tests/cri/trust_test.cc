@@ -11,8 +11,10 @@
 // this sandbox can prove.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
+#include <thread>
 
 #include "cri_containerd.h"
 #include "cri_probe.h"
@@ -104,14 +106,131 @@ TEST_P(CriTrustTest, AForgedContainerdNamespaceAnnotationDoesNotMatch) {
 }
 
 // The pod sets CRI-O's key, which containerd passes on beside its own: the
-// two disagree, so neither counts.
+// two disagree (disputed pod facts). The GPU candidate's raise has no default
+// and no spec entry to be compared with, so the pod is refused, sandbox and
+// all (its pause container carries the same annotations).
 TEST_P(CriTrustTest, AForgedCrioNamespaceAnnotationDoesNotMatch) {
-  Seen forged = RunPod("forger", "default", {{kCrioKey, "gpu-a"}, {kContainerdKey, "gpu-a"}});
-  EXPECT_EQ(forged.init, kDaemon) << "pod annotations of both runtimes' keys in default";
+  PodSpec spec = containerd_->NewPod("forger", "oci-rlimit");
+  spec.ns = "default";
+  spec.annotations = {{kCrioKey, "gpu-a"}, {kContainerdKey, "gpu-a"}};
+  auto pod = containerd_->RunPod(spec);
+  ASSERT_FALSE(pod) << "a pod in default with both runtimes' keys forged must not start";
+  EXPECT_NE(Unescaped(pod.error().Text())
+                .find("disputed pod facts (the pod's namespace: annotation "
+                      "\"io.kubernetes.cri.sandbox-namespace\" = \"default\" but "
+                      "\"io.kubernetes.pod.namespace\" = \"gpu-a\")"),
+            std::string::npos)
+      << pod.error().Text();
+}
+
+// The same pods alone, and a bad request, through the wrapper handler.
+TEST_P(CriTrustTest, APodsRuleAloneMatchesAnyNamespace) {
+  WriteFile(dir_ / "config.toml", R"([[rule]]
+name = "trainer-anywhere"
+rlimits = ["memlock=8M"]
+match = { pods = ["trainer-*"] }
+)");
+  EXPECT_EQ(RunPod("trainer-evil", "default", {}).init, kConfigured)
+      << "a pod's name is its author's choice";
+  EXPECT_EQ(RunPod("web", "default", {}).init, kDaemon);
+}
+
+// A disputed namespace (containerd's key, and CRI-O's from the pod): the
+// top-level default stays, the GPU namespaces' raise does not apply.
+TEST_P(CriTrustTest, ADisputedNamespaceGetsNoRaise) {
+  WriteFile(dir_ / "config.toml", std::string("rlimits = [\"memlock=2M:8M\"]\n") + kNamespaceRule);
+  Seen forged = RunPod("forger", "default", {{kCrioKey, "gpu-a"}});
+  EXPECT_EQ(forged.init, (Limit{2 << 20, 8 << 20}));
   EXPECT_EQ(forged.annotations[kCrioKey], "gpu-a") << "passed on by pod_annotations = [\"*\"]";
+  EXPECT_EQ(RunPod("trainer", "gpu-a", {}).init, kConfigured);
 }
 
 INSTANTIATE_TEST_SUITE_P(Releases, CriTrustTest, ::testing::ValuesIn(AllContainerdReleases()),
+                         [](const auto& info) { return TestName(info.param); });
+
+// The NRI plugin on containerd 1.7 and 2.x, pods on the default handler.
+// NRI's pod namespace and name are the PodSandbox's fields, never disputed;
+// a pods rule alone and a bad request under on-error = "warn" apply.
+class CriNriTrustTest : public ::testing::TestWithParam<ContainerdRelease> {
+ protected:
+  void SetUp() override {
+    OCI_RLIMIT_REQUIRE("prlimit");
+    OCI_RLIMIT_REQUIRE_CONTAINERD(GetParam());
+    ASSERT_TRUE(Which(OurBinary("oci-rlimit-nri"))) << "oci-rlimit-nri has not been built";
+  }
+
+  void Start(const std::string& config) {
+    WriteFile(dir_ / "config.toml", config);
+    CriContainerd::Options opts;
+    opts.release = GetParam();
+    opts.prefix = kDaemonPrefix;
+    opts.nri = NriSetup{};
+    containerd_ = std::make_unique<CriContainerd>(opts);
+    ASSERT_TRUE(containerd_->ok()) << containerd_->error();
+    RecordProperty("containerd", containerd_->version());
+    const std::string log = dir_ / "plugin.log";
+    plugin_ = std::make_unique<BackgroundProcess>();
+    auto err = plugin_->Start({OurBinary("oci-rlimit-nri"), "--config", dir_ / "config.toml",
+                               "--socket", containerd_->nri_socket()},
+                              {}, log);
+    ASSERT_FALSE(err) << *err;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (ReadFile(log).find("configured by") == std::string::npos) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the plugin did not register:\n"
+                                                            << ReadFile(log) << "\n"
+                                                            << containerd_->Log();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  Probe Run(const std::string& name, const std::string& ns,
+            const std::map<std::string, std::string>& annotations = {}) {
+    PodSpec spec = containerd_->NewPod(name);
+    spec.ns = ns;
+    spec.annotations = annotations;
+    return RunProbe(*containerd_, spec, CriContainerd::NewContainer("limits", kInitPrintsLimits));
+  }
+
+  TempDir dir_;
+  std::unique_ptr<CriContainerd> containerd_;
+  std::unique_ptr<BackgroundProcess> plugin_;
+};
+
+TEST_P(CriNriTrustTest, NriAPodsRuleAloneMatchesAnyNamespace) {
+  ASSERT_NO_FATAL_FAILURE(Start(R"([[rule]]
+name = "trainer-anywhere"
+rlimits = ["memlock=8M"]
+match = { pods = ["trainer-*"] }
+[[rule]]
+name = "trainer-in-ml"
+rlimits = ["memlock=4M:8M"]
+match = { namespaces = ["ml"], pods = ["trainer-*"] }
+)"));
+  EXPECT_EQ(Run("trainer-evil", "default").init, kConfigured)
+      << "pods alone: a pod of that name in any namespace";
+  EXPECT_EQ(Run("trainer-0", "ml").init, (Limit{4 << 20, 8 << 20})) << "the later rule wins";
+  EXPECT_EQ(Run("web", "ml").init, kDaemon);
+}
+
+TEST_P(CriNriTrustTest, NriABadRequestUnderWarnKeepsTheNodesLimits) {
+  const std::string log = dir_ / "oci.log";
+  ASSERT_NO_FATAL_FAILURE(
+      Start("rlimits = [\"memlock=64K\", \"nofile=512\"]\n"
+            "on-error = \"warn\"\nlog-file = \"" +
+            log + "\"\n[requests]\nenabled = true\nceilings = [\"memlock=1M\"]\n"));
+  Probe p = Run("asks", "default", {{"oci-rlimit.io/rlimits", "please"}});
+  ASSERT_FALSE(p.id.empty()) << p.error;
+  EXPECT_EQ(p.init, (Limit{64 << 10, 64 << 10}));
+  auto exec = containerd_->cri().ExecSync(p.id, kCatLimits);
+  ASSERT_TRUE(exec) << exec.error().Text();
+  EXPECT_EQ(LimitRow(exec->out, "Max open files"), (Limit{512, 512}));
+  EXPECT_NE(Unescaped(ReadFile(log)).find("on-error = \"warn\": the request is left out"),
+            std::string::npos)
+      << ReadFile(log);
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, CriNriTrustTest,
+                         ::testing::Values(Containerd17(), Containerd2()),
                          [](const auto& info) { return TestName(info.param); });
 
 }  // namespace

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# The fresh-machine check (issue 16): a Debian 12 minbase root (plus git and
+# The fresh-machine check: a Debian 12 minbase root (plus git and
 # ca-certificates) from this machine's own mirror, entered with a private
 # mount and PID namespace and pivot_root (not chroot: in a chroot `runc exec`
 # lands in the host's root, DEVELOPERS.md), where the repo is cloned and
-# README's test command runs, so scripts/install-deps.sh must install
-# everything itself.
+# README's two commands run, so scripts/install-deps.sh must install
+# everything itself:
+#  1. README's first command (the demo) exactly as written; its output must
+#     show the mlock failing without oci-rlimit and working with it
+#     (tests/readme/run-demo.sh, the same check as tests/readme/readme_test.sh);
+#  2. README's test command, with the bounded scope below.
 #
-# Scope, to fit CI's budget: README's test command with
+# Scope of 2, to fit CI's budget: README's test command with
 #   OCI_RLIMIT_TEST_PHASES=ctest            (no ASan or fuzz phase)
 #   OCI_RLIMIT_BUILD_TARGETS="unit_tests packaging_integration_test"
 #   ctest args -L '^(unit|packaging|man)$'  (unit tests, the .deb test, man pages)
@@ -78,11 +82,18 @@ umount -l /mnt/old
 cd /
 exec env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
   TERM=dumb OCI_RLIMIT_FUZZ_SECONDS=1 /bin/bash -c "$4"'
-# Run inside the new root: clone, then README test command with the scope above.
+# Run inside the new root: clone, README's first command exactly as written
+# (tests/readme/run-demo.sh: it must show mlock failing without oci-rlimit and
+# working with it), then README's test command with the scope above.
 # shellcheck disable=SC2016 # expanded inside the root
 script='set -euo pipefail
 git clone -q /mnt/origin.git /root/oci-rlimit
 cd /root/oci-rlimit
+t0=$SECONDS
+tests/readme/run-demo.sh /root/oci-rlimit
+echo "fresh-root: phase demo: $((SECONDS - t0)) s"
+t0=$SECONDS
+trap '"'"'echo "fresh-root: phase test-command: $((SECONDS - t0)) s"'"'"' EXIT
 line=$(.ci/readme-command 2)
 cmd=${line%%#*}
 echo "fresh-root: + OCI_RLIMIT_TEST_PHASES=ctest $cmd -L ^(unit|packaging|man)$"

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -35,6 +36,7 @@ struct Ctd {
   std::string bin;
   const char* plugin;  // where its `config default` keeps handlers
 };
+void PrintTo(const Ctd& c, std::ostream* os) { *os << c.name; }
 std::string Cache() {
   const char* c = std::getenv("OCI_RLIMIT_CACHE");
   return c != nullptr && *c != '\0' ? c : "/var/cache/oci-rlimit";
@@ -174,6 +176,15 @@ class K8sInstallerTest : public ::testing::Test {
                    fs::path(OurBinary("oci-rlimit-hook")).parent_path()});
   }
   std::string HostFile(const std::string& rel) const { return ReadFile(host_ + rel); }
+  // The installer's drop-in's [runtime] runtimes.
+  std::vector<std::string> DropinRuntimes() const {
+    toml::table t = ParseToml(HostFile("/etc/oci-rlimit/config.d/50-installer.toml"));
+    std::vector<std::string> out;
+    if (const toml::array* a = t["runtime"]["runtimes"].as_array()) {
+      for (const auto& e : *a) out.push_back(e.value_or(std::string()));
+    }
+    return out;
+  }
   std::string HostConfig() const { return host_ + "/etc/containerd/config.toml"; }
 
   // What `bin` makes of the host's config: `containerd --config F config dump`.
@@ -265,23 +276,129 @@ TEST_F(K8sInstallerTest, UninstallLeavesTheNodeAsItWas) {
 }
 
 TEST_F(K8sInstallerTest, RefusedInputChangesNothing) {
-  Tree original = Snapshot(host_);
-  CmdResult bad = Install({"--rlimits", "memlock=1M;touch /x"});
-  EXPECT_EQ(bad.status, 1);
-  EXPECT_EQ(bad.err, "install.sh: --rlimits: \"memlock=1M;touch/x\" is not NAME=SOFT[:HARD]\n");
   UseContainerdConfig("[plugins.cri]\n");  // version 1
-  original = Snapshot(host_);
+  Tree original = Snapshot(host_);
   CmdResult v1 = Install();
   EXPECT_EQ(v1.status, 1);
   EXPECT_NE(v1.err.find("no \"version\" key, so containerd reads it as a version 1 config"),
             std::string::npos)
       << v1.err;
-  // The refusal comes before anything else is written.
-  std::vector<std::string> diff = Differences(original, Snapshot(host_));
-  for (const auto& d : diff) EXPECT_EQ(d.find("etc/containerd"), std::string::npos) << d;
-  EXPECT_EQ(Uninstall().status, 0);
+  EXPECT_EQ(std::count(v1.err.begin(), v1.err.end(), '\n'), 1) << v1.err;
+  // The refusal comes before anything is written.
+  EXPECT_EQ(Differences(original, Snapshot(host_)), std::vector<std::string>{});
+  CmdResult un = Uninstall();
+  EXPECT_EQ(un.status, 0) << un.err;
   EXPECT_EQ(Differences(original, Snapshot(host_)), std::vector<std::string>{});
 }
+
+// Every input that a program would reject later, or that would write
+// something else than it says, is refused in one line before anything is
+// written: the host root stays byte-identical (mtimes included).
+struct RefusalCase {
+  std::string name;
+  std::vector<std::string> args;
+  std::string want;  // in the one line of stderr
+  // Sets up the node (under `host`) before the run, given the wrapper the
+  // installer would install (a real path).
+  std::function<void(const std::string& host, const std::string& wrapper)> setup;
+};
+
+void PrintTo(const RefusalCase& c, std::ostream* os) { *os << c.name; }
+
+class InstallerRefusalTest : public K8sInstallerTest,
+                             public ::testing::WithParamInterface<RefusalCase> {};
+
+TEST_P(InstallerRefusalTest, RefusesInOneLineAndWritesNothing) {
+  const RefusalCase& c = GetParam();
+  ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0) << "a node installed before";
+  if (c.setup) c.setup(host_, OurBinary("oci-rlimit-runtime"));
+  Tree before = Snapshot(host_);
+  CmdResult r = Install(c.args);
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(c.want), std::string::npos) << r.err;
+  EXPECT_EQ(Differences(before, Snapshot(host_)), std::vector<std::string>{});
+}
+
+void NvidiaRuntimeOnNode(const std::string& host, const std::string& nvidia_config) {
+  fs::create_directories(host + "/usr/bin");
+  WriteFile(host + "/usr/bin/nvidia-container-runtime", "#!/bin/sh\nexec runc \"$@\"\n", 0755);
+  fs::create_directories(host + "/etc/nvidia-container-runtime");
+  WriteFile(host + "/etc/nvidia-container-runtime/config.toml", nvidia_config);
+}
+
+std::vector<RefusalCase> RefusalCases() {
+  const std::string injected =
+      "/usr/bin/nv\"]\n[requests]\nenabled = true\nceilings = [\"memlock=unlimited\"]\n#";
+  return {
+      {"MisspeltName",
+       {"--rlimits", "memlok=unlimited"},
+       "\"memlok=unlimited\": unknown name \"memlok\"",
+       nullptr},
+      {"NotAValue", {"--rlimits", "memlock=lots"}, "--rlimits: rlimit \"memlock=lots\"", nullptr},
+      {"SoftAboveHard", {"--rlimits", "nofile=9:3"}, "--rlimits: rlimit \"nofile=9:3\"", nullptr},
+      {"ThreeValues",
+       {"--rlimits", "memlock=1:2:3"},
+       "--rlimits: rlimit \"memlock=1:2:3\"",
+       nullptr},
+      {"ShellText",
+       {"--rlimits", "memlock=1M;touch /x"},
+       "--rlimits: rlimit \"memlock=1M;touch /x\"",
+       nullptr},
+      {"SameTypeTwice", {"--rlimits", "memlock=1M,memlock=2M"}, "--rlimits: ", nullptr},
+      {"InjectedNvidiaRuntime",
+       {"--nvidia", "--nvidia-runtime", injected},
+       "--nvidia-runtime: \"/usr/bin/nv\"]\\n[requests]",
+       nullptr},
+      {"RelativeNvidiaRuntime",
+       {"--nvidia-runtime", "nvidia-container-runtime"},
+       "--nvidia-runtime: \"nvidia-container-runtime\" must be absolute",
+       nullptr},
+      {"InjectedPrefix",
+       {"--prefix", "/opt/x\n[requests]"},
+       "--prefix: \"/opt/x\\n[requests]\"",
+       nullptr},
+      {"DotDotPrefix", {"--prefix", "/opt/../etc"}, "--prefix: \"/opt/../etc\"", nullptr},
+      {"AnotherPrefixThanInstalled",
+       {"--prefix", "/opt/oci-rlimit"},
+       "this node is installed under \"/usr/local\"; run --uninstall first",
+       nullptr},
+      {"NvidiaRuntimeIsTheWrapper",
+       {"--nvidia-runtime", kWrapper},
+       "--nvidia-runtime: \"/usr/local/bin/oci-rlimit-runtime\" is oci-rlimit-runtime itself",
+       nullptr},
+      {"NvidiaRuntimeLinksToTheWrapper",
+       {"--nvidia-runtime", "/usr/bin/nvidia-container-runtime"},
+       "is oci-rlimit-runtime itself",
+       [](const std::string& host, const std::string&) {
+         fs::create_directories(host + "/usr/bin");
+         fs::create_symlink("../local/bin/oci-rlimit-runtime",
+                            host + "/usr/bin/nvidia-container-runtime");
+       }},
+      {"NvidiasConfigChainsBack",
+       {"--nvidia"},
+       "would exec \"/usr/local/bin/oci-rlimit-runtime\" (its runtimes in "
+       "/etc/nvidia-container-runtime/config.toml), which is oci-rlimit-runtime: a loop",
+       [](const std::string& host, const std::string&) {
+         NvidiaRuntimeOnNode(host,
+                             "[nvidia-container-runtime]\nruntimes = "
+                             "[\"/usr/local/bin/oci-rlimit-runtime\", \"runc\"]\n");
+       }},
+      {"NvidiasRuncIsTheWrapper",
+       {"--nvidia"},
+       "would exec \"/usr/sbin/runc\"",
+       [](const std::string& host, const std::string& wrapper) {
+         NvidiaRuntimeOnNode(host, "[nvidia-container-runtime]\nruntimes = [\"runc\"]\n");
+         fs::create_directories(host + "/usr/sbin");
+         fs::copy_file(wrapper, host + "/usr/sbin/runc");
+         fs::remove(host + "/usr/local/bin/oci-rlimit-runtime");
+         fs::create_hard_link(host + "/usr/sbin/runc", host + "/usr/local/bin/oci-rlimit-runtime");
+       }},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Inputs, InstallerRefusalTest, ::testing::ValuesIn(RefusalCases()),
+                         [](const auto& info) { return info.param.name; });
 
 // Binaries the node cannot run (another architecture, a newer
 // glibc) are refused in one line, before anything changes.
@@ -423,20 +540,37 @@ TEST_P(StockConfigTest, CoexistsWithNvidiasRewrite) {
   EXPECT_EQ(Count(text, "runtimes.oci-rlimit]"), 1u) << text;
   ExpectHandler(c);
 
-  // --nvidia: the handler copies NVIDIA's, and the wrapper execs NVIDIA's runtime.
+  // --nvidia: the handler copies NVIDIA's, and the wrapper execs NVIDIA's
+  // runtime: the first that exists of the operator's path, the packages'
+  // paths and the nvidia handler's BinaryName; never a bare name.
   ASSERT_EQ(Install({"--runtime", "containerd", "--nvidia"}).status, 0);
   ExpectHandler(c);
-  EXPECT_NE(HostFile("/etc/oci-rlimit/config.d/50-installer.toml")
-                .find("runtimes = [\"/usr/bin/nvidia-container-runtime\"]"),
-            std::string::npos);
+  const std::vector<std::string> nvidia_chain = {
+      "/usr/local/nvidia/toolkit/nvidia-container-runtime", "/usr/bin/nvidia-container-runtime",
+      "/usr/local/bin/nvidia-container-runtime"};
+  EXPECT_EQ(DropinRuntimes(), nvidia_chain);
   // The GPU Operator rewrites again; the rerun finds everything in place.
   ASSERT_EQ(RunCmd({OurBinary("toml_rewrite"), HostConfig()}).status, 0);
   const std::string after_operator = HostFile("/etc/containerd/config.toml");
   CmdResult rerun = Install({"--runtime", "containerd", "--nvidia"});
   ASSERT_EQ(rerun.status, 0) << rerun.err;
   EXPECT_EQ(HostFile("/etc/containerd/config.toml"), after_operator) << "nothing left to change";
+  // A rerun without --nvidia (the DaemonSet's command) keeps NVIDIA and says so.
+  CmdResult plain = Install({"--runtime", "containerd"});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_NE(plain.err.find("kept NVIDIA's runtime in the oci-rlimit handler's chain"),
+            std::string::npos)
+      << plain.err;
+  EXPECT_EQ(DropinRuntimes(), nvidia_chain);
+  EXPECT_EQ(HostFile("/etc/containerd/config.toml"), after_operator);
 
+  // Uninstall: every table but ours stays equal, as TOML, to what the
+  // operator left.
+  toml::table want = ParseToml(after_operator);
+  want["plugins"][c.plugin]["containerd"]["runtimes"].as_table()->erase("oci-rlimit");
   ASSERT_EQ(Uninstall().status, 0);
+  EXPECT_EQ(ParseToml(HostFile("/etc/containerd/config.toml")), want)
+      << HostFile("/etc/containerd/config.toml");
   toml::table t = Dump(c.bin);
   EXPECT_EQ(HandlerOf(t, c.plugin, "oci-rlimit"), nullptr);
   const toml::table* nv = HandlerOf(t, c.plugin, "nvidia");
@@ -449,6 +583,200 @@ TEST_P(StockConfigTest, CoexistsWithNvidiasRewrite) {
 
 INSTANTIATE_TEST_SUITE_P(Containerd, StockConfigTest, ::testing::ValuesIn(Containerds()),
                          [](const auto& info) { return info.param.name; });
+
+// Install, rerun and uninstall through install.sh on configs shaped like the
+// ones that once let a one-line bug in the TOML editing through: after
+// uninstall every table is equal, as TOML, to the original, and containerd
+// 1.6 loads every step.
+struct RoundTripCase {
+  std::string name;
+  std::string config;
+  std::vector<std::string> args;
+};
+void PrintTo(const RoundTripCase& c, std::ostream* os) { *os << c.name; }
+
+class RoundTripTest : public K8sInstallerTest,
+                      public ::testing::WithParamInterface<RoundTripCase> {};
+
+TEST_P(RoundTripTest, UninstallGivesBackEveryOtherTable) {
+  const RoundTripCase& c = GetParam();
+  UseContainerdConfig(c.config);
+  const toml::table original = ParseToml(c.config);
+  std::vector<std::string> args = {"--runtime", "containerd"};
+  args.insert(args.end(), c.args.begin(), c.args.end());
+  for (int i = 0; i < 2; ++i) {
+    CmdResult r = Install(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    toml::table t = ParseToml(HostFile("/etc/containerd/config.toml"));
+    toml::table others = t;
+    const int64_t version = t["version"].value_or(int64_t{2});
+    const char* plugin = version == 3 ? kCriV3 : kCriV2;
+    ASSERT_NE(HandlerOf(t, plugin, "oci-rlimit"), nullptr)
+        << HostFile("/etc/containerd/config.toml");
+    const toml::array* pa = (*HandlerOf(t, plugin, "oci-rlimit"))["pod_annotations"].as_array();
+    ASSERT_NE(pa, nullptr);
+    EXPECT_EQ(std::count_if(
+                  pa->begin(), pa->end(),
+                  [](const toml::node& n) { return n.value<std::string>() == "oci-rlimit.io/*"; }),
+              1)
+        << "oci-rlimit.io/* once";
+    others["plugins"][plugin]["containerd"]["runtimes"].as_table()->erase("oci-rlimit");
+    // Everything else is the original's (a bare default may be added).
+    toml::table expected = original;
+    if (!HandlerOf(original, plugin, "runc") && HandlerOf(others, plugin, "runc")) {
+      others["plugins"][plugin]["containerd"]["runtimes"].as_table()->erase("runc");
+    }
+    if (auto* rt = others["plugins"][plugin]["containerd"]["runtimes"].as_table();
+        rt != nullptr && rt->empty() && !HandlerOf(original, plugin, "runc")) {
+      others["plugins"][plugin]["containerd"].as_table()->erase("runtimes");
+      if (others["plugins"][plugin]["containerd"].as_table()->empty()) {
+        others["plugins"][plugin].as_table()->erase("containerd");
+      }
+      if (others["plugins"][plugin].as_table()->empty()) {
+        others["plugins"].as_table()->erase(plugin);
+      }
+      if (others["plugins"].as_table()->empty()) others.erase("plugins");
+    }
+    EXPECT_EQ(others, expected) << HostFile("/etc/containerd/config.toml");
+  }
+  ASSERT_EQ(Uninstall().status, 0);
+  EXPECT_EQ(ParseToml(HostFile("/etc/containerd/config.toml")), original)
+      << HostFile("/etc/containerd/config.toml");
+}
+
+std::vector<RoundTripCase> RoundTripCases() {
+  const std::string v3 =
+      "version = 3\n"
+      "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]\n"
+      "runtime_type = 'io.containerd.runc.v2'\n";
+  const std::string nvidia_v2 =
+      "version = 2\n"
+      "[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n"
+      "default_runtime_name = \"nvidia\"\n"
+      "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.nvidia]\n"
+      "runtime_type = \"io.containerd.runc.v2\"\n"
+      "pod_annotations = [\"oci-rlimit.io/*\"]\n"
+      "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.nvidia.options]\n"
+      "BinaryName = \"/usr/bin/nvidia-container-runtime\"\n";
+  return {
+      {"Stock", kFullConfig, {}},
+      {"StaleVersion2TableThatIsNotOurs",
+       v3 + "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.oci-rlimit]\n"
+            "runtime_type = \"io.containerd.kata.v2\"\n",
+       {}},
+      {"BareRuncBesideOtherHandlers",
+       "version = 2\n"
+       "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\n"
+       "runtime_type = \"io.containerd.runc.v2\"\n"
+       "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.kata]\n"
+       "runtime_type = \"io.containerd.kata.v2\"\n",
+       {}},
+      {"OnlyABareRunc",
+       "version = 2\n"
+       "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\n"
+       "runtime_type = \"io.containerd.runc.v2\"\n",
+       {}},
+      {"NoRuntimesTable", kMinimalConfig, {}},
+      {"NvidiaBaseAlreadyPassesOurAnnotations", nvidia_v2, {"--nvidia"}},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, RoundTripTest, ::testing::ValuesIn(RoundTripCases()),
+                         [](const auto& info) { return info.param.name; });
+
+// Handler added, then another one beside it after the install: uninstall
+// keeps the bare runc install declared, or containerd 1.x loses its default.
+TEST_F(K8sInstallerTest, UninstallKeepsTheDefaultBesideANewHandler) {
+  UseContainerdConfig(kMinimalConfig);
+  ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0);
+  WriteFile(HostConfig(), HostFile("/etc/containerd/config.toml") +
+                              "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.kata]\n"
+                              "runtime_type = \"io.containerd.kata.v2\"\n");
+  ASSERT_EQ(Uninstall().status, 0);
+  toml::table t = ParseToml(HostFile("/etc/containerd/config.toml"));
+  EXPECT_NE(HandlerOf(t, kCriV2, "runc"), nullptr) << HostFile("/etc/containerd/config.toml");
+  EXPECT_NE(HandlerOf(t, kCriV2, "kata"), nullptr);
+  EXPECT_EQ(HandlerOf(t, kCriV2, "oci-rlimit"), nullptr);
+}
+
+// Values that need quoting come out as valid TOML and JSON, and say what
+// they were given: a prefix with a space and a quote, on a CRI-O node.
+TEST_F(K8sInstallerTest, OddPrefixRendersValidFiles) {
+  fs::create_directories(host_ + "/etc/crio");
+  Tree original = Snapshot(host_);
+  const std::string prefix = "/opt/a b\"c";
+  CmdResult r = Install({"--prefix", prefix, "--nvidia-runtime", "/opt/nv \"x\"/runtime"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Json hook = Json::parse(HostFile("/usr/share/containers/oci/hooks.d/oci-rlimit.json"));
+  EXPECT_EQ(hook["hook"]["path"], prefix + "/bin/oci-rlimit-hook");
+  toml::table crio = ParseToml(HostFile("/etc/crio/crio.conf.d/50-oci-rlimit.conf"));
+  EXPECT_EQ(crio["crio"]["runtime"]["runtimes"]["oci-rlimit"]["runtime_path"].value<std::string>(),
+            prefix + "/bin/oci-rlimit-runtime");
+  EXPECT_EQ(DropinRuntimes(), std::vector<std::string>{"/opt/nv \"x\"/runtime"});
+  toml::table dropin = ParseToml(HostFile("/etc/oci-rlimit/config.d/50-installer.toml"));
+  EXPECT_FALSE(dropin.contains("requests"));
+  toml::table handler = ParseToml(HostFile("/etc/containerd/config.toml"));
+  EXPECT_EQ(
+      HandlerOf(handler, kCriV2, "oci-rlimit")->at_path("options.BinaryName").value<std::string>(),
+      prefix + "/bin/oci-rlimit-runtime");
+  EXPECT_TRUE(fs::exists(host_ + prefix + "/bin/oci-rlimit-runtime"));
+  ASSERT_EQ(Uninstall().status, 0);
+  EXPECT_EQ(Differences(original, Snapshot(host_), /*mtimes=*/false), std::vector<std::string>{});
+}
+
+// A container created through the wrapper, as containerd's runc shim leaves
+// it: runc's state under ROOT/NAMESPACE/ID naming its bundle, whose `runtime`
+// file names the shim's BinaryName. Uninstall removes the handler, keeps the
+// wrapper and says which container; once it is gone a rerun finishes.
+TEST_F(K8sInstallerTest, UninstallKeepsTheWrapperForItsContainers) {
+  Tree original = Snapshot(host_);
+  ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0);
+  auto container = [&](const std::string& id, const std::string& runtime) {
+    const std::string b = "/run/containerd/io.containerd.runtime.v2.task/k8s.io/" + id;
+    fs::create_directories(host_ + b);
+    WriteFile(host_ + b + "/runtime", runtime);
+    fs::create_directories(host_ + "/run/containerd/runc/k8s.io/" + id);
+    WriteFile(host_ + "/run/containerd/runc/k8s.io/" + id + "/state.json",
+              "{\"id\":\"" + id +
+                  "\",\"init_process_pid\":1,\"config\":{\"labels\":[\"bundle=" + b + "\"]}}");
+  };
+  container("abc123", kWrapper);
+  container("plainrunc", "runc");
+  CmdResult kept = Uninstall();
+  EXPECT_EQ(kept.status, 3) << kept.out << kept.err;
+  EXPECT_NE(kept.err.find("kept /usr/local/bin/oci-rlimit-runtime and "
+                          "/etc/oci-rlimit/config.d/50-installer.toml: 1 container(s) created "
+                          "through it still exist (abc123)"),
+            std::string::npos)
+      << kept.err;
+  EXPECT_EQ(HandlerOf(ParseToml(HostFile("/etc/containerd/config.toml")), kCriV2, "oci-rlimit"),
+            nullptr)
+      << "the handler goes first";
+  EXPECT_TRUE(fs::exists(host_ + kWrapper));
+  EXPECT_FALSE(fs::exists(host_ + "/usr/local/bin/oci-rlimit-hook"));
+  fs::remove_all(host_ + "/run");
+  CmdResult done = Uninstall();
+  ASSERT_EQ(done.status, 0) << done.err;
+  EXPECT_EQ(Differences(original, Snapshot(host_), /*mtimes=*/false), std::vector<std::string>{});
+}
+
+// --force removes the wrapper anyway, and says which containers it strands.
+TEST_F(K8sInstallerTest, UninstallForceRemovesTheWrapper) {
+  Tree original = Snapshot(host_);
+  ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0);
+  fs::create_directories(host_ + "/run/b1");
+  WriteFile(host_ + "/run/b1/runtime", kWrapper);
+  fs::create_directories(host_ + "/run/runc/c1");
+  WriteFile(host_ + "/run/runc/c1/state.json", R"({"config":{"labels":["bundle=/run/b1"]}})");
+  CmdResult r = RunCmd({"bash", kInstaller, "--uninstall", "--force", "--host-root", host_});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("--force: removed /usr/local/bin/oci-rlimit-runtime while 1 container(s) "
+                       "created through it still exist (c1)"),
+            std::string::npos)
+      << r.err;
+  fs::remove_all(host_ + "/run");
+  EXPECT_EQ(Differences(original, Snapshot(host_), /*mtimes=*/false), std::vector<std::string>{});
+}
 
 // A real containerd reads the installed config: `config dump` shows the
 // handler, and the CRI plugin (which validates its runtimes) loads.
@@ -579,6 +907,51 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
   EXPECT_EQ(j["mount"], "/host");
   *image = j["image"].get<std::string>();
   return j["command"].get<std::vector<std::string>>();
+}
+
+// The DaemonSet's own command (daemonset.yaml, no --nvidia), rerun as every
+// restart of its pod does on a GPU node installed with --nvidia: NVIDIA stays
+// in the oci-rlimit handler's chain, and the run says so.
+TEST_F(K8sInstallerTest, DaemonSetCommandKeepsAGpuNodesChain) {
+  OCI_RLIMIT_REQUIRE("python3", "/bin/busybox");
+  ASSERT_EQ(RunCmd({OurBinary("toml_rewrite"), HostConfig()}).status, 0);  // NVIDIA's handler
+  ASSERT_EQ(Install({"--nvidia"}).status, 0);
+  const std::vector<std::string> chain = DropinRuntimes();
+  ASSERT_EQ(chain.front(), "/usr/local/nvidia/toolkit/nvidia-container-runtime");
+  const std::string config = HostFile("/etc/containerd/config.toml");
+  fs::create_directories(host_ + "/bin");
+  fs::copy_file("/bin/busybox", host_ + "/bin/busybox");
+  fs::create_symlink("busybox", host_ + "/bin/sh");
+  fs::create_directories(host_ + "/usr/bin");
+  WriteFile(host_ + "/usr/bin/systemctl", "#!/bin/sh\necho \"$@\" >>/systemctl.log\n", 0755);
+
+  std::string image;
+  std::vector<std::string> command = DaemonSetCommand(&image);
+  ASSERT_EQ(command[0], "/opt/oci-rlimit/install.sh");
+  std::vector<std::string> argv = {"bash", kInstaller};
+  for (size_t i = 1; i < command.size(); ++i) {
+    argv.push_back(command[i] == "/host" ? host_ : command[i]);
+  }
+  argv.insert(argv.end(), {"--source", fs::path(OurBinary("oci-rlimit-hook")).parent_path()});
+  for (int restart = 0; restart < 3; ++restart) {
+    CmdResult r = RunCmd(argv);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("kept NVIDIA's runtime in the oci-rlimit handler's chain, as the "
+                         "earlier install (--nvidia) set it up; --no-nvidia removes it"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(DropinRuntimes(), chain);
+    EXPECT_EQ(HostFile("/etc/containerd/config.toml"), config);
+    EXPECT_FALSE(fs::exists(host_ + "/systemctl.log")) << "nothing changed, nothing restarted";
+  }
+  // Only an explicit --no-nvidia takes NVIDIA out.
+  CmdResult off = Install({"--no-nvidia"});
+  ASSERT_EQ(off.status, 0) << off.err;
+  EXPECT_EQ(DropinRuntimes(), std::vector<std::string>{});
+  const toml::table after = ParseToml(HostFile("/etc/containerd/config.toml"));
+  const toml::table* h = HandlerOf(after, kCriV2, "oci-rlimit");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ((*h)["options"]["BinaryName"].value<std::string>(), kWrapper);
 }
 
 // packaging/kubernetes/Dockerfile built with docker build, then run as the

@@ -184,8 +184,9 @@ TEST(NriPlugin, ReloadRefusesABadConfigAndKeepsTheOldOne) {
   const std::string config = dir / "c.toml";
   WriteFile(config, "rlimits = [\"memlock=1M\"]\n");
   BackgroundProcess plugin;
-  auto err = plugin.Start({Plugin(), "--config", config, "--socket", dir / "nri.sock"}, {},
-                          dir / "plugin.log");
+  auto err = plugin.Start({Plugin(), "--config", config, "--socket", dir / "nri.sock",
+                           "--status-file", dir / "nri.status"},
+                          {}, dir / "plugin.log");
   ASSERT_FALSE(err) << *err;
   ASSERT_TRUE(runtime.Accept()) << ReadFile(dir / "plugin.log");
   EXPECT_EQ(runtime.CreateMemlock(), "1048576:1048576");

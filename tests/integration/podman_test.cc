@@ -171,9 +171,9 @@ TEST_F(PodmanTest, WrapperRuntimeWithABrokenConfigFailsTheRunWithOurMessage) {
       << r.err;
 }
 
-// A malformed request under on-error = "warn": the precreate hook hands podman
-// back the spec it sent, and the container starts unmodified.
-TEST_F(PodmanTest, PrecreateHookWithWarnAndAMalformedRequestStartsUnmodified) {
+// A malformed request under on-error = "warn" is the request's error: the
+// precreate hook merges the top-level limits without it.
+TEST_F(PodmanTest, PrecreateHookWithWarnAndAMalformedRequestKeepsTheTopLevelLimits) {
   WriteFile(ConfigPath(),
             "on-error = \"warn\"\nrlimits = [\"memlock=1M:4M\"]\n"
             "[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\n");
@@ -182,7 +182,7 @@ TEST_F(PodmanTest, PrecreateHookWithWarnAndAMalformedRequestStartsUnmodified) {
   CmdResult r =
       podman_->Run(global, {"--annotation", "oci-rlimit.io/rlimits=memlock=lots"}, kCatLimits);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(LimitRow(r.out, kMemlock), kHost) << "started with the spec podman sent";
+  EXPECT_EQ(LimitRow(r.out, kMemlock), (Limit{1 << 20, 4 << 20})) << "the top-level limit";
 }
 
 // Podman 4.3.1 does not show a failing precreate hook's stderr: only the

@@ -303,9 +303,10 @@ TEST_P(RuntimeTest, StateAndDeletePassThrough) {
 }
 
 // One admission step: the hook and the wrapper give the same outcome for the
-// same config and bundle. A malformed request under on-error = "warn": the
-// container starts, unmodified, with a warning, on both paths.
-TEST_P(RuntimeTest, MalformedRequestWithWarnStartsUnmodifiedOnHookAndWrapperPaths) {
+// same config and bundle. A malformed request under on-error = "warn" is the
+// request's error: the container starts with the top-level limits and a
+// warning, on both paths.
+TEST_P(RuntimeTest, MalformedRequestWithWarnKeepsTheTopLevelLimitsOnHookAndWrapperPaths) {
   UseConfig(
       "on-error = \"warn\"\nrlimits = [\"memlock=1M:4M\"]\n"
       "[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\n");
@@ -313,7 +314,7 @@ TEST_P(RuntimeTest, MalformedRequestWithWarnStartsUnmodifiedOnHookAndWrapperPath
 
   CmdResult wrapped = RunBundle(wrapper());
   ASSERT_EQ(wrapped.status, 0) << wrapped.err;
-  EXPECT_EQ(LimitRow(wrapped.out, kMemlock), kHost) << "forwarded unmodified";
+  EXPECT_EQ(LimitRow(wrapped.out, kMemlock), (Limit{1 << 20, 4 << 20})) << "the top-level limit";
   EXPECT_NE(wrapped.err.find("oci-rlimit-runtime: warning: on-error = \"warn\""), std::string::npos)
       << wrapped.err;
 
@@ -322,7 +323,7 @@ TEST_P(RuntimeTest, MalformedRequestWithWarnStartsUnmodifiedOnHookAndWrapperPath
                              {"oci-rlimit-hook", "--config", config_path(), "createRuntime"})});
   CmdResult hooked = RunBundle(runtime_);
   ASSERT_EQ(hooked.status, 0) << hooked.err;
-  EXPECT_EQ(LimitRow(hooked.out, kMemlock), kHost) << "started without our limits";
+  EXPECT_EQ(LimitRow(hooked.out, kMemlock), (Limit{1 << 20, 4 << 20})) << "the top-level limit";
   EXPECT_EQ(LimitRow(hooked.out, kMemlock), LimitRow(wrapped.out, kMemlock));
 }
 
@@ -396,11 +397,14 @@ TEST(RuntimeSelfDescription, HelpAndVersionWithNoRuncOnPath) {
     EXPECT_NE(help.out.find(piece), std::string::npos) << piece << "\n" << help.out;
   }
 
+  // No runtime: our line, then a one-line error and exit 1 (CRI-O and docker
+  // run --version to check a runtime).
   CmdResult v = RunCmd({OurBinary("oci-rlimit-runtime"), "--version"}, no_runtime);
-  EXPECT_EQ(v.status, 0) << v.err;
+  EXPECT_EQ(v.status, 1) << v.err;
   EXPECT_TRUE(v.out.starts_with(version)) << v.out;
   EXPECT_EQ(std::count(v.out.begin(), v.out.end(), '\n'), 1) << v.out;
-  EXPECT_NE(v.err.find("oci-rlimit-runtime: note: no runtime to ask for its version"),
+  EXPECT_EQ(std::count(v.err.begin(), v.err.end(), '\n'), 1) << v.err;
+  EXPECT_NE(v.err.find("oci-rlimit-runtime: no runtime to ask for its version: "),
             std::string::npos)
       << v.err;
 }

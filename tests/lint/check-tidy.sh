@@ -15,5 +15,8 @@ mapfile -t files < <(for f in "${files[@]}"; do
   fi
 done)
 # GCC-only flags in compile_commands.json (-Wno-restrict) are not clang's to judge.
-clang-tidy -p "$build" --quiet --extra-arg=-Wno-unknown-warning-option "${files[@]}"
+# One clang-tidy per core, a few files each (serially it took 217 s on 2 cores);
+# xargs exits non-zero when any of them found something.
+printf '%s\0' "${files[@]}" | xargs -0 -P "$(nproc)" -n 4 \
+  clang-tidy -p "$build" --quiet --extra-arg=-Wno-unknown-warning-option
 echo "clang-tidy: ${#files[@]} files clean"

@@ -4,8 +4,9 @@
 #  - every script they name is executable in git (mode 100755 at HEAD);
 #  - .ci/run runs README's test command line (its --dry-run prints it);
 #  - the demo line runs verbatim in a clean clone of HEAD, and its output
-#    shows the failing and then the succeeding mlock line, and it leaves no
-#    temp dir, runc state or mount behind.
+#    shows the failing and then the succeeding mlock line (tests/readme/run-demo.sh,
+#    the check CI's fresh-root step shares), and it leaves no temp dir, runc
+#    state or mount behind.
 #   tests/readme/readme_test.sh SOURCE_DIR
 set -euo pipefail
 src=$(cd "${1:?usage: readme_test.sh SOURCE_DIR}" && pwd)
@@ -33,18 +34,7 @@ trap 'rm -rf "$work"' EXIT
 before=$(find /tmp -maxdepth 1 -name "oci-rlimit-demo.*" | sort)
 git clone -q "$src" "$work/clone"
 echo "clean clone of $(git -C "$work/clone" rev-parse --short HEAD) in $work/clone"
-start=$SECONDS
-set +e
-(cd "$work/clone" && bash -c "$demo") 2>&1 | tee "$work/demo.out"
-rc=${PIPESTATUS[0]}
-set -e
-echo "readme_test: the demo took $((SECONDS - start)) s (exit $rc)"
-((rc == 0)) || fail "the demo exited $rc"
-grep -n -x -e 'mlock 4 MiB as uid 1000: failed: Cannot allocate memory' \
-  -e 'mlock 4 MiB as uid 1000: ok' "$work/demo.out" >"$work/lines" || true
-expected=$'mlock 4 MiB as uid 1000: failed: Cannot allocate memory\nmlock 4 MiB as uid 1000: ok'
-[[ $(cut -d: -f2- "$work/lines") == "$expected" ]] ||
-  fail "the demo's output lacks the failing then the succeeding mlock line"
+"$src/tests/readme/run-demo.sh" "$work/clone" "$work/demo.out" || fail "README's first command (above)"
 after=$(find /tmp -maxdepth 1 -name "oci-rlimit-demo.*" | sort)
 [[ $before == "$after" ]] || fail "the demo left temp dirs behind: $after"
 ! grep -q oci-rlimit-demo /proc/self/mountinfo || fail "the demo left a mount behind"

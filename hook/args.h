@@ -1,4 +1,4 @@
-// The pure parts of oci-rlimit-hook: argv and stage policy.
+// oci-rlimit-hook's argv (through core/argv.h) and its stage.
 #pragma once
 
 #include <optional>

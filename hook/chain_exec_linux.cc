@@ -1,11 +1,10 @@
-#include "hook/chain_exec.h"
-
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 #include "effects/files.h"
+#include "hook/chain_exec.h"
 
 namespace ocirlimit {
 

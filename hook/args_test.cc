@@ -1,4 +1,4 @@
-#include "hook/hook_logic.h"
+#include "hook/args.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

@@ -1,0 +1,75 @@
+#include "adapters/oci/runtime_state.h"
+
+#include <limits>
+
+#include "adapters/oci/spec.h"
+#include "core/text.h"
+
+namespace ocirlimit {
+namespace {
+
+Result<pid_t> Pid(const Json& j, const char* key, const std::string& where) {
+  auto it = j.find(key);
+  if (it == j.end()) return MakeError(Cat(where, ": no ", Quote(key)));
+  if (!it->is_number_integer() || it->get<int64_t>() <= 0 ||
+      it->get<int64_t>() > std::numeric_limits<pid_t>::max()) {
+    return MakeError(Cat(where, ": ", key, ": ", Quote(it->dump()), " is not a PID"));
+  }
+  return static_cast<pid_t>(it->get<int64_t>());
+}
+
+Result<std::optional<uint64_t>> StartTime(const Json& j, const char* key,
+                                          const std::string& where) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::optional<uint64_t>{};
+  if (!it->is_number_unsigned()) {
+    return MakeError(Cat(where, ": ", key, ": ", Quote(it->dump()), " is not a start time"));
+  }
+  return std::optional<uint64_t>{it->get<uint64_t>()};
+}
+
+}  // namespace
+
+Result<RuntimeState> ParseRuncState(std::string_view text, const std::string& where) {
+  auto j = ParseJsonObject(text, where);
+  if (!j) return j.error();
+  RuntimeState s;
+  s.runtime = "runc";
+  auto pid = Pid(*j, "init_process_pid", where);
+  if (!pid) return pid.error();
+  s.pid = *pid;
+  auto start = StartTime(*j, "init_process_start", where);
+  if (!start) return start.error();
+  s.start_time = *start;
+  // config.labels: ["bundle=/run/...", "KEY=VALUE", ...].
+  auto config = j->find("config");
+  if (config != j->end() && config->is_object()) {
+    auto labels = config->find("labels");
+    if (labels != config->end() && labels->is_array()) {
+      for (const auto& l : *labels) {
+        if (l.is_string() && l.get_ref<const std::string&>().starts_with("bundle=")) {
+          s.bundle = l.get<std::string>().substr(7);
+        }
+      }
+    }
+  }
+  return s;
+}
+
+Result<RuntimeState> ParseCrunStatus(std::string_view text, const std::string& where) {
+  auto j = ParseJsonObject(text, where);
+  if (!j) return j.error();
+  RuntimeState s;
+  s.runtime = "crun";
+  auto pid = Pid(*j, "pid", where);
+  if (!pid) return pid.error();
+  s.pid = *pid;
+  auto start = StartTime(*j, "process-start-time", where);
+  if (!start) return start.error();
+  s.start_time = *start;
+  auto bundle = j->find("bundle");
+  if (bundle != j->end() && bundle->is_string()) s.bundle = bundle->get<std::string>();
+  return s;
+}
+
+}  // namespace ocirlimit

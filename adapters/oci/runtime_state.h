@@ -1,0 +1,39 @@
+// What the OCI runtimes keep about each container in their state roots
+// (`--root`), as `oci-rlimit audit` reads it: the init process (its PID and
+// start time) and the bundle. Two formats, measured on runc 1.1.5 and crun
+// 1.8.1:
+//   runc  ROOT/ID/state.json: "init_process_pid", "init_process_start" (clock
+//         ticks after boot, /proc/PID/stat field 22) and "config.labels", a
+//         list of "KEY=VALUE" holding "bundle=DIR" (and the annotations).
+//   crun  ROOT/ID/status: "pid", "process-start-time", "bundle"; beside it a
+//         copy of the bundle's config.json.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+
+namespace ocirlimit {
+
+inline constexpr std::string_view kRuncStateFile = "state.json";
+inline constexpr std::string_view kCrunStateFile = "status";
+// runc's and crun's state files are a few KiB; a spec copy may be large.
+inline constexpr size_t kMaxRuntimeStateBytes = 4 << 20;
+
+struct RuntimeState {
+  std::string runtime;                 // "runc" or "crun": whose format it was
+  pid_t pid = 0;                       // the init process, on the host
+  std::optional<uint64_t> start_time;  // its starttime; nullopt when not recorded
+  std::string bundle;                  // empty when not recorded
+};
+
+// `where` names the file in errors.
+[[nodiscard]] Result<RuntimeState> ParseRuncState(std::string_view text, const std::string& where);
+[[nodiscard]] Result<RuntimeState> ParseCrunStatus(std::string_view text, const std::string& where);
+
+}  // namespace ocirlimit

@@ -1,0 +1,46 @@
+// Finding the running containers of a node for `oci-rlimit audit`: every
+// container directory under the OCI runtimes' state roots, its init process
+// and bundle from the runtime's state (adapters/oci/runtime_state.h), and
+// its facts from the bundle's config.json. Over FsOps, so it is tested on
+// fake state roots (docs/audit.md, "Where audit looks").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/oci/runtime_state.h"
+#include "core/policy.h"
+#include "effects/fs_ops.h"
+
+namespace ocirlimit {
+
+// The roots the runtimes use by default; a "*" component stands for every
+// subdirectory there (containerd's namespaces, rootless users' runtime dirs):
+//   /run/containerd/runc/*        containerd's runc shim, each namespace
+//                                 (k8s.io, moby, default, ...), runc or crun
+//   /run/docker/runtime-runc/moby docker 20.10+ through its own containerd
+//   /run/runc, /run/crun          CRI-O and rootful podman
+//   /run/user/*/runc, /run/user/*/crun  rootless podman ($XDG_RUNTIME_DIR)
+const std::vector<std::string>& DefaultStateRoots();
+
+struct FoundContainer {
+  std::string root;  // the state root it was found under
+  std::string id;    // its directory name there, the container id
+  std::optional<RuntimeState> state;
+  std::optional<ContainerFacts> facts;  // when read (the policy needs the spec)
+  std::string problem;                  // why it cannot be audited; empty when it can
+};
+
+struct Discovery {
+  std::vector<std::string> roots;  // the roots that exist, expanded, in order
+  std::vector<FoundContainer> containers;
+};
+
+// Expands `patterns` (defaults, then --runtime-root), skips roots that do not
+// exist and a root met twice, and reads each container. `need_facts`: read
+// the bundle's config.json (a crun state dir's copy when the bundle is gone).
+[[nodiscard]] Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns,
+                                           bool need_facts);
+
+}  // namespace ocirlimit

@@ -1,0 +1,241 @@
+#include "cli/node_install.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "cli/node_config.h"
+#include "cli/node_files.h"
+#include "cli/node_loop.h"
+#include "cli/node_record.h"
+#include "core/text.h"
+#include "effects/files.h"
+
+namespace ocirlimit::node {
+namespace {
+
+constexpr size_t kMaxConfigBytes = 4 << 20;
+constexpr size_t kMaxProgramBytes = size_t{256} << 20;
+constexpr const char* kPrograms[] = {"oci-rlimit-hook", "oci-rlimit-runtime", "oci-prlimit-helper",
+                                     "oci-rlimit"};
+
+bool Exists(const std::string& path) {
+  struct stat st {};
+  return lstat(path.c_str(), &st) == 0;
+}
+
+// A node file's text; "" and *missing when it does not exist.
+Result<std::string> ReadNodeFile(const std::string& host, std::string_view path, bool* missing) {
+  auto text = ReadFileBounded(host + std::string(path), kMaxConfigBytes);
+  *missing = !text && text.error().err == ENOENT;
+  if (*missing) return std::string();
+  return text;
+}
+
+void AddUnique(std::vector<std::string>* v, const std::string& s) {
+  if (std::find(v->begin(), v->end(), s) == v->end()) v->push_back(s);
+}
+
+struct Plan {
+  NodeMode mode;
+  std::vector<std::string> rlimits;
+  std::vector<std::string> nvidia_runtimes;
+  std::string dropin;
+  bool ctd_missing = false;
+  std::optional<ConfigEdit> ctd;
+  std::optional<std::string> crio_hook;  // unset: a package's file is there, kept
+  std::string crio_handler;
+  std::vector<std::string> notes;
+};
+
+Result<std::vector<std::string>> Runtimes(const InstallArgs& a, const NodeMode& old,
+                                          std::vector<std::string>* notes) {
+  std::vector<std::string> out;
+  if (a.runtime == "containerd" || a.runtime == "crio") {
+    out.push_back(a.runtime);
+  } else if (a.runtime == "auto") {
+    if (Exists(a.host + "/etc/containerd") || Exists(a.host + "/run/containerd/containerd.sock"))
+      out.emplace_back("containerd");
+    if (Exists(a.host + "/etc/crio") || Exists(a.host + "/run/crio/crio.sock"))
+      out.emplace_back("crio");
+  } else {
+    return MakeError("--runtime: " + Quote(a.runtime) + " is not containerd, crio or auto");
+  }
+  for (const auto& r : old.runtimes) {
+    if (std::find(out.begin(), out.end(), r) != out.end()) continue;
+    out.push_back(r);
+    notes->push_back("kept the " + r + " setup of the earlier install (--uninstall removes it)");
+  }
+  if (out.empty()) {
+    return MakeError("--runtime auto: found neither containerd nor CRI-O under " + Quote(a.host) +
+                     "; pass --runtime");
+  }
+  return out;
+}
+
+// The node's mode: the flags given, else what the earlier install remembered.
+Result<NodeMode> DecideMode(const InstallArgs& a, const NodeMode& old, bool installed,
+                            std::vector<std::string>* notes) {
+  NodeMode m;
+  m.prefix = a.prefix.value_or(old.prefix.empty() ? "/usr/local" : old.prefix);
+  if (auto st = CheckNodePath("--prefix", m.prefix); !st) return st.error();
+  while (m.prefix.size() > 1 && m.prefix.back() == '/') m.prefix.pop_back();
+  if (installed && !old.prefix.empty() && m.prefix != old.prefix) {
+    return MakeError("--prefix: " + Quote(m.prefix) + ": this node is installed under " +
+                     Quote(old.prefix) + "; run --uninstall first");
+  }
+  auto rt = Runtimes(a, old, notes);
+  if (!rt) return rt.error();
+  m.runtimes = std::move(*rt);
+  m.nvidia = a.nvidia.value_or(old.nvidia);
+  if (!a.nvidia && old.nvidia) {
+    notes->push_back(
+        "kept NVIDIA's runtime in the oci-rlimit handler's chain, as the earlier install "
+        "(--nvidia) set it up; --no-nvidia removes it");
+  }
+  m.nvidia_runtime = a.nvidia_runtime.empty() ? old.nvidia_runtime : a.nvidia_runtime;
+  if (!m.nvidia) m.nvidia_runtime.clear();
+  if (!m.nvidia_runtime.empty()) {
+    if (auto st = CheckNodePath("--nvidia-runtime", m.nvidia_runtime); !st) return st.error();
+  }
+  m.ctd_added_default = old.ctd_added_default;
+  return m;
+}
+
+bool Has(const std::vector<std::string>& v, std::string_view s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+Status PlanContainerd(const InstallArgs& a, Plan* p) {
+  const std::string path = std::string(kContainerdConfig);
+  auto text = ReadNodeFile(a.host, path, &p->ctd_missing);
+  if (!text) return text.error();
+  HandlerRequest req;
+  req.binary = p->mode.prefix + "/bin/" + std::string(kRuntimeBinaryName);
+  req.base = p->mode.nvidia ? "nvidia" : "runc";
+  auto edit = InstallHandler(*text, path, req);
+  if (!edit) return edit.error();
+  for (const auto& n : edit->notes) p->notes.push_back(n);
+  if (!edit->added_default.empty()) p->mode.ctd_added_default = edit->added_default;
+  p->ctd = std::move(*edit);
+  return Ok{};
+}
+
+// What the drop-in's [runtime] runtimes lists on an NVIDIA node: the path
+// asked for, else every absolute candidate (the operator's first) and the
+// nvidia handler's own BinaryName.
+std::vector<std::string> NvidiaRuntimes(const Plan& p) {
+  if (!p.mode.nvidia_runtime.empty()) return {p.mode.nvidia_runtime};
+  std::vector<std::string> out = NvidiaRuntimeCandidates();
+  if (p.ctd && p.ctd->base_binary.starts_with("/")) AddUnique(&out, p.ctd->base_binary);
+  return out;
+}
+
+Result<Plan> Decide(const InstallArgs& a, const NodeRecord& rec) {
+  Plan p;
+  auto mode = DecideMode(a, rec.mode(), rec.installed(), &p.notes);
+  if (!mode) return mode.error();
+  p.mode = std::move(*mode);
+  auto rl = CheckRlimits(a.rlimits);
+  if (!rl) return rl.error();
+  p.rlimits = std::move(*rl);
+  if (Has(p.mode.runtimes, "containerd")) {
+    if (auto st = PlanContainerd(a, &p); !st) return st.error();
+  }
+  if (p.mode.nvidia) {
+    p.nvidia_runtimes = NvidiaRuntimes(p);
+    LoopQuery q{a.host, p.mode.prefix + "/bin/" + std::string(kRuntimeBinaryName),
+                a.source.empty() ? "" : a.source + "/" + std::string(kRuntimeBinaryName),
+                p.nvidia_runtimes, !p.mode.nvidia_runtime.empty()};
+    if (auto st = CheckNoLoop(q); !st) return st.error();
+  }
+  auto dropin = RenderDropin(p.rlimits, p.nvidia_runtimes);
+  if (!dropin) return dropin.error();
+  p.dropin = std::move(*dropin);
+  if (Has(p.mode.runtimes, "crio")) {
+    const std::string hook(kCrioHook);
+    if (Exists(a.host + hook) && !rec.Recorded("created", hook)) {
+      p.notes.push_back("kept " + hook + ": not ours (a package's?)");
+    } else {
+      p.crio_hook = RenderCrioHook(p.mode.prefix);
+    }
+    p.crio_handler = RenderCrioHandler(p.mode.prefix);
+  }
+  return p;
+}
+
+void PrintPlan(const Plan& p, std::ostream& out) {
+  std::string runtimes;
+  for (const auto& r : p.mode.runtimes) runtimes += (runtimes.empty() ? "" : " ") + r;
+  out << "plan prefix=" << p.mode.prefix << "\n"
+      << "plan runtimes=" << runtimes << "\n"
+      << "plan nvidia=" << (p.mode.nvidia ? "yes" : "no") << "\n";
+}
+
+Status Apply(const InstallArgs& a, const Plan& p, NodeRecord* rec, std::ostream& out) {
+  std::vector<std::string> restart;
+  for (const char* prog : kPrograms) {
+    auto bytes = ReadFileBounded(a.source + "/" + prog, kMaxProgramBytes);
+    if (!bytes) return bytes.error().Wrap("--source");
+    auto st = rec->Place(p.mode.prefix + "/bin/" + prog, *bytes, 0755, out);
+    if (!st) return st.error();
+  }
+  if (p.crio_hook) {
+    if (auto st = rec->Place(std::string(kCrioHook), *p.crio_hook, 0644, out); !st)
+      return st.error();
+  }
+  if (!p.crio_handler.empty()) {
+    auto st = rec->Place(std::string(kCrioHandler), p.crio_handler, 0644, out);
+    if (!st) return st.error();
+    if (*st) restart.emplace_back("crio");
+  }
+  if (auto st = rec->Place(std::string(kDropin), p.dropin, 0644, out); !st) return st.error();
+  if (p.ctd) {
+    const std::string path(kContainerdConfig);
+    if (p.ctd_missing) {
+      if (auto st = rec->EnsureDir("/etc/containerd"); !st) return st.error();
+      if (auto st = rec->Record("ctdcreated", path); !st) return st.error();
+    }
+    if (p.ctd->changed || p.ctd_missing) {
+      if (auto st = rec->Write(path, p.ctd->text, 0644); !st) return st.error();
+      out << "wrote " << path << " (handler oci-rlimit)\n";
+      restart.emplace_back("containerd");
+    }
+  }
+  if (auto st = rec->SaveMode(p.mode); !st) return st.error();
+  std::string services;
+  for (const auto& s : restart) services += (services.empty() ? "" : " ") + s;
+  out << "plan restart=" << services << "\n";
+  return Ok{};
+}
+
+}  // namespace
+
+int RunInstall(const InstallArgs& a, std::ostream& out, std::ostream& err) {
+  struct stat st {};
+  if (!a.host.empty() && (stat(a.host.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
+    err << "oci-rlimit node: --host-root: " << Quote(a.host) << " is not a directory\n";
+    return 1;
+  }
+  auto rec = NodeRecord::Load(a.host);
+  if (!rec) {
+    err << "oci-rlimit node: " << rec.error().Text() << "\n";
+    return 1;
+  }
+  auto plan = Decide(a, *rec);
+  if (!plan) {
+    err << "oci-rlimit node: " << plan.error().Text() << ", nothing changed\n";
+    return 1;
+  }
+  PrintPlan(*plan, out);
+  if (a.check) return 0;  // the run after it says the notes
+  for (const auto& n : plan->notes) err << "oci-rlimit node: " << n << "\n";
+  if (auto st = Apply(a, *plan, &*rec, out); !st) {
+    err << "oci-rlimit node: " << st.error().Text() << "\n";
+    return 1;
+  }
+  out << "installed under " << (a.host.empty() ? "/" : a.host) << "\n";
+  return 0;
+}
+
+}  // namespace ocirlimit::node

@@ -1,0 +1,45 @@
+// `oci-rlimit node install|uninstall`: every decision of the Kubernetes node
+// installer (packaging/kubernetes/install.sh keeps only the architecture,
+// the check that the programs run on the node, and systemctl). On a node
+// root HOST ("/" for this machine), it:
+// - checks every input before anything is written: --rlimits with the rlimit
+//   language, --prefix and --nvidia-runtime as node paths, the containerd
+//   edit, and NVIDIA's runtime not leading back to the wrapper;
+// - copies the programs, renders its files with real serializers, edits
+//   containerd's config (node_config.h), and records all of it with the
+//   node's mode (NodeMode) under HOST/var/lib/oci-rlimit/node-install;
+// - on uninstall removes the handlers first, then keeps the wrapper (and the
+//   drop-in it reads) while containers created through it remain, unless
+//   --force.
+// Output: one line per file written or removed; lines "plan KEY=VALUE" for
+// the script (prefix, runtimes, restart); errors one line on stderr.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace ocirlimit::node {
+
+struct InstallArgs {
+  std::string host;
+  std::optional<std::string> prefix;  // unset: the remembered one, else /usr/local
+  std::string runtime = "auto";       // containerd, crio or auto
+  std::string rlimits = "memlock=unlimited";
+  std::optional<bool> nvidia;  // --nvidia / --no-nvidia; unset: as remembered
+  std::string nvidia_runtime;
+  std::string source;  // the directory holding the programs
+  bool check = false;  // decide and print the plan, write nothing
+};
+
+struct UninstallArgs {
+  std::string host;
+  bool force = false;
+};
+
+// Exit statuses: 0 done, 1 refused (nothing written), 3 uninstall kept the
+// wrapper for containers that still use it.
+int RunInstall(const InstallArgs& a, std::ostream& out, std::ostream& err);
+int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err);
+
+}  // namespace ocirlimit::node

@@ -1,0 +1,107 @@
+#include "cli/node_live.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "adapters/oci/spec.h"
+#include "core/text.h"
+#include "effects/files.h"
+
+namespace ocirlimit::node {
+namespace {
+namespace fs = std::filesystem;
+
+constexpr size_t kMaxStateBytes = 4 << 20;
+// CRI-O's annotation naming the handler a container was created for.
+constexpr const char* kCrioHandlerAnnotation = "io.kubernetes.cri-o.RuntimeHandler";
+
+std::optional<std::string> Read(const std::string& path) {
+  auto text = ReadFileBounded(path, kMaxStateBytes);
+  if (!text) return std::nullopt;
+  return *text;
+}
+
+std::string Basename(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Whether the container whose bundle is `bundle` (a node path) went through
+// the wrapper.
+bool Ours(const LiveQuery& q, const std::string& bundle) {
+  if (auto runtime = Read(q.host + bundle + "/runtime")) {
+    std::string bin(Trim(*runtime));
+    return bin == q.wrapper || Basename(bin) == Basename(q.wrapper);
+  }
+  auto config = Read(q.host + bundle + "/config.json");
+  if (!config) return false;
+  auto spec = ParseJsonObject(*config, "config.json");
+  if (!spec || !spec->contains("annotations") || !(*spec)["annotations"].is_object()) return false;
+  const Json& a = (*spec)["annotations"];
+  if (!a.contains(kCrioHandlerAnnotation) || !a[kCrioHandlerAnnotation].is_string()) return false;
+  const std::string handler = a[kCrioHandlerAnnotation].get<std::string>();
+  return std::find(q.crio_handlers.begin(), q.crio_handlers.end(), handler) !=
+         q.crio_handlers.end();
+}
+
+// The container in directory `dir` (host path), when it holds runtime state.
+std::optional<std::string> BundleIn(const std::string& dir) {
+  for (const char* name : {"state.json", "status"}) {
+    if (auto text = Read(dir + "/" + name)) return BundleOfState(*text);
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> Subdirs(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_directory(ec) && !it->is_symlink(ec)) out.push_back(it->path().filename());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> BundleOfState(std::string_view state_json) {
+  auto j = ParseJsonObject(state_json, "state");
+  if (!j) return std::nullopt;
+  if (j->contains("bundle") && (*j)["bundle"].is_string()) return (*j)["bundle"].get<std::string>();
+  if (!j->contains("config") || !(*j)["config"].is_object()) return std::nullopt;
+  const Json& c = (*j)["config"];
+  if (!c.contains("labels") || !c["labels"].is_array()) return std::nullopt;
+  for (const auto& l : c["labels"]) {
+    if (!l.is_string()) continue;
+    const std::string s = l.get<std::string>();
+    if (s.starts_with("bundle=")) return s.substr(7);
+  }
+  return std::nullopt;
+}
+
+std::vector<LiveContainer> ContainersThroughWrapper(const LiveQuery& q) {
+  std::vector<LiveContainer> out;
+  std::vector<std::string> seen_roots;
+  for (const auto& root : q.roots) {
+    if (std::find(seen_roots.begin(), seen_roots.end(), root) != seen_roots.end()) continue;
+    seen_roots.push_back(root);
+    for (const auto& entry : Subdirs(q.host + root)) {
+      const std::string dir = Cat(root, "/", entry);
+      if (auto bundle = BundleIn(q.host + dir)) {
+        if (Ours(q, *bundle)) out.push_back({entry, root});
+        continue;
+      }
+      // A namespace directory (containerd's runc shim: ROOT/NAMESPACE/ID).
+      for (const auto& id : Subdirs(q.host + dir)) {
+        auto bundle2 = BundleIn(Cat(q.host, dir, "/", id));
+        if (bundle2 && Ours(q, *bundle2)) out.push_back({id, dir});
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const LiveContainer& a, const LiveContainer& b) { return a.id < b.id; });
+  return out;
+}
+
+}  // namespace ocirlimit::node

@@ -1,0 +1,62 @@
+#include "core/nri_status.h"
+
+#include <charconv>
+
+#include "core/text.h"
+
+namespace ocirlimit {
+namespace {
+
+Result<uint64_t> Number(std::string_view key, std::string_view v) {
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size()) {
+    return MakeError(std::string(key) + " = " + Quote(v) + ": not a count");
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string FormatNriStatus(const NriStatus& s) {
+  return "# oci-rlimit-nri: its last (re)connect and what it healed then\n"
+         "connected=" +
+         s.connected + "\nsynchronized=" + s.synchronized +
+         "\ncontainers=" + std::to_string(s.containers) + "\nhealed=" + std::to_string(s.healed) +
+         "\nunhealed=" + std::to_string(s.unhealed) +
+         "\nhealed-total=" + std::to_string(s.healed_total) +
+         "\nreport-only=" + (s.report_only ? "yes" : "no") + "\n";
+}
+
+Result<NriStatus> ParseNriStatus(std::string_view text) {
+  NriStatus s;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (line.empty() || line.front() == '#') continue;
+    const size_t eq = line.find('=');
+    if (eq == std::string_view::npos) return MakeError("line " + Quote(line) + ": no '='");
+    const std::string_view key = line.substr(0, eq);
+    const std::string_view v = line.substr(eq + 1);
+    uint64_t* count = key == "containers"     ? &s.containers
+                      : key == "healed"       ? &s.healed
+                      : key == "unhealed"     ? &s.unhealed
+                      : key == "healed-total" ? &s.healed_total
+                                              : nullptr;
+    if (count != nullptr) {
+      auto n = Number(key, v);
+      if (!n) return n.error();
+      *count = *n;
+    } else if (key == "connected") {
+      s.connected = std::string(v);
+    } else if (key == "synchronized") {
+      s.synchronized = std::string(v);
+    } else if (key == "report-only") {
+      s.report_only = v == "yes";
+    }
+  }
+  return s;
+}
+
+}  // namespace ocirlimit

@@ -1,0 +1,32 @@
+// What oci-rlimit-nri tells doctor about its connection and its heals: a
+// small key=value file it replaces atomically at every (re)connect and after
+// every Synchronize (default kNriStatusPath). Pure: text in, text out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+
+namespace ocirlimit {
+
+inline constexpr std::string_view kNriStatusPath = "/run/oci-rlimit/nri.status";
+
+struct NriStatus {
+  std::string connected;      // RFC 3339: when the runtime last configured the plugin
+  std::string synchronized;   // RFC 3339: when that connection's Synchronize was healed; "" not yet
+  uint64_t containers = 0;    // containers the runtime listed at that Synchronize
+  uint64_t healed = 0;        // of them, healed then
+  uint64_t unhealed = 0;      // of them, needing a heal the plugin could not make (reported)
+  uint64_t healed_total = 0;  // since the plugin started
+  bool report_only = false;   // it cannot read or set other processes' limits
+};
+
+// "connected=...\nsynchronized=...\n...", one key per line, after a comment line.
+std::string FormatNriStatus(const NriStatus& s);
+// Unknown keys are skipped (a newer plugin); a line without '=' or a bad
+// number is an error naming the line.
+Result<NriStatus> ParseNriStatus(std::string_view text);
+
+}  // namespace ocirlimit

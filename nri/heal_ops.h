@@ -1,0 +1,41 @@
+// What the Synchronize heal needs from the host, behind a small interface
+// (heal_ops_linux.cc has the real one, heal_test.cc a fake): the pidfd and
+// prlimit(2) of effects/process_ops.h and the /proc reads of effects/fs_ops.h
+// (effects/heal.h's pinned look and heal run over both; /proc/PID/cgroup
+// tells that a PID is still the container's init), whether we see the
+// host's PIDs, a monotonic clock, and the status file doctor reads.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/error.h"
+#include "effects/fs_ops.h"
+#include "effects/process_ops.h"
+
+namespace ocirlimit::nri {
+
+class HealOps {
+ public:
+  virtual ~HealOps() = default;
+  virtual ProcessOps& process() = 0;
+  virtual FsOps& fs() = 0;
+  // Whether the PIDs the runtime reports (the host's) are ours: we run in
+  // the host's PID namespace (hostPID: true, or not in a container at all).
+  virtual bool InHostPidNamespace() = 0;
+  virtual int64_t MonotonicMs() = 0;
+  // Replaces the status file (core/nri_status.h) atomically.
+  virtual Status WriteStatus(const std::string& text) = 0;
+};
+
+// The real thing; the status file at `status_path`, its directory made when missing.
+std::unique_ptr<HealOps> LinuxHealOps(std::string status_path);
+
+// Whether /proc/self/status's NSpid line names one PID only (the initial
+// PID namespace); a nested one lists one per level. Unreadable: true.
+[[nodiscard]] bool NsPidIsInitial(const std::string& proc_self_status);
+
+}  // namespace ocirlimit::nri

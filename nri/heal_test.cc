@@ -1,0 +1,412 @@
+#include "nri/heal.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "nri/plugin.h"
+#include "tests/testing/case_name.h"
+
+namespace ocirlimit::nri {
+namespace {
+
+constexpr uint64_t kM = uint64_t{1} << 20;
+constexpr int kMemlock = 8;  // RLIMIT_MEMLOCK
+
+// One process the fake host has.
+struct Proc {
+  std::string cgroup;
+  std::map<int, LimitPair> limits;
+  bool exits_when_pinned = false;  // gone between pidfd_open and the cgroup read
+  int set_errno = 0;               // prlimit(2) set fails with this
+  char state = 'S';                // /proc/PID/stat's; 'Z': exited, not reaped
+};
+
+// /proc/PID/limits's rows, in the kernel's order.
+constexpr const char* kRows[] = {
+    "Max cpu time",       "Max file size",     "Max data size",         "Max stack size",
+    "Max core file size", "Max resident set",  "Max processes",         "Max open files",
+    "Max locked memory",  "Max address space", "Max file locks",        "Max pending signals",
+    "Max msgqueue size",  "Max nice priority", "Max realtime priority", "Max realtime timeout",
+};
+
+std::string LimitsText(const std::map<int, LimitPair>& limits) {
+  std::string text = "Limit                     Soft Limit           Hard Limit           Units\n";
+  for (int r = 0; r < 16; ++r) {
+    auto it = limits.find(r);
+    const LimitPair v = it == limits.end() ? LimitPair{kRlimInfinity, kRlimInfinity} : it->second;
+    auto show = [](uint64_t x) {
+      return x == kRlimInfinity ? std::string("unlimited") : std::to_string(x);
+    };
+    text += std::string(kRows[r]) + "  " + show(v.soft) + "  " + show(v.hard) + "  units\n";
+  }
+  return text;
+}
+
+class FakeHealOps : public HealOps, public ProcessOps, public FsOps {
+ public:
+  ProcessOps& process() override { return *this; }
+  FsOps& fs() override { return *this; }
+  Result<std::vector<Entry>> ListDir(const std::string& dir) override {
+    return MakeError("list " + dir, ENOENT);
+  }
+  Result<std::string> ReadFile(const std::string& path, size_t) override {
+    for (const auto& [pid, p] : procs) {
+      const std::string dir = "/proc/" + std::to_string(pid) + "/";
+      if (path == dir + "cgroup") return p.cgroup;
+      if (path == dir + "stat") {
+        return std::to_string(pid) + " (sleep) " + std::string(1, p.state) +
+               " 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 500 0 0\n";
+      }
+      if (path == dir + "limits") return LimitsText(p.limits);
+    }
+    return MakeError("open " + path, ENOENT);
+  }
+  bool InHostPidNamespace() override { return host_pid; }
+  int64_t MonotonicMs() override { return clock_ms += tick_ms; }
+  Status WriteStatus(const std::string& text) override {
+    status = text;
+    return Ok{};
+  }
+
+  Result<int> OpenPidfd(pid_t pid) override {
+    ++pidfd_opens;
+    auto p = procs.find(pid);
+    if (p == procs.end()) return MakeError("pidfd_open", ESRCH);
+    if (p->second.exits_when_pinned) procs.erase(p);
+    pinned[100 + pid] = pid;
+    return 100 + pid;
+  }
+  Status CheckAlive(int pidfd) override {
+    if (procs.contains(pinned[pidfd])) return Ok{};
+    return MakeError("pidfd_send_signal", ESRCH);
+  }
+  void ClosePidfd(int) override {}
+  Result<LimitPair> GetLimit(pid_t pid, int resource) override {
+    auto p = procs.find(pid);
+    if (p == procs.end()) return MakeError("prlimit", ESRCH);
+    return p->second.limits[resource];
+  }
+  Result<LimitPair> SetLimit(pid_t pid, int resource, LimitPair value) override {
+    auto p = procs.find(pid);
+    if (p == procs.end()) return MakeError("prlimit", ESRCH);
+    if (p->second.set_errno != 0) return MakeError("prlimit", p->second.set_errno);
+    LimitPair old = p->second.limits[resource];
+    p->second.limits[resource] = value;
+    return old;
+  }
+  bool HasSysResource() override { return false; }
+  bool InInitialUserNamespace() override { return true; }
+
+  std::map<pid_t, Proc> procs;
+  std::map<int, pid_t> pinned;
+  bool host_pid = true;
+  int64_t clock_ms = 0;
+  int64_t tick_ms = 1;
+  int pidfd_opens = 0;
+  std::string status;
+};
+
+class RecordingOutput : public Output {
+ public:
+  void Say(const std::string& msg) override { said.push_back(msg); }
+  void LogLine(const Config&, const std::string& line) override { lines.push_back(line); }
+  std::vector<std::string> said;
+  std::vector<std::string> lines;
+};
+
+Config MustParse(const std::string& toml) {
+  auto c = ParseConfig(toml, "test.toml");
+  EXPECT_TRUE(c.ok()) << c.error().Text();
+  return c.ok() ? *c : Config{};
+}
+
+constexpr const char* kPolicy =
+    "[[rule]]\nname = \"heal\"\nrlimits = [\"memlock=2M:4M\"]\n"
+    "match = { annotations = { \"example.com/heal\" = \"true\" } }\n"
+    "[requests]\nenabled = true\nceilings = [\"memlock=4M\"]\nover-ceiling = \"reject\"\n";
+
+// One running container "c1" in pod "p1" (namespace default, name web) with init pid 100.
+pb::SynchronizeRequest OneContainer(const std::map<std::string, std::string>& annotations,
+                                    uint32_t pid = 100) {
+  pb::SynchronizeRequest req;
+  pb::PodSandbox* pod = req.add_pods();
+  pod->set_id("p1");
+  pod->set_name("web");
+  pod->set_namespace_("default");
+  for (const auto& [k, v] : annotations) (*pod->mutable_annotations())[k] = v;
+  pb::Container* c = req.add_containers();
+  c->set_id("c1");
+  c->set_pod_sandbox_id("p1");
+  c->set_name("app");
+  c->set_state(pb::CONTAINER_RUNNING);
+  c->set_pid(pid);
+  return req;
+}
+
+Proc InitOf(const std::string& id, LimitPair memlock) {
+  Proc p;
+  p.cgroup = "12:memory:/kubepods/besteffort/pod1/" + id + "\n0::/\n";
+  p.limits[kMemlock] = memlock;
+  return p;
+}
+
+const std::map<std::string, std::string> kAsks = {{"example.com/heal", "true"}};
+
+struct HealCase {
+  std::string name;
+  std::map<std::string, std::string> annotations;
+  std::optional<Proc> init;  // pid 100; nullopt: no such process
+  bool host_pid = true;
+  uint32_t pid = 100;
+  HealResult result;
+  std::string line;                // the one log line, "" for none
+  std::optional<LimitPair> after;  // init's memlock afterwards
+  std::string said;                // part of a Say line, "" for none but the summary
+};
+
+void PrintTo(const HealCase& c, std::ostream* os) { *os << c.name; }
+
+class HealTable : public ::testing::TestWithParam<HealCase> {};
+
+TEST_P(HealTable, HealsWhatThePolicyGivesAndNothingElse) {
+  const HealCase& c = GetParam();
+  FakeHealOps ops;
+  ops.host_pid = c.host_pid;
+  if (c.init) ops.procs[100] = *c.init;
+  RecordingOutput out;
+  Healer healer(ops);
+  const Config cfg = MustParse(kPolicy);
+  healer.Synchronize(cfg, OneContainer(c.annotations, c.pid), out, [] { return "T"; });
+
+  EXPECT_EQ(healer.last().containers, 1u);
+  EXPECT_EQ(healer.last().of(c.result), 1u) << HealResultName(c.result) << "\n"
+                                            << (out.said.empty() ? "" : out.said.back());
+  if (c.line.empty()) {
+    EXPECT_TRUE(out.lines.empty()) << out.lines[0];
+  } else {
+    ASSERT_EQ(out.lines.size(), 1u);
+    EXPECT_EQ(out.lines[0], c.line);
+  }
+  if (c.after) {
+    ASSERT_TRUE(ops.procs.contains(100));
+    EXPECT_EQ(ops.procs[100].limits[kMemlock], *c.after);
+  }
+  ASSERT_FALSE(out.said.empty());
+  EXPECT_TRUE(out.said.back().starts_with("synchronized: 1 containers, 1 ")) << out.said.back();
+  if (!c.said.empty()) {
+    ASSERT_GE(out.said.size(), 2u);
+    EXPECT_NE(out.said[0].find(c.said), std::string::npos) << out.said[0];
+  } else {
+    EXPECT_EQ(out.said.size(), 1u) << out.said[0];
+  }
+  if (c.result == HealResult::kNothing || c.result == HealResult::kNotRunning) {
+    EXPECT_EQ(ops.pidfd_opens, 0) << "a container with nothing to do is not touched";
+  }
+}
+
+Proc CannotSet() {
+  Proc p = InitOf("c1", {kM, 8 * kM});
+  p.set_errno = EPERM;
+  return p;
+}
+
+Proc Zombie() {
+  Proc p = InitOf("c1", {kM, 8 * kM});
+  p.state = 'Z';
+  return p;
+}
+
+Proc ExitsWhenPinned() {
+  Proc p = InitOf("c1", {kM, 8 * kM});
+  p.exits_when_pinned = true;
+  return p;
+}
+
+const std::map<std::string, std::string> kGreedy = {{"example.com/heal", "true"},
+                                                    {"oci-rlimit.io/rlimits", "memlock=8M"}};
+
+INSTANTIATE_TEST_SUITE_P(
+    Heal, HealTable,
+    ::testing::Values(
+        HealCase{"Healed", kAsks, InitOf("c1", {kM, 8 * kM}), true, 100, HealResult::kHealed,
+                 R"(T id="c1" pid=100 via="nri-sync" memlock 1048576:8388608->2097152:4194304)",
+                 LimitPair{2 * kM, 4 * kM}, ""},
+        HealCase{"OverIsLowered", kAsks, InitOf("c1", {4 * kM, 16 * kM}), true, 100,
+                 HealResult::kHealed,
+                 R"(T id="c1" pid=100 via="nri-sync" memlock 4194304:16777216->2097152:4194304)",
+                 LimitPair{2 * kM, 4 * kM}, ""},
+        HealCase{"AlreadyOk", kAsks, InitOf("c1", {2 * kM, 4 * kM}), true, 100, HealResult::kOk, "",
+                 LimitPair{2 * kM, 4 * kM}, ""},
+        HealCase{"Gone", kAsks, std::nullopt, true, 100, HealResult::kGone, "", std::nullopt, ""},
+        HealCase{"GoneWhilePinned", kAsks, ExitsWhenPinned(), true, 100, HealResult::kGone, "",
+                 std::nullopt, ""},
+        HealCase{"ZombieIsGone", kAsks, Zombie(), true, 100, HealResult::kGone, "",
+                 LimitPair{kM, 8 * kM}, ""},
+        HealCase{"PidReused", kAsks, InitOf("someone-else", {kM, 8 * kM}), true, 100,
+                 HealResult::kReused,
+                 R"(T id="c1" pid=100 via="nri-sync" unchanged error="pid 100 is no longer this )"
+                 R"(container's init (its cgroup does not name the container): left alone")",
+                 LimitPair{kM, 8 * kM}, ""},
+        HealCase{"RefusedButRunning", kGreedy, InitOf("c1", {kM, 8 * kM}), true, 100,
+                 HealResult::kHealed,
+                 R"(T id="c1" pid=100 via="nri-sync" memlock 1048576:8388608->2097152:4194304 )"
+                 R"(warning="refused-but-running: annotation \"oci-rlimit.io/rlimits\" = )"
+                 R"(\"memlock=8M\": memlock=8388608:8388608 is over the ceiling )"
+                 R"(memlock=4194304:4194304 (over-ceiling = \"reject\"); its init gets the )"
+                 R"(node's limits without its request: memlock=2097152:4194304")",
+                 LimitPair{2 * kM, 4 * kM}, ""},
+        HealCase{"NothingToDo",
+                 {},
+                 InitOf("c1", {kM, 8 * kM}),
+                 true,
+                 100,
+                 HealResult::kNothing,
+                 "",
+                 LimitPair{kM, 8 * kM},
+                 ""},
+        HealCase{"NotRunning", kAsks, InitOf("c1", {kM, 8 * kM}), true, 0, HealResult::kNotRunning,
+                 "", LimitPair{kM, 8 * kM}, ""},
+        HealCase{"CannotSetReportsOnly", kAsks, CannotSet(), true, 100, HealResult::kCannot,
+                 R"(T id="c1" pid=100 via="nri-sync" unchanged error="cannot heal to )"
+                 R"(memlock=2097152:4194304: pid 100: memlock to 2097152:4194304: prlimit: )"
+                 R"(Operation not permitted")",
+                 LimitPair{kM, 8 * kM}, "it reports them in the log"},
+        HealCase{"NoHostPidNamespaceReportsOnly", kAsks, InitOf("c1", {kM, 8 * kM}), false, 100,
+                 HealResult::kCannot,
+                 R"(T id="c1" pid=100 via="nri-sync" unchanged error="not checked (no host PID )"
+                 R"(namespace); the policy gives memlock=2097152:4194304")",
+                 LimitPair{kM, 8 * kM}, "it can only report"}),
+    CaseName{});
+
+TEST(Heal, WaitsForTheLastChunkAndUsesPodsFromEarlierOnes) {
+  FakeHealOps ops;
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  RecordingOutput out;
+  Healer healer(ops);
+  const Config cfg = MustParse(kPolicy);
+  pb::SynchronizeRequest all = OneContainer(kAsks);
+  pb::SynchronizeRequest first;
+  *first.add_pods() = all.pods(0);
+  first.set_more(true);
+  pb::SynchronizeRequest second;
+  *second.add_containers() = all.containers(0);
+  healer.Synchronize(cfg, first, out, [] { return "T"; });
+  EXPECT_TRUE(out.said.empty()) << "nothing before the last chunk";
+  healer.Synchronize(cfg, second, out, [] { return "T"; });
+  EXPECT_EQ(healer.last().of(HealResult::kHealed), 1u) << "the pod's annotation matched";
+  EXPECT_EQ(ops.procs[100].limits[kMemlock], (LimitPair{2 * kM, 4 * kM}));
+}
+
+TEST(Heal, OutOfTimeContainersAreCountedAndSaid) {
+  FakeHealOps ops;
+  ops.tick_ms = 600;  // every clock read: 600 ms later
+  RecordingOutput out;
+  Healer healer(ops, HealOptions{.budget_ms = 1000});
+  const Config cfg = MustParse(kPolicy);
+  pb::SynchronizeRequest req = OneContainer(kAsks);
+  for (int i = 2; i <= 4; ++i) {
+    pb::Container* c = req.add_containers();
+    *c = req.containers(0);
+    c->set_id("c" + std::to_string(i));
+    c->set_pid(100 + i);
+    ops.procs[100 + i] = InitOf(c->id(), {kM, 8 * kM});
+  }
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  healer.Synchronize(cfg, req, out, [] { return "T"; });
+  EXPECT_EQ(healer.last().of(HealResult::kHealed), 1u);
+  EXPECT_EQ(healer.last().of(HealResult::kOutOfTime), 3u);
+  ASSERT_FALSE(out.said.empty());
+  EXPECT_NE(out.said.back().find("3 out of time"), std::string::npos) << out.said.back();
+  EXPECT_NE(out.said.back().find("oci-rlimit audit --heal"), std::string::npos);
+  auto st = ParseNriStatus(ops.status);
+  ASSERT_TRUE(st) << st.error().Text();
+  EXPECT_EQ(st->unhealed, 3u);
+}
+
+TEST(Heal, StatusFileSaysTheLastConnectAndCountsAcrossReconnects) {
+  FakeHealOps ops;
+  RecordingOutput out;
+  Healer healer(ops);
+  const Config cfg = MustParse(kPolicy);
+  healer.Connected("T1", out);
+  auto st = ParseNriStatus(ops.status);
+  ASSERT_TRUE(st) << st.error().Text();
+  EXPECT_EQ(st->connected, "T1");
+  EXPECT_EQ(st->synchronized, "");
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  healer.Synchronize(cfg, OneContainer(kAsks), out, [] { return "T2"; });
+  st = ParseNriStatus(ops.status);
+  ASSERT_TRUE(st) << st.error().Text();
+  EXPECT_EQ(st->synchronized, "T2");
+  EXPECT_EQ(st->containers, 1u);
+  EXPECT_EQ(st->healed, 1u);
+  EXPECT_EQ(st->healed_total, 1u);
+  EXPECT_FALSE(st->report_only);
+
+  healer.Connected("T3", out);  // a reconnect: the container is ok now
+  healer.Synchronize(cfg, OneContainer(kAsks), out, [] { return "T4"; });
+  st = ParseNriStatus(ops.status);
+  ASSERT_TRUE(st) << st.error().Text();
+  EXPECT_EQ(st->connected, "T3");
+  EXPECT_EQ(st->healed, 0u);
+  EXPECT_EQ(st->healed_total, 1u);
+}
+
+TEST(Heal, CannotSetIsSaidOnceAcrossReconnects) {
+  FakeHealOps ops;
+  ops.procs[100] = CannotSet();
+  RecordingOutput out;
+  Healer healer(ops);
+  const Config cfg = MustParse(kPolicy);
+  for (int i = 0; i < 2; ++i) healer.Synchronize(cfg, OneContainer(kAsks), out, [] { return "T"; });
+  int said = 0;
+  for (const auto& s : out.said) said += s.find("it reports them") != std::string::npos ? 1 : 0;
+  EXPECT_EQ(said, 1);
+  EXPECT_EQ(out.lines.size(), 2u) << "each Synchronize reports the container";
+}
+
+TEST(Heal, PluginHandsSynchronizeToTheHealerAndStillAnswersNoUpdates) {
+  FakeHealOps ops;
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  RecordingOutput out;
+  Healer healer(ops);
+  const Config cfg = MustParse(kPolicy);
+  NriPlugin plugin([&]() -> const Config& { return cfg; }, out, [] { return "T"; }, &healer);
+  pb::ConfigureRequest conf;
+  ASSERT_EQ(plugin.Call("Configure", conf.SerializeAsString()).status.code, 0);
+  Reply r = plugin.Call("Synchronize", OneContainer(kAsks).SerializeAsString());
+  ASSERT_EQ(r.status.code, 0) << r.status.message;
+  pb::SynchronizeResponse resp;
+  ASSERT_TRUE(resp.ParseFromString(r.payload));
+  EXPECT_EQ(resp.update_size(), 0);
+  EXPECT_FALSE(resp.more());
+  EXPECT_EQ(ops.procs[100].limits[kMemlock], (LimitPair{2 * kM, 4 * kM}));
+  auto st = ParseNriStatus(ops.status);
+  ASSERT_TRUE(st) << st.error().Text();
+  EXPECT_EQ(st->connected, "T");
+  EXPECT_EQ(st->healed, 1u);
+}
+
+struct NsPidCase {
+  std::string name;
+  std::string status;
+  bool initial;
+};
+void PrintTo(const NsPidCase& c, std::ostream* os) { *os << c.name; }
+class NsPidTable : public ::testing::TestWithParam<NsPidCase> {};
+TEST_P(NsPidTable, OneLevelIsTheHostsNamespace) {
+  EXPECT_EQ(NsPidIsInitial(GetParam().status), GetParam().initial);
+}
+INSTANTIATE_TEST_SUITE_P(Heal, NsPidTable,
+                         ::testing::Values(NsPidCase{"Host", "Name:\tx\nNSpid:\t4242\n", true},
+                                           NsPidCase{"Nested", "Name:\tx\nNSpid:\t4242\t7\n",
+                                                     false},
+                                           NsPidCase{"NoLineOldKernel", "Name:\tx\n", true}),
+                         CaseName{});
+
+}  // namespace
+}  // namespace ocirlimit::nri

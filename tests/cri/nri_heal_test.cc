@@ -1,0 +1,201 @@
+// oci-rlimit-nri heals what it missed, against real containerd 2.x and 1.7
+// through CRI: pods created while the plugin was stopped run unadjusted;
+// once it connects again, the runtime's Synchronize lists them, and their
+// init processes get the policy's limits. An external plugin: containerd
+// 1.7 sends no Synchronize to a pre-registered one.
+//
+// containerd starts under `prlimit --memlock=1M:8M` and the policy gives
+// memlock=2M:4M: a soft raise up to the hard limit and a hard lowering,
+// which this sandbox (no CAP_SYS_RESOURCE) can make. What the init has is
+// read by the container itself: an exec'd `cat /proc/1/limits` (the
+// container has its own PID namespace, so 1 is its init).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <ostream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "core/nri_status.h"
+#include "cri_containerd.h"
+#include "cri_probe.h"
+#include "harness.h"
+
+namespace ocirlimit::itest::cri {
+
+void PrintTo(const ContainerdRelease& r, std::ostream* os);
+
+namespace {
+
+constexpr Limit kDaemon{1 << 20, 8 << 20};  // what containerd starts with
+constexpr Limit kHealed{2 << 20, 4 << 20};  // memlock=2M:4M
+const std::vector<std::string> kDaemonPrefix = {"prlimit", "--memlock=1048576:8388608"};
+const std::vector<std::string> kCatInit = {"cat", "/proc/1/limits"};
+
+// Pods that ask with example.com/heal=true get memlock=2M:4M; a request over
+// the 4M ceiling is rejected.
+constexpr const char* kPolicy =
+    "[[rule]]\nname = \"heal\"\nrlimits = [\"memlock=2M:4M\"]\n"
+    "match = { annotations = { \"example.com/heal\" = \"true\" } }\n"
+    "[requests]\nenabled = true\nceilings = [\"memlock=4M\"]\nover-ceiling = \"reject\"\n";
+
+class NriHealTest : public ::testing::TestWithParam<ContainerdRelease> {
+ protected:
+  void SetUp() override {
+    OCI_RLIMIT_REQUIRE("prlimit");
+    OCI_RLIMIT_REQUIRE_CONTAINERD(GetParam());
+    ASSERT_TRUE(Which(Plugin())) << Plugin() << " has not been built";
+    WriteFile(ConfigPath(), "log-file = \"" + LogPath() + "\"\n" + kPolicy);
+    CriContainerd::Options opts;
+    opts.release = GetParam();
+    opts.prefix = kDaemonPrefix;
+    opts.nri = NriSetup{};
+    containerd_ = std::make_unique<CriContainerd>(opts);
+    ASSERT_TRUE(containerd_->ok()) << containerd_->error();
+    RecordProperty("containerd", containerd_->version());
+  }
+
+  static std::string Plugin() { return OurBinary("oci-rlimit-nri"); }
+  std::string ConfigPath() const { return dir_ / "config.toml"; }
+  std::string LogPath() const { return dir_ / "oci.log"; }
+  std::string StatusPath() const { return dir_ / "run/nri.status"; }
+  std::string PluginLog() const { return dir_ / ("plugin-" + std::to_string(starts_) + ".log"); }
+
+  // Starts the plugin and waits until its output holds `needle`.
+  void StartPlugin(const std::string& needle) {
+    ++starts_;
+    plugin_ = std::make_unique<BackgroundProcess>();
+    auto err = plugin_->Start({Plugin(), "--config", ConfigPath(), "--socket",
+                               containerd_->nri_socket(), "--status-file", StatusPath()},
+                              {}, PluginLog());
+    ASSERT_FALSE(err) << *err;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (ReadFile(PluginLog()).find(needle) == std::string::npos) {
+      ASSERT_TRUE(plugin_->Running()) << "the plugin exited:\n" << ReadFile(PluginLog());
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+          << "no " << needle << " from the plugin:\n"
+          << ReadFile(PluginLog()) << "\n"
+          << containerd_->Log();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  // A pod whose container's init sleeps; returns its container id.
+  std::string RunSleepingPod(const std::string& name,
+                             const std::map<std::string, std::string>& annotations) {
+    PodSpec spec = containerd_->NewPod(name);
+    spec.annotations = annotations;
+    auto pod = containerd_->RunPod(spec);
+    EXPECT_TRUE(pod) << pod.error().Text();
+    if (!pod) return "";
+    auto id = containerd_->RunContainer(
+        *pod, CriContainerd::NewContainer("app", {"/bin/sh", "-c", "exec sleep 3600"}));
+    EXPECT_TRUE(id) << id.error().Text();
+    return id ? *id : "";
+  }
+
+  // What the container reads as its init's memlock, through ExecSync.
+  std::optional<Limit> InitMemlock(const std::string& id) {
+    auto r = containerd_->cri().ExecSync(id, kCatInit);
+    if (!r || r->exit_code != 0) return std::nullopt;
+    return LimitRow(r->out, kMemlock);
+  }
+
+  // The oci.log lines naming container `id`.
+  std::vector<std::string> LinesOf(const std::string& id) const {
+    std::vector<std::string> out;
+    std::istringstream in(ReadFile(LogPath()));
+    for (std::string line; std::getline(in, line);) {
+      if (line.find(" id=\"" + id + "\" ") != std::string::npos) out.push_back(line);
+    }
+    return out;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<CriContainerd> containerd_;
+  std::unique_ptr<BackgroundProcess> plugin_;
+  int starts_ = 0;
+};
+
+TEST_P(NriHealTest, PodsCreatedWhileThePluginWasDownAreHealedAtReconnect) {
+  ASSERT_NO_FATAL_FAILURE(StartPlugin("configured by"));
+  ASSERT_EQ(kill(plugin_->pid(), SIGKILL), 0);
+  plugin_->Stop();
+
+  const std::map<std::string, std::string> asks = {{"example.com/heal", "true"}};
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(RunSleepingPod("missed-" + std::to_string(i), asks));
+  std::map<std::string, std::string> greedy = asks;
+  greedy["oci-rlimit.io/rlimits"] = "memlock=8M";
+  const std::string refused = RunSleepingPod("greedy", greedy);
+  const std::string plain = RunSleepingPod("plain", {});
+  for (const auto& id : ids) ASSERT_FALSE(id.empty());
+  ASSERT_FALSE(refused.empty()) << "created while no plugin could refuse it";
+  ASSERT_FALSE(plain.empty());
+  for (const auto& id : ids) {
+    ASSERT_EQ(InitMemlock(id), kDaemon) << "created unadjusted while no plugin was connected";
+  }
+  ASSERT_EQ(InitMemlock(refused), kDaemon);
+
+  const auto started = std::chrono::steady_clock::now();
+  ASSERT_NO_FATAL_FAILURE(StartPlugin("synchronized:"));
+  std::vector<std::string> all = ids;
+  all.push_back(refused);
+  for (const auto& id : all) {
+    std::optional<Limit> got;
+    while ((got = InitMemlock(id)) != kHealed &&
+           std::chrono::steady_clock::now() - started < std::chrono::seconds(5)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(got, kHealed) << "init of " << id << " within 5 s of the plugin's start\n"
+                            << ReadFile(PluginLog());
+  }
+  RecordProperty("healed_within_ms",
+                 std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::steady_clock::now() - started)
+                                    .count()));
+  EXPECT_EQ(InitMemlock(plain), kDaemon) << "a pod the policy gives nothing is left alone";
+  EXPECT_EQ(ExecMemlock(*containerd_, ids[0]), kDaemon)
+      << "init only: an exec session follows the spec, which the heal does not change";
+
+  const std::regex healed_line(
+      "Z id=\"[0-9a-f]+\" pid=[0-9]+ via=\"nri-sync\" memlock 1048576:8388608->2097152:4194304$");
+  for (const auto& id : ids) {
+    auto lines = LinesOf(id);
+    ASSERT_EQ(lines.size(), 1u) << ReadFile(LogPath());
+    EXPECT_TRUE(std::regex_search(lines[0], healed_line)) << lines[0];
+  }
+  auto lines = LinesOf(refused);
+  ASSERT_EQ(lines.size(), 1u) << ReadFile(LogPath());
+  EXPECT_NE(lines[0].find("via=\"nri-sync\" memlock 1048576:8388608->2097152:4194304 "
+                          "warning=\"refused-but-running: "),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("is over the ceiling"), std::string::npos) << lines[0];
+  EXPECT_TRUE(LinesOf(plain).empty()) << ReadFile(LogPath());
+
+  auto status = ParseNriStatus(ReadFile(StatusPath()));
+  ASSERT_TRUE(status) << status.error().Text();
+  EXPECT_EQ(status->healed, 6u) << ReadFile(StatusPath()) << ReadFile(PluginLog());
+  EXPECT_EQ(status->healed_total, 6u);
+  EXPECT_FALSE(status->connected.empty());
+  EXPECT_FALSE(status->synchronized.empty());
+
+  // A second reconnect finds nothing left to heal, and logs nothing new.
+  plugin_->Stop();
+  ASSERT_NO_FATAL_FAILURE(StartPlugin("synchronized:"));
+  for (const auto& id : ids) EXPECT_EQ(LinesOf(id).size(), 1u) << id;
+  status = ParseNriStatus(ReadFile(StatusPath()));
+  ASSERT_TRUE(status) << status.error().Text();
+  EXPECT_EQ(status->healed, 0u) << ReadFile(StatusPath());
+  EXPECT_EQ(status->healed_total, 0u) << "a new process counts from zero";
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, NriHealTest, ::testing::Values(Containerd17(), Containerd2()),
+                         [](const auto& info) { return TestName(info.param); });
+
+}  // namespace
+}  // namespace ocirlimit::itest::cri
