@@ -81,6 +81,7 @@ bool AuditEntry::attention() const {
 }
 
 bool AuditReport::ok() const {
+  if (!unreadable_roots.empty()) return false;
   for (const auto& e : entries) {
     if (e.attention()) return false;
   }
@@ -92,6 +93,7 @@ AuditReport RunAudit(const AuditRun& run) {
   AuditReport r;
   r.healing = run.heal;
   r.roots = std::move(d.roots);
+  r.unreadable_roots = std::move(d.unreadable);
   for (const auto& c : d.containers) r.entries.push_back(AuditOne(run, c));
   return r;
 }
@@ -124,6 +126,7 @@ std::string HealText(const HealOutcome& h) {
 std::string AuditText(const AuditReport& r) {
   std::string out;
   if (r.roots.empty()) out += "no runtime state roots found\n";
+  for (const auto& u : r.unreadable_roots) out += "unreadable state root: " + u + "\n";
   // STATUS and ID padded to their widest, so the limits line up.
   size_t id_width = 2;
   for (const auto& e : r.entries) id_width = std::max(id_width, std::min<size_t>(e.id.size(), 64));
@@ -197,7 +200,10 @@ Json AuditJson(const AuditReport& r) {
            {"attention", e.attention()}};
     containers.push_back(std::move(c));
   }
-  return Json{{"ok", r.ok()}, {"roots", r.roots}, {"containers", containers}};
+  return Json{{"ok", r.ok()},
+              {"roots", r.roots},
+              {"unreadable_roots", r.unreadable_roots},
+              {"containers", containers}};
 }
 
 }  // namespace ocirlimit

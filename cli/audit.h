@@ -33,9 +33,10 @@ struct AuditEntry {
 
 struct AuditReport {
   std::vector<std::string> roots;
+  std::vector<std::string> unreadable_roots;  // Discovery::unreadable: not ok
   std::vector<AuditEntry> entries;
   bool healing = false;
-  bool ok() const;  // no entry needs attention: exit 0
+  bool ok() const;  // every root read, no entry needs attention: exit 0
 };
 
 struct AuditRun {

@@ -116,7 +116,12 @@ Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns
     while (root.size() > 1 && root.back() == '/') root.pop_back();
     if (!seen.insert(root).second) continue;
     auto entries = fs.ListDir(root);
-    if (!entries) continue;  // a runtime that is not installed or never ran
+    if (!entries) {
+      // A runtime that is not installed or never ran; anything else is said.
+      const int err = entries.error().err;
+      if (err != ENOENT && err != ENOTDIR) out.unreadable.push_back(entries.error().Text());
+      continue;
+    }
     out.roots.push_back(root);
     std::sort(entries->begin(), entries->end(),
               [](const auto& a, const auto& b) { return a.name < b.name; });

@@ -35,10 +35,13 @@ struct FoundContainer {
 struct Discovery {
   std::vector<std::string> roots;  // the roots that exist, expanded, in order
   std::vector<FoundContainer> containers;
+  // Roots that exist but could not be listed ("ROOT: open directory ...:
+  // Permission denied"): audit as a user cannot see root's containers.
+  std::vector<std::string> unreadable;
 };
 
 // Expands `patterns` (defaults, then --runtime-root), skips roots that do not
-// exist and a root met twice, and reads each container. `need_facts`: read
+// exist (ENOENT, ENOTDIR) and a root met twice, and reads each container. `need_facts`: read
 // the bundle's config.json (a crun state dir's copy when the bundle is gone).
 [[nodiscard]] Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns,
                                            bool need_facts);

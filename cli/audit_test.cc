@@ -299,6 +299,29 @@ TEST_P(AuditRunTable, Heal) {
 
 INSTANTIATE_TEST_SUITE_P(Containers, AuditRunTable, testing::ValuesIn(Containers()), CaseName{});
 
+// As a user, root's 0700 state roots cannot be listed: said, and not ok.
+class DeniedNode : public FakeNode {
+ public:
+  Result<std::vector<Entry>> ListDir(const std::string& dir) override {
+    if (dir == "/run/runc") return MakeError("open directory /run/runc", EACCES);
+    return FakeNode::ListDir(dir);
+  }
+};
+
+TEST(AuditTest, AnUnreadableRootIsNotOk) {
+  DeniedNode node;
+  Config cfg;
+  AuditRun run{cfg, node, node, DefaultStateRoots(), false, nullptr, nullptr};
+  AuditReport r = RunAudit(run);
+  EXPECT_FALSE(r.ok());
+  ASSERT_EQ(r.unreadable_roots.size(), 1u);
+  EXPECT_NE(r.unreadable_roots[0].find("Permission denied"), std::string::npos)
+      << r.unreadable_roots[0];
+  EXPECT_NE(AuditText(r).find("unreadable state root: open directory /run/runc"), std::string::npos)
+      << AuditText(r);
+  EXPECT_EQ(AuditJson(r)["unreadable_roots"].size(), 1u);
+}
+
 TEST(AuditTest, NoRootsNoContainersIsOk) {
   FakeNode node;
   Config cfg;
@@ -326,7 +349,9 @@ TEST(AuditJsonTest, Schema) {
   ASSERT_TRUE(cfg);
   AuditRun run{*cfg, node, node, DefaultStateRoots(), true, nullptr, nullptr};
   Json j = AuditJson(RunAudit(run));
-  EXPECT_EQ(j.size(), 3u) << j.dump();
+  EXPECT_EQ(j.size(), 4u) << j.dump();
+  ExpectType(j, "unreadable_roots", Json::value_t::array);
+  EXPECT_TRUE(j["unreadable_roots"].empty());
   ExpectType(j, "ok", Json::value_t::boolean);
   EXPECT_EQ(j["ok"], false);  // b is gone
   ExpectType(j, "roots", Json::value_t::array);

@@ -201,7 +201,7 @@ Status ParseMatch(const toml::node& node, const std::string& where, RuleMatch& m
       if (!l) return l.error();
       (key == "namespaces" ? m.namespaces : m.pods) = *l;
     } else {
-      return MakeError("unknown key " + Quote(at));
+      return MakeError(where + ": unknown key " + Quote(key));
     }
   }
   if (!any) return MakeError(where + ": no conditions; use always = true for every container");
@@ -246,7 +246,7 @@ Status ParseRules(const toml::node& node, Config& cfg) {
         if (auto st = ParseMatch(value, where + ".match", rule.match); !st) return st.error();
         have_match = true;
       } else {
-        return MakeError("unknown key " + Quote(Cat(where, ".", key)));
+        return MakeError(where + ": unknown key " + Quote(key));
       }
     }
     if (!have_rlimits) return MakeError(where + ": rlimits is missing");

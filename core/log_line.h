@@ -52,4 +52,12 @@ std::string FormatLogLine(const std::string& rfc3339_time, const std::string& id
                           const std::vector<Change>& changes,
                           const std::vector<std::string>& warnings, const std::string& error);
 
+// A spec-edit line (`TIME id="C" via="nri" set memlock=...`) whose edit
+// never reached the runtime (the reply was not written, or written past the
+// runtime's deadline): `TIME id="C" via="nri" unapplied error="WHY; the
+// runtime may have created container \"C\" unadjusted" verdict="set
+// memlock=..."`, so the log never claims what was not applied. A line of
+// another shape keeps its text and gets the error appended.
+std::string NotAppliedLine(std::string_view line, std::string_view why);
+
 }  // namespace ocirlimit

@@ -138,5 +138,38 @@ INSTANTIATE_TEST_SUITE_P(
                       HostileId{"InvalidUtf8", "a\xff", "\"a\xEF\xBF\xBD\""}),
     [](const ::testing::TestParamInfo<HostileId>& info) { return std::string(info.param.name); });
 
+// A verdict whose reply missed the runtime's deadline is not logged as set.
+struct NotAppliedCase {
+  const char* name;
+  std::string line;
+  std::string want;
+};
+void PrintTo(const NotAppliedCase& c, std::ostream* os) { *os << c.name; }
+
+class NotApplied : public ::testing::TestWithParam<NotAppliedCase> {};
+
+TEST_P(NotApplied, SaysWhatWasNotApplied) {
+  EXPECT_EQ(NotAppliedLine(GetParam().line, "the reply was not written: EPIPE"), GetParam().want);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    LogLine, NotApplied,
+    ::testing::Values(
+        NotAppliedCase{
+            "Set", "T id=\"c1\" via=\"nri\" set memlock=unreported->8388608:8388608",
+            "T id=\"c1\" via=\"nri\" unapplied error=\"the reply was not written: EPIPE; "
+            "the runtime may have created container \\\"c1\\\" unadjusted\" "
+            "verdict=\"set memlock=unreported->8388608:8388608\""},
+        NotAppliedCase{"ErrorVerdictWithQuotesInTheId",
+                       "T id=\"a\\\" via=\\\"x\" via=\"nri\" unchanged error=\"no \\\"x\\\"\"",
+                       "T id=\"a\\\" via=\\\"x\" via=\"nri\" unapplied error=\"the reply was not "
+                       "written: EPIPE; the runtime may have created container "
+                       "\\\"a\\\\\\\" via=\\\\\\\"x\\\" unadjusted\" verdict=\"unchanged "
+                       "error=\\\"no \\\\\\\"x\\\\\\\"\\\"\""},
+        NotAppliedCase{"OtherShape", "T something",
+                       "T something error=\"the reply was not "
+                       "written: EPIPE\""}),
+    [](const auto& info) { return std::string(info.param.name); });
+
 }  // namespace
 }  // namespace ocirlimit

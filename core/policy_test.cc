@@ -71,7 +71,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "[[rule]]\nrlimits=['memlock=1M']\nmatch={devices=['dev/x*']}\n",
                   "match.devices: \"dev/x*\" must be absolute"},
         BadConfig{"UnknownMatchKey", "[[rule]]\nrlimits=['memlock=1M']\nmatch={label=['x']}\n",
-                  "unknown key \"rule \"rule[0]\".match.label\""},
+                  "rule \"rule[0]\".match: unknown key \"label\""},
         BadConfig{"DuplicateName",
                   "[[rule]]\nname='a'\nrlimits=['memlock=1M']\nmatch={always=true}\n"
                   "[[rule]]\nname='a'\nrlimits=['nofile=1']\nmatch={always=true}\n",

@@ -31,19 +31,53 @@ INSTANTIATE_TEST_SUITE_P(
         QuoteCase{"Empty", "", R"("")", R"("")"},
         QuoteCase{"Newline", "a\nb", R"("a\nb")", R"("a\nb")"},
         QuoteCase{"CarriageReturnAndTab", "a\r\tb", R"("a\r\tb")", R"("a\r\tb")"},
-        QuoteCase{"DoubleQuote", "a\"b", R"("a"b")", R"("a\"b")"},
-        QuoteCase{"Backslash", "a\\b", R"("a\b")", R"("a\\b")"},
+        QuoteCase{"DoubleQuote", "a\"b", R"("a\"b")", R"("a\"b")"},
+        // A value cannot close its quotes and forge the fields after it.
+        QuoteCase{"ForgedField", "x\" level=error msg=\"owned", R"("x\" level=error msg=\"owned")",
+                  R"("x\" level=error msg=\"owned")"},
+        QuoteCase{"Backslash", "a\\b", R"("a\\b")", R"("a\\b")"},
+        QuoteCase{"BackslashBeforeQuote", "a\\\"", R"("a\\\"")", R"("a\\\"")"},
+        // Separators, C1 controls and bidi controls: invisible or line-breaking
+        // where the record is read (less, an editor, a terminal, a JS log viewer).
+        QuoteCase{"LineSeparator",
+                  "a\xE2\x80\xA8"
+                  "b",
+                  R"("a\u2028b")", R"("a\u2028b")"},
+        QuoteCase{"ParagraphSeparator",
+                  "a\xE2\x80\xA9"
+                  "b",
+                  R"("a\u2029b")", R"("a\u2029b")"},
+        QuoteCase{"NextLine",
+                  "a\xC2\x85"
+                  "b",
+                  R"("a\u0085b")", R"("a\u0085b")"},
+        QuoteCase{"C1Csi",
+                  "a\xC2\x9B"
+                  "31mb",
+                  R"("a\u009b31mb")", R"("a\u009b31mb")"},
+        QuoteCase{"RightToLeftOverride", "a\xE2\x80\xAEgpj.exe", R"("a\u202egpj.exe")",
+                  R"("a\u202egpj.exe")"},
+        QuoteCase{"BidiIsolates", "\xE2\x81\xA6x\xE2\x81\xA9", R"("\u2066x\u2069")",
+                  R"("\u2066x\u2069")"},
+        QuoteCase{"RightToLeftMark", "\xE2\x80\x8F", R"("\u200f")", R"("\u200f")"},
+        QuoteCase{"NoBreakSpaceKept",
+                  "a\xC2\xA0"
+                  "b",
+                  "\"a\xC2\xA0"
+                  "b\"",
+                  "\"a\xC2\xA0"
+                  "b\""},
         QuoteCase{"ControlByte", std::string("a\x01z"), R"("a\x01z")", R"("a\u0001z")"},
         QuoteCase{"Nul", std::string("a\0z", 3), R"("a\x00z")", R"("a\u0000z")"},
         QuoteCase{"Delete", "a\x7fz", R"("a\x7fz")", R"("a\u007fz")"},
         QuoteCase{"Utf8KeptAsIs", "gr\xC3\xBC\xC3\x9F \xE2\x82\xAC \xF0\x9F\x98\x80",
                   "\"gr\xC3\xBC\xC3\x9F \xE2\x82\xAC \xF0\x9F\x98\x80\"",
                   "\"gr\xC3\xBC\xC3\x9F \xE2\x82\xAC \xF0\x9F\x98\x80\""},
-        QuoteCase{"InvalidByteReplaced", "a\xff", "\"a\xff\"", "\"a\xEF\xBF\xBD\""},
-        QuoteCase{"TruncatedSequenceReplaced", "a\xE2\x82", "\"a\xE2\x82\"",
+        QuoteCase{"InvalidByteReplaced", "a\xff", R"("a\xff")", "\"a\xEF\xBF\xBD\""},
+        QuoteCase{"TruncatedSequenceReplaced", "a\xE2\x82", R"("a\xe2\x82")",
                   "\"a\xEF\xBF\xBD\xEF\xBF\xBD\""},
-        QuoteCase{"OverlongReplaced", "\xC0\xAF", "\"\xC0\xAF\"", "\"\xEF\xBF\xBD\xEF\xBF\xBD\""},
-        QuoteCase{"SurrogateReplaced", "\xED\xA0\x80", "\"\xED\xA0\x80\"",
+        QuoteCase{"OverlongReplaced", "\xC0\xAF", R"("\xc0\xaf")", "\"\xEF\xBF\xBD\xEF\xBF\xBD\""},
+        QuoteCase{"SurrogateReplaced", "\xED\xA0\x80", R"("\xed\xa0\x80")",
                   "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\""}),
     [](const ::testing::TestParamInfo<QuoteCase>& info) { return std::string(info.param.name); });
 

@@ -25,15 +25,17 @@ EnvLookup ProcessEnv() {
   };
 }
 
-Result<Config> LoadConfig(const std::optional<std::string>& flag, const EnvLookup& env) {
-  return LoadConfigFrom(ResolveConfigPath(flag, env), env);
+Result<Config> LoadConfig(const std::optional<std::string>& flag, const EnvLookup& env,
+                          std::vector<std::string>* warnings) {
+  return LoadConfigFrom(ResolveConfigPath(flag, env), env, warnings);
 }
 
 Result<LoadedConfig> LoadConfigAs(const std::optional<std::string>& flag, const EnvLookup& env,
                                   bool unprivileged) {
   const ConfigPath where = ResolveConfigPath(flag, env);
-  auto loaded = LoadConfigFrom(where, env);
-  if (loaded) return LoadedConfig{std::move(*loaded), {}};
+  std::vector<std::string> warnings;
+  auto loaded = LoadConfigFrom(where, env, &warnings);
+  if (loaded) return LoadedConfig{std::move(*loaded), std::move(warnings)};
   if (!UnreadableConfigIsNone(loaded.error(), unprivileged)) return loaded.error();
   auto none = ApplyEnvOverrides(Config{}, env);
   if (!none) return none.error();
@@ -59,12 +61,21 @@ Result<std::vector<std::string>> ListDropIns(const std::string& dir) {
   return out;
 }
 
-Result<Config> LoadConfigFrom(const ConfigPath& where, const EnvLookup& env) {
+Result<Config> LoadConfigFrom(const ConfigPath& where, const EnvLookup& env,
+                              std::vector<std::string>* warnings) {
   std::vector<ConfigFile> files;
   auto dropins = ListDropIns(DropInDir(where.path));
   if (!dropins) return dropins.error().Wrap("config");
   for (const auto& path : *dropins) {
     auto text = ReadFileBounded(path, kMaxConfigBytes);
+    if (!text && text.error().err == ENOENT) {
+      if (warnings != nullptr) {
+        warnings->push_back("config drop-in " + Quote(path) +
+                            " is gone (removed or renamed after its directory was listed, or a "
+                            "dangling symlink); skipped");
+      }
+      continue;
+    }
     if (!text) return text.error().Wrap("config");
     files.push_back({path, std::move(*text)});
   }

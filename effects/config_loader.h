@@ -18,7 +18,10 @@ EnvLookup ProcessEnv();
 // Resolves the path (--config, OCI_RLIMIT_CONFIG, default), reads and parses
 // it, and applies the environment overrides. A missing default file is "no
 // file"; a missing named file is an error.
-Result<Config> LoadConfig(const std::optional<std::string>& flag, const EnvLookup& env);
+// A drop-in that vanished between listing its directory and opening it (an
+// admin's rename, a package upgrade) is skipped with one line in `warnings`.
+Result<Config> LoadConfig(const std::optional<std::string>& flag, const EnvLookup& env,
+                          std::vector<std::string>* warnings = nullptr);
 
 // A config and what loading it had to excuse.
 struct LoadedConfig {
@@ -39,6 +42,9 @@ Result<std::vector<std::string>> ListDropIns(const std::string& dir);
 
 // LoadConfig's read, parse and overrides for an already resolved path: the
 // drop-ins of DropInDir(path) in name order, then the file itself.
-Result<Config> LoadConfigFrom(const ConfigPath& where, const EnvLookup& env);
+// A drop-in gone by the time it is opened (ENOENT) is skipped, with one
+// line in `warnings`.
+Result<Config> LoadConfigFrom(const ConfigPath& where, const EnvLookup& env,
+                              std::vector<std::string>* warnings = nullptr);
 
 }  // namespace ocirlimit

@@ -76,6 +76,27 @@ TEST_F(ConfigLoaderTest, LoadConfigNamedButMissingIsAnError) {
   }
 }
 
+// readdir listed it, open found nothing: the same as a drop-in removed in
+// between (a dangling symlink is that state, kept still for the test).
+TEST_F(ConfigLoaderTest, AVanishedDropInIsSkippedWithAWarning) {
+  Write(Path("c.toml"), "rlimits = [\"memlock=1\"]\n");
+  fs::create_directory(Path("c.d"));
+  Write(Path("c.d/10-a.toml"), "rlimits = [\"nofile=5\"]\n");
+  fs::create_symlink(Path("c.d/gone.toml.tmp"), Path("c.d/20-gone.toml"));
+  std::vector<std::string> warnings;
+  auto c = LoadConfigFrom(ConfigPath{Path("c.toml"), true}, FakeEnv({}), &warnings);
+  ASSERT_TRUE(c.ok()) << c.error().Text();
+  EXPECT_EQ(c->rlimits, (std::vector<Rlimit>{{RLIMIT_MEMLOCK, 1, 1}}));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "config drop-in \"" + Path("c.d/20-gone.toml") +
+                             "\" is gone (removed or renamed after its directory was listed, or a "
+                             "dangling symlink); skipped");
+  // The hook's and the wrapper's loader carries it too.
+  auto as = LoadConfigAs(Path("c.toml"), FakeEnv({}), false);
+  ASSERT_TRUE(as.ok()) << as.error().Text();
+  EXPECT_EQ(as->warnings, warnings);
+}
+
 TEST_F(ConfigLoaderTest, LoadConfigMissingDefaultIsNoFile) {
   auto c = LoadConfigFrom(ConfigPath{Path("missing.toml"), false},
                           FakeEnv({{"NVIDIA_CONTAINER_RUNTIME_RLIMITS", "memlock=unlimited"}}));

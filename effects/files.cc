@@ -6,14 +6,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 
 #include "core/text.h"
 
 namespace ocirlimit {
 namespace {
+
+std::atomic<uint64_t> g_dropped{0};
 
 class Fd {
  public:
@@ -176,11 +180,38 @@ Status AppendLine(const std::string& path, const std::string& line) {
   struct stat st {};
   if (fstat(fd.get(), &st) != 0) return MakeError("stat log " + Quote(path), errno);
   if (!S_ISREG(st.st_mode)) return MakeError("log " + Quote(path) + " is not a regular file");
-  std::string data = line + "\n";
-  ssize_t n = write(fd.get(), data.data(), data.size());
-  if (n < 0) return MakeError("write log " + Quote(path), errno);
-  if (static_cast<size_t>(n) != data.size()) return MakeError("short write to log " + Quote(path));
-  return Ok{};
+  return AppendWhole(fd.get(), path, line + "\n", write);
+}
+
+uint64_t LogLinesDropped() { return g_dropped.load(); }
+
+Status AppendWhole(int fd, const std::string& path, const std::string& data, WriteFn write_fn) {
+  const auto dropped = [&](const std::string& why, int err) {
+    g_dropped.fetch_add(1);
+    return MakeError("log " + Quote(path) + ": a line of " + std::to_string(data.size()) +
+                         " bytes dropped, nothing written (" + why + ")",
+                     err);
+  };
+  // Room first: a full disk (ENOSPC), a quota or RLIMIT_FSIZE (EFBIG) then
+  // refuses the line before a byte of it is written. Filesystems without
+  // fallocate(2) go on to the write, whose shortfall is cut off below.
+  struct stat st {};
+  if (fstat(fd, &st) == 0 &&
+      fallocate(fd, FALLOC_FL_KEEP_SIZE, st.st_size, static_cast<off_t>(data.size())) != 0 &&
+      (errno == ENOSPC || errno == EFBIG || errno == EDQUOT)) {
+    return dropped(std::strerror(errno), errno);
+  }
+  ssize_t n = write_fn(fd, data.data(), data.size());
+  if (n < 0) return dropped(std::strerror(errno), errno);
+  if (static_cast<size_t>(n) == data.size()) return Ok{};
+  // A short write: cut our part off again, unless a writer appended after it.
+  const int err = errno;
+  const off_t end = lseek(fd, 0, SEEK_CUR);
+  struct stat now {};
+  if (end >= n && fstat(fd, &now) == 0 && now.st_size == end) {
+    [[maybe_unused]] int cut = ftruncate(fd, end - n);
+  }
+  return dropped("short write of " + std::to_string(n) + " bytes", err);
 }
 
 std::string Rfc3339Now() {

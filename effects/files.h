@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 
 #include "core/error.h"
@@ -43,8 +44,19 @@ Status AtomicWriteFile(const std::string& path, const std::string& content,
 // One O_APPEND write, so concurrent writers never interleave within a line.
 // Opened non-blocking without following a final symlink, and refused unless
 // it is a regular file: a FIFO, socket or directory there is an error, never
-// a wait.
+// a wait. A line is written whole or not at all: its room is reserved first
+// (fallocate), and a short write (a full disk, RLIMIT_FSIZE) is cut off
+// again, so no torn line without its newline is ever left. A line not
+// written is counted (LogLinesDropped) and the error says so.
 Status AppendLine(const std::string& path, const std::string& line);
+
+// AppendLine's write of `data` (a line and its newline) to an O_APPEND fd,
+// with write(2) as a parameter so a test can make it fall short.
+using WriteFn = ssize_t (*)(int fd, const void* buf, size_t n);
+Status AppendWhole(int fd, const std::string& path, const std::string& data, WriteFn write_fn);
+
+// Lines AppendLine could not write whole since the process started.
+uint64_t LogLinesDropped();
 
 // Writes all of `data` to fd.
 Status WriteAll(int fd, const std::string& data);

@@ -7,9 +7,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -346,6 +348,68 @@ TEST_F(FilesTest, AppendLineRefusesWhatIsNotARegularFileWithoutBlocking) {
   st = AppendLine(Path("dir"), "x");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().err, EISDIR) << st.error().Text();
+}
+
+// --- a line written whole or not at all ---
+
+// write(2) that writes only half and says so, as a full disk does.
+ssize_t HalfWrite(int fd, const void* buf, size_t n) { return write(fd, buf, n / 2); }
+// write(2) that writes nothing: ENOSPC.
+ssize_t NoSpaceWrite(int, const void*, size_t) {
+  errno = ENOSPC;
+  return -1;
+}
+
+struct TornCase {
+  const char* name;
+  WriteFn write_fn;
+  const char* why;
+};
+void PrintTo(const TornCase& c, std::ostream* os) { *os << c.name; }
+
+class AppendWholeTest : public FilesTest, public ::testing::WithParamInterface<TornCase> {};
+
+TEST_P(AppendWholeTest, DropsAndCountsALineItCannotWriteWhole) {
+  Write(Path("log"), "before\n");
+  int fd = open(Path("log").c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  const uint64_t dropped = LogLinesDropped();
+  Status st = AppendWhole(fd, Path("log"), "a line that does not fit\n", GetParam().write_fn);
+  close(fd);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().Text().rfind(
+                "log \"" + Path("log") + "\": a line of 25 bytes dropped, nothing written (", 0),
+            0u)
+      << st.error().Text();
+  EXPECT_NE(st.error().Text().find(GetParam().why), std::string::npos) << st.error().Text();
+  EXPECT_EQ(Read(Path("log")), "before\n") << "no torn line left behind";
+  EXPECT_EQ(LogLinesDropped(), dropped + 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, AppendWholeTest,
+                         ::testing::Values(TornCase{"ShortWrite", HalfWrite, "short write of 12"},
+                                           TornCase{"NoSpace", NoSpaceWrite,
+                                                    "No space left on device"}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// The kernel's own refusal: under RLIMIT_FSIZE a write past the limit is
+// short (then EFBIG), as on a full disk. In a child, with SIGXFSZ ignored.
+TEST_F(FilesTest, AppendLineAtTheFileSizeLimitWritesNothing) {
+  Write(Path("log"), "0123456789\n");
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    rlimit lim{16, 16};
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(2);
+    Status st = AppendLine(Path("log"), "a line longer than five bytes");
+    _exit(!st.ok() && LogLinesDropped() == 1 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "AppendLine succeeded, or did not count the line";
+  EXPECT_EQ(Read(Path("log")), "0123456789\n") << "no torn line left behind";
 }
 
 // --- WriteAll ---

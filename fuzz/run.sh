@@ -4,16 +4,18 @@
 # line per target with the execs reached and the largest input it ran, for
 # docs/reliability.md. Inputs go up to 1 MiB (-max_len; libFuzzer's default
 # is 4096 bytes, far below what a deep or wide spec needs), and the corpus
-# seeds deep (5,000 levels) and wide (thousands of entries) documents.
+# seeds deep (5,000 levels) and wide (thousands of entries) documents, and
+# TOML nested past the guard (60,000-part dotted keys, 80,000-part headers).
 #   fuzz/run.sh [SECONDS_PER_TARGET]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DOCI_RLIMIT_FUZZ=ON -DOCI_RLIMIT_BUILD_TESTS=OFF >/dev/null
-cmake --build build-fuzz --target fuzz_rlimit fuzz_config fuzz_state fuzz_spec_merge fuzz_nri >/dev/null
+cmake --build build-fuzz --target fuzz_rlimit fuzz_config fuzz_state fuzz_spec_merge fuzz_nri fuzz_toml \
+  >/dev/null
 status=0
-for target in rlimit config state spec_merge nri; do
+for target in rlimit config state spec_merge nri toml; do
   work=$(mktemp -d)
   cp -r "fuzz/corpus/$target/." "$work/"
   log=$work/log

@@ -85,7 +85,10 @@ class HookFlow {
   int Precreate() {
     auto input = ops_.ReadStdin(kMaxSpecBytes);
     if (!input) return Failed("read spec from stdin: " + input.error().Text());
-    auto spec = ParseJsonObject(*input, "precreate spec");
+    // What the runtime reads after us: a key only a case fold separates from
+    // `process` or `rlimits`, or one given twice, is refused as the wrapper
+    // refuses it.
+    auto spec = ParseJsonObjectForRunc(*input, "precreate spec", RuncDocument::kSpec);
     std::vector<std::string> warnings;
     Result<ContainerFacts> facts = ContainerFacts{};
     if (!spec) {

@@ -497,6 +497,14 @@ const PrecreateCase kPrecreateCases[] = {
      "precreate spec"},
     {"NotJsonFailWritesNothing", kTopLevel, "{\"process\": ", OnError::kFail, 1, false, "",
      "precreate spec"},
+    // runc's Go decoder folds "rlimit\u017f" (long s) to "rlimits": the same
+    // refusal as the wrapper's, not an edit runc would read past.
+    {"KeyCaseFoldFailWritesNothing", kTopLevel,
+     "{\"process\":{\"args\":[\"sh\"],\"rlimit\xc5\xbf\":[]}}", OnError::kFail, 1, false, "",
+     "in process differs only by case from"},
+    {"DuplicateKeyFailWritesNothing", kTopLevel,
+     "{\"process\":{\"args\":[\"sh\"]},\"process\":{\"args\":[\"sh\"]}}", OnError::kFail, 1, false,
+     "", "appears twice"},
 };
 
 class HookPrecreate : public ::testing::TestWithParam<PrecreateCase> {};

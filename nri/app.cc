@@ -64,11 +64,13 @@ int RunNriPlugin(int argc, char** argv) {
     return 0;
   }
   const ConfigPath where = ResolveConfigPath(args->config, env);
-  auto loaded = LoadConfigFrom(where, env);
+  std::vector<std::string> load_warnings;
+  auto loaded = LoadConfigFrom(where, env, &load_warnings);
   if (!loaded) {
     Say(loaded.error().Text());
     return 2;
   }
+  for (const auto& w : load_warnings) Say("warning: " + w);
   auto config = std::make_unique<Config>(std::move(*loaded));
   // A message protobuf refuses (invalid UTF-8 a pod author put in an
   // annotation) is answered as undecodable; protobuf's own log line about it
@@ -82,11 +84,17 @@ int RunNriPlugin(int argc, char** argv) {
   StderrOutput out;
   ServeOptions opt;
   opt.say = [&](const std::string& m) { out.Say(m); };
+  // A container's line waits for its reply's fate: a reply not written, or
+  // too late, is logged as not applied.
+  opt.before_replies = [&] { out.HoldLogLines(); };
+  opt.after_replies = [&](const ReplyFate& fate) { out.ReleaseLogLines(fate); };
   opt.on_signal = [&] {
     PendingSignals p = TakeSignals();
     if (p.stop) return true;
     if (p.reload) {
-      auto next = LoadConfigFrom(where, env);
+      std::vector<std::string> warnings;
+      auto next = LoadConfigFrom(where, env, &warnings);
+      for (const auto& w : warnings) out.Say("warning: " + w);
       if (!next) {
         out.Say("reload refused, the old config stays in force: " + next.error().Text());
       } else {

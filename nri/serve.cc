@@ -1,8 +1,30 @@
 #include "nri/serve.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace ocirlimit::nri {
+namespace {
+
+int64_t Now(const ServeOptions& opt) {
+  if (opt.now_us) return opt.now_us();
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+ReplyFate Fate(const Session& session, const Status& sent, int64_t elapsed_us) {
+  ReplyFate f;
+  f.answered = session.last_batch().answered;
+  if (session.last_batch().deadline_ns > 0) f.deadline_us = session.last_batch().deadline_ns / 1000;
+  f.elapsed_us = elapsed_us;
+  f.sent = sent.ok();
+  if (!sent) f.why = sent.error().Text();
+  f.late = f.sent && elapsed_us > f.deadline_us;
+  return f;
+}
+
+}  // namespace
 
 ConnEnd ServeConnection(Conn& conn, Session& session, const ServeOptions& opt) {
   ConnEnd end;
@@ -39,6 +61,7 @@ ConnEnd ServeConnection(Conn& conn, Session& session, const ServeOptions& opt) {
       }
       continue;
     }
+    const int64_t read_at = Now(opt);
     auto got = conn.Read();
     if (!got) {
       end.why = got.error().Text();
@@ -48,9 +71,11 @@ ConnEnd ServeConnection(Conn& conn, Session& session, const ServeOptions& opt) {
       end.why = session.EofReason();
       break;
     }
+    if (opt.before_replies) opt.before_replies();
     Status fed = session.OnBytes(got->data, out);
     // Replies produced before a protocol error still go out.
     Status sent = write(out);
+    if (opt.after_replies) opt.after_replies(Fate(session, sent, Now(opt) - read_at));
     if (!fed) {
       end.why = fed.error().Text();
       break;

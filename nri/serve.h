@@ -39,12 +39,33 @@ class Connector {
   virtual Wake Sleep(int ms) = 0;
 };
 
+// The runtime's request timeout when a call carries none (containerd and
+// CRI-O: 2 s).
+inline constexpr int kDefaultRequestTimeoutMs = 2000;
+
+// What became of the replies to one batch of calls (one read's worth).
+struct ReplyFate {
+  int answered = 0;        // calls answered in the batch
+  bool sent = true;        // the replies were written whole
+  bool late = false;       // written after the tightest deadline of the batch
+  int64_t elapsed_us = 0;  // from reading the calls to writing the replies
+  int64_t deadline_us = int64_t{kDefaultRequestTimeoutMs} * 1000;
+  std::string why;  // when !sent: the write's error
+};
+
 struct ServeOptions {
   // Handles pending signals (SIGHUP reloads); true means stop.
   std::function<bool()> on_signal;
   // A new Session (and its service) per connection.
   std::function<std::unique_ptr<Session>()> new_session;
   std::function<void(const std::string&)> say;
+  // Around each batch of calls: before the calls are answered, and once
+  // their replies went out, or did not, or too late (log lines about the
+  // batch's containers wait for that: serve_linux.h).
+  std::function<void()> before_replies;
+  std::function<void(const ReplyFate&)> after_replies;
+  // Microseconds on a monotonic clock (a fake in tests).
+  std::function<int64_t()> now_us;
   bool reconnect = true;  // external mode; a pre-registered plugin cannot
   int tick_ms = 1000;
   int register_ticks = 5;       // the runtime's own registration timeout is 5 s

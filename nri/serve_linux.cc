@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstring>
 
+#include "core/log_line.h"
 #include "core/text.h"
 #include "effects/files.h"
 
@@ -174,6 +175,29 @@ bool StderrIsDevNull() {
   return S_ISCHR(err.st_mode) && err.st_rdev == null.st_rdev;
 }
 
+// The queue's writer: stderr with a plain (blocking: this is the writer's
+// own thread) write, the log-file with AppendLine. A FIFO or a device as the
+// log-file is refused, never waited on; what cannot be written is said on
+// stderr.
+class FdLineWriter : public LineWriter {
+ public:
+  Status Write(const std::string& file, const std::string& line) override {
+    if (file.empty()) return WriteAll(STDERR_FILENO, line + "\n");
+    struct stat st {};
+    Status logged = Ok{};
+    if (lstat(file.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      logged = MakeError("log-file " + Quote(file) + " is not a regular file; not written");
+    } else {
+      logged = AppendLine(file, line);
+    }
+    if (!logged) {
+      [[maybe_unused]] auto said = WriteAll(
+          STDERR_FILENO, std::string(kName) + ": warning: " + logged.error().Text() + "\n");
+    }
+    return logged;
+  }
+};
+
 }  // namespace
 
 Status InstallSignals() {
@@ -207,31 +231,51 @@ std::unique_ptr<Connector> InheritedConnector(int fd) {
   return std::make_unique<InheritedConnectorImpl>(fd);
 }
 
-StderrOutput::StderrOutput() : quiet_(StderrIsDevNull()) {}
+StderrOutput::StderrOutput()
+    : StderrOutput(std::make_unique<FdLineWriter>(), std::make_unique<FdLineWriter>(),
+                   StderrIsDevNull()) {}
 
-void StderrOutput::Write(const std::string& text) {
-  if (quiet_) return;
-  // journald's stream is a socket: never block on it. A pipe or a tty gets a
-  // plain write.
-  ssize_t n = send(STDERR_FILENO, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-  if (n < 0 && errno == ENOTSOCK) {
-    [[maybe_unused]] auto ignored = WriteAll(STDERR_FILENO, text);
-  }
-}
+StderrOutput::StderrOutput(std::unique_ptr<LineWriter> err_writer,
+                           std::unique_ptr<LineWriter> file_writer, bool quiet)
+    : quiet_(quiet), err_(std::move(err_writer)), files_(std::move(file_writer)) {}
 
 void StderrOutput::Say(const std::string& msg) {
-  Write(std::string(kName) + ": " + OneLine(msg) + "\n");
+  if (!quiet_) err_.Push("", std::string(kName) + ": " + OneLine(msg));
+}
+
+void StderrOutput::Emit(const std::string& file, const std::string& line) {
+  if (!file.empty()) files_.Push(file, line);
+  if (!quiet_) err_.Push("", line);
 }
 
 void StderrOutput::LogLine(const Config& cfg, const std::string& line) {
-  // A FIFO or a device as the log would block a plugin that must never block.
-  struct stat st {};
-  if (!cfg.log_file.empty() && lstat(cfg.log_file.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    Say("warning: log-file " + Quote(cfg.log_file) + " is not a regular file; not written");
-  } else if (!cfg.log_file.empty()) {
-    if (auto st = AppendLine(cfg.log_file, line); !st) Say("warning: " + st.error().Text());
+  if (holding_) {
+    held_.emplace_back(cfg.log_file, line);
+    return;
   }
-  Write(line + "\n");
+  Emit(cfg.log_file, line);
+}
+
+void StderrOutput::HoldLogLines() { holding_ = true; }
+
+void StderrOutput::ReleaseLogLines(const ReplyFate& fate) {
+  holding_ = false;
+  std::vector<std::pair<std::string, std::string>> held;
+  held.swap(held_);
+  if (fate.sent && !fate.late) {
+    for (const auto& [file, line] : held) Emit(file, line);
+    return;
+  }
+  const std::string why = !fate.sent
+                              ? "the reply was not written (" + fate.why + ")"
+                              : "the reply was written " + std::to_string(fate.elapsed_us / 1000) +
+                                    " ms after the request, past the runtime's " +
+                                    std::to_string(fate.deadline_us / 1000) + " ms deadline";
+  Say("warning: " + why + "; the runtime may have created the " + std::to_string(fate.answered) +
+      " container(s) of that batch unadjusted");
+  for (const auto& [file, line] : held) {
+    Emit(file, line.find(" via=\"nri\" ") == std::string::npos ? line : NotAppliedLine(line, why));
+  }
 }
 
 }  // namespace ocirlimit::nri

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <deque>
 #include <string>
 #include <vector>
@@ -212,6 +213,77 @@ TEST(Serve, SignalThatIsNotStopKeepsServing) {
   EXPECT_EQ(Serve(c, l.opt), 0);
   EXPECT_EQ(l.signals, 2);
   EXPECT_EQ(ParseSent(c.written[0]).size(), 2u);
+}
+
+// --- the fate of each batch's replies (logged lines wait for it) ---
+
+// Fails every write after the first (the RegisterPlugin), as a runtime that
+// dropped the plugin and closed the socket does.
+class ClosingConn : public FakeConn {
+ public:
+  using FakeConn::FakeConn;
+  Status Write(std::string_view data, int timeout_ms) override {
+    if (writes_++ == 0) return FakeConn::Write(data, timeout_ms);
+    return MakeError("write to the runtime", EPIPE);
+  }
+
+ private:
+  int writes_ = 0;
+};
+
+std::vector<ReplyFate> Fates(Conn& conn, ServeOptions opt, EchoService& svc) {
+  std::vector<ReplyFate> fates;
+  int held = 0;
+  opt.before_replies = [&] { ++held; };
+  opt.after_replies = [&](const ReplyFate& f) {
+    EXPECT_EQ(held--, 1) << "after_replies follows its before_replies";
+    if (f.answered > 0) fates.push_back(f);
+  };
+  Session session(svc, "reg");
+  (void)ServeConnection(conn, session, opt);
+  return fates;
+}
+
+TEST(ServeFate, AReplyNotWrittenIsSaidSo) {
+  Loop l;
+  std::string written;
+  ClosingConn conn({Bytes(Registered()), Bytes(RuntimeCall(1, "CreateContainer", ""))}, &written);
+  auto fates = Fates(conn, l.opt, l.svc);
+  ASSERT_EQ(fates.size(), 1u);
+  EXPECT_FALSE(fates[0].sent);
+  EXPECT_EQ(fates[0].answered, 1);
+  EXPECT_NE(fates[0].why.find("write to the runtime: Broken pipe"), std::string::npos)
+      << fates[0].why;
+}
+
+TEST(ServeFate, AReplyPastTheCallsDeadlineIsLate) {
+  Loop l;
+  std::string written;
+  // Every reading of the clock is 2.5 s after the one before.
+  int64_t t = 0;
+  l.opt.now_us = [&] { return t += 2500000; };
+  FakeConn conn({Bytes(Registered()), Bytes(RuntimeCall(1, "CreateContainer", "") +
+                                            RuntimeCall(3, "CreateContainer", ""))},
+                &written);
+  auto fates = Fates(conn, l.opt, l.svc);
+  ASSERT_EQ(fates.size(), 1u);
+  EXPECT_TRUE(fates[0].sent);
+  EXPECT_TRUE(fates[0].late);
+  EXPECT_EQ(fates[0].answered, 2);
+  EXPECT_EQ(fates[0].deadline_us, 2000000) << "timeout_nano of the calls (RuntimeCall: 2 s)";
+  EXPECT_EQ(fates[0].elapsed_us, 2500000);
+}
+
+TEST(ServeFate, AReplyWithinTheDeadlineIsOnTime) {
+  Loop l;
+  std::string written;
+  int64_t t = 0;
+  l.opt.now_us = [&] { return t += 1000; };
+  FakeConn conn({Bytes(Registered()), Bytes(RuntimeCall(1, "CreateContainer", ""))}, &written);
+  auto fates = Fates(conn, l.opt, l.svc);
+  ASSERT_EQ(fates.size(), 1u);
+  EXPECT_TRUE(fates[0].sent);
+  EXPECT_FALSE(fates[0].late);
 }
 
 }  // namespace

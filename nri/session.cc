@@ -39,6 +39,11 @@ void Session::Answer(const Message& m, std::string& out) {
   } else {
     reply = service_.Call(req->method, req->payload);
   }
+  ++batch_.answered;
+  if (req && req->timeout_nano > 0 &&
+      (batch_.deadline_ns == 0 || req->timeout_nano < batch_.deadline_ns)) {
+    batch_.deadline_ns = req->timeout_nano;
+  }
   Response resp{reply.status, std::move(reply.payload)};
   std::string encoded = EncodeResponse(resp);
   if (encoded.size() > kTtrpcMaxMessage) {
@@ -63,6 +68,7 @@ Status Session::OnRuntimeMessage(const Message& m) {
 }
 
 Status Session::OnBytes(std::string_view in, std::string& out) {
+  batch_ = {};
   if (auto st = demux_.Feed(in); !st) return st;
   std::vector<Message> msgs;
   Status plugin = TakeMessages(demux_.Stream(kPluginConn), msgs);

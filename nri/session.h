@@ -46,6 +46,16 @@ class Session {
   // Calls answered so far (for tests and the log).
   [[nodiscard]] uint64_t calls() const { return calls_; }
 
+  // The calls the last OnBytes answered: how many, and the tightest deadline
+  // the runtime gave them (ttrpc's timeout_nano, which containerd sets from
+  // its request timeout: Configure's request_timeout_ms, 2 s by default); 0
+  // when none gave one.
+  struct Batch {
+    int answered = 0;
+    int64_t deadline_ns = 0;
+  };
+  [[nodiscard]] const Batch& last_batch() const { return batch_; }
+
  private:
   void Answer(const Message& m, std::string& out);
   Status OnRuntimeMessage(const Message& m);
@@ -57,6 +67,7 @@ class Session {
   uint32_t register_stream_ = 0;
   bool registered_ = false;
   uint64_t calls_ = 0;
+  Batch batch_;
 };
 
 }  // namespace ocirlimit::nri

@@ -103,7 +103,9 @@ std::string WarningLogLine(std::string_view rfc3339_time, std::string_view msg) 
 }
 
 std::string WarningTextLogLine(std::string_view rfc3339_time, std::string_view msg) {
-  return "time=\"" + std::string(rfc3339_time) + "\" level=warning msg=" + Quote(msg);
+  // The whole message, escaped as a JSON string (quotes and backslashes
+  // too): a value quoted in it cannot end msg="..." and forge a field.
+  return "time=\"" + std::string(rfc3339_time) + "\" level=warning msg=" + JsonQuote(msg);
 }
 
 std::optional<std::string> LoopGuardError(const std::optional<std::string>& marker) {

@@ -1,5 +1,7 @@
 #include "runtime/runtime_wrapper.h"
 
+#include <algorithm>
+
 #include "adapters/oci/facts.h"
 #include "adapters/oci/state.h"
 #include "core/admission.h"
@@ -130,8 +132,15 @@ class Wrapper {
   // docker and CRI-O the runtime's stdio is the container's, and a warning
   // there would land in the workload's own log (kubectl logs). Only a
   // runtime run by hand, without --log, warns on stderr.
+  // An exec's stdio is the exec session's own (`kubectl exec POD -- true`
+  // under CRI-O, which passes no --log for exec): there a warning is kept for
+  // the config's log-file line about the exec, never printed.
   void Warn(const std::string& note) {
     const std::string msg = std::string(kRuntimeName) + ": warning: " + note;
+    if (global_.log.empty() && global_.command == RuntimeCommand::kExec) {
+      unsaid_.push_back(note);
+      return;
+    }
     if (global_.log.empty()) {
       ops_.Stderr(msg);
       return;
@@ -172,6 +181,13 @@ class Wrapper {
 
   // One line per decision in the config's log-file, as every program writes it.
   void Log(LogRecord record) {
+    for (auto& note : unsaid_) {
+      if (std::find(record.warnings.begin(), record.warnings.end(), note) ==
+          record.warnings.end()) {
+        record.warnings.push_back(std::move(note));
+      }
+    }
+    unsaid_.clear();
     if (cfg_.log_file.empty()) return;
     record.time = ops_.Now();
     if (auto logged = ops_.AppendLine(cfg_.log_file, FormatLogLine(record)); !logged) {
@@ -322,6 +338,7 @@ class Wrapper {
   Config cfg_;
   bool load_warned_ = false;  // loading the config already warned (an unreadable file)
   std::string runtime_;
+  std::vector<std::string> unsaid_;  // an exec's warnings without --log (Warn)
 };
 
 }  // namespace

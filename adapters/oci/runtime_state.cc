@@ -13,7 +13,7 @@ Result<pid_t> Pid(const Json& j, const char* key, const std::string& where) {
   if (it == j.end()) return MakeError(Cat(where, ": no ", Quote(key)));
   if (!it->is_number_integer() || it->get<int64_t>() <= 0 ||
       it->get<int64_t>() > std::numeric_limits<pid_t>::max()) {
-    return MakeError(Cat(where, ": ", key, ": ", Quote(it->dump()), " is not a PID"));
+    return MakeError(Cat(where, ": ", key, ": ", ValueText(*it), " is not a PID"));
   }
   return static_cast<pid_t>(it->get<int64_t>());
 }
@@ -23,7 +23,7 @@ Result<std::optional<uint64_t>> StartTime(const Json& j, const char* key,
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::optional<uint64_t>{};
   if (!it->is_number_unsigned()) {
-    return MakeError(Cat(where, ": ", key, ": ", Quote(it->dump()), " is not a start time"));
+    return MakeError(Cat(where, ": ", key, ": ", ValueText(*it), " is not a start time"));
   }
   return std::optional<uint64_t>{it->get<uint64_t>()};
 }

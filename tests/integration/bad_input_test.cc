@@ -36,7 +36,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-enum class Prog { kHook, kRuntime, kHelper };
+enum class Prog { kHook, kRuntime, kHelper, kNri };
 
 const char* ProgName(Prog p) {
   switch (p) {
@@ -46,6 +46,8 @@ const char* ProgName(Prog p) {
       return "oci-rlimit-runtime";
     case Prog::kHelper:
       return "oci-prlimit-helper";
+    case Prog::kNri:
+      return "oci-rlimit-nri";
   }
   return "?";
 }
@@ -156,6 +158,11 @@ void DefaultWorld(Prog prog, World& w) {
     case Prog::kHelper:
       w.args = {"--pid", std::to_string(reaped), "memlock=1M:4M"};
       break;
+    case Prog::kNri:
+      // A config error ends it before it connects: no socket needed.
+      WriteFile(w.config, "rlimits = [\"memlock=1M:4M\"]\n");
+      w.args = {"--config", w.config, "--socket", w.outside / "nri.sock"};
+      break;
   }
 }
 
@@ -179,6 +186,31 @@ std::string Deep(size_t levels = 50000) {
 
 // A runc-like spec with a deep value under an unknown key.
 std::string DeepSpec() { return R"({"process":{"args":["sh"]},"x-deep":)" + Deep() + "}"; }
+
+// "a.a.a..." with `parts` parts: nested past what toml++ survives.
+std::string DeepToml(int parts) {
+  std::string s = "a";
+  for (int i = 1; i < parts; ++i) s += ".a";
+  return s;
+}
+
+// A drop-in beside the case's config (config.d/, core/config.h DropInDir).
+void DeepDropIn(World& w, const std::string& text) {
+  fs::create_directories(w.dir / "config.d");
+  WriteFile(w.dir / "config.d/50-deep.toml", text);
+}
+
+// The hook's log-file on a full tmpfs, its last page full too: no room for
+// one more byte.
+void HookLogOnFullDisk(World& w) {
+  const std::string mnt = w.dir / "full";
+  fs::create_directories(mnt);
+  ASSERT_EQ(mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=64k,mode=0755"), 0) << strerror(errno);
+  WriteFile(mnt + "/hook.log", std::string(4095, 'x') + "\n");
+  Sh("dd if=/dev/zero of=" + mnt + "/filler bs=1k 2>/dev/null; sync");
+  WriteFile(w.config,
+            "rlimits = [\"memlock=1M:4M\"]\nlog-file = \"" + (mnt + "/hook.log") + "\"\n");
+}
 
 // ---- the snapshot ----
 
@@ -916,6 +948,117 @@ const std::vector<Case>& Cases() {
          WriteFile(w.dir / "process.json", R"({"args":["sh"],)");
          w.args = {"exec", "--process", w.dir / "process.json", "bad-input"};
        }},
+      // ---------------- every config reader: TOML nested past the guard ----------------
+      // toml++ recursed once per level of these and crashed (SIGSEGV, rc 139).
+      {"HookConfigDeepDottedKey",
+       Prog::kHook,
+       1,
+       {"config \"{config}\": line 1, column 200: keys nested deeper than 100 levels",
+        "the limit is 100"},
+       [](World& w) { WriteFile(w.config, DeepToml(60000) + " = 1\n"); }},
+      {"HookConfigDeepHeaderInADropIn",
+       Prog::kHook,
+       1,
+       {"config \"{dir}/config.d/50-deep.toml\": line 1", "the limit is 100"},
+       [](World& w) { DeepDropIn(w, "[" + DeepToml(80000) + "]\n"); }},
+      {"HookPrecreateConfigDeepDottedKey",
+       Prog::kHook,
+       1,
+       {"config \"{config}\"", "keys nested deeper than 100 levels"},
+       [](World& w) {
+         WriteFile(w.config, DeepToml(60000) + " = 1\n");
+         w.args = {"--config", w.config, "precreate"};
+         HookState(w, kMinimalSpec);
+       }},
+      {"HookPrecreateConfigDeepHeaderInADropIn",
+       Prog::kHook,
+       1,
+       {"config \"{dir}/config.d/50-deep.toml\"", "the limit is 100"},
+       [](World& w) {
+         DeepDropIn(w, "[" + DeepToml(80000) + "]\n");
+         w.args = {"--config", w.config, "precreate"};
+         HookState(w, kMinimalSpec);
+       }},
+      {"RuntimeCreateConfigDeepDottedKey",
+       Prog::kRuntime,
+       1,
+       {"config \"{config}\": line 1, column 200: keys nested deeper than 100 levels"},
+       [](World& w) { RuntimeConfig(w, DeepToml(60000) + " = 1\n"); }},
+      {"RuntimeCreateConfigDeepHeaderInADropIn",
+       Prog::kRuntime,
+       1,
+       {"config \"{dir}/config.d/50-deep.toml\"", "the limit is 100"},
+       [](World& w) { DeepDropIn(w, "[" + DeepToml(80000) + "]\n"); }},
+      {"RuntimeExecConfigDeepHeaderInADropIn",
+       Prog::kRuntime,
+       1,
+       {"config \"{dir}/config.d/50-deep.toml\"", "the limit is 100"},
+       [](World& w) {
+         DeepDropIn(w, "[" + DeepToml(80000) + "]\n");
+         WriteFile(w.dir / "process.json", R"({"args":["sh"],"cwd":"/"})");
+         w.args = {"exec", "--process", w.dir / "process.json", "bad-input"};
+       }},
+      {"RuntimeExecConfigDeepDottedKey",
+       Prog::kRuntime,
+       1,
+       {"config \"{config}\"", "keys nested deeper than 100 levels"},
+       [](World& w) {
+         RuntimeConfig(w, DeepToml(60000) + " = 1\n");
+         WriteFile(w.dir / "process.json", R"({"args":["sh"],"cwd":"/"})");
+         w.args = {"exec", "--process", w.dir / "process.json", "bad-input"};
+       }},
+      {"NriConfigDeepDottedKey",
+       Prog::kNri,
+       2,
+       {"config \"{config}\": line 1, column 200: keys nested deeper than 100 levels"},
+       [](World& w) { WriteFile(w.config, DeepToml(60000) + " = 1\n"); }},
+      {"NriConfigDeepHeaderInADropIn",
+       Prog::kNri,
+       2,
+       {"config \"{dir}/config.d/50-deep.toml\"", "the limit is 100"},
+       [](World& w) { DeepDropIn(w, "[" + DeepToml(80000) + "]\n"); }},
+      {"NriConfigUnknownKey",
+       Prog::kNri,
+       2,
+       {"{config}", "unknown key \"rlimit\""},
+       [](World& w) { WriteFile(w.config, "rlimit = [\"memlock=1M\"]\n"); }},
+      // ---------------- precreate: keys runc's decoder reads another way ----------------
+      {"HookPrecreateRlimitsKeyCaseFold",
+       Prog::kHook,
+       1,
+       {"precreate spec: key \"rlimit\xc5\xbf\" in process differs only by case from \"rlimits\""},
+       [](World& w) {
+         w.args = {"--config", w.config, "precreate"};
+         HookState(w, "{\"process\":{\"args\":[\"sh\"],\"rlimit\xc5\xbf\":[]}}");
+       }},
+      {"HookPrecreateProcessTwice",
+       Prog::kHook,
+       1,
+       {"precreate spec: key \"process\" appears twice in the spec"},
+       [](World& w) {
+         w.args = {"--config", w.config, "precreate"};
+         HookState(w, R"({"process":{"args":["sh"]},"process":{"args":["sh"]}})");
+       }},
+      // ---------------- the decision log: whole lines or none ----------------
+      {"HookConfigDropInGoneWarnsAndApplies",
+       Prog::kHook,
+       0,
+       {"warning: config drop-in \"{dir}/config.d/20-gone.toml\" is gone"},
+       [](World& w) {
+         fs::create_directories(w.dir / "config.d");
+         fs::create_symlink(w.dir / "config.d/20-gone.toml.tmp", w.dir / "config.d/20-gone.toml");
+         w.stdin_data = w.State(std::to_string(w.Live()));
+       },
+       true},
+      {"HookLogOnAFullDiskDropsTheLineWhole",
+       Prog::kHook,
+       0,
+       {"warning: log \"{dir}/full/hook.log\": a line of ", "bytes dropped, nothing written"},
+       [](World& w) {
+         HookLogOnFullDisk(w);
+         w.stdin_data = w.State(std::to_string(w.Live()));
+       },
+       true},
       // ---------------- oci-prlimit-helper ----------------
       {"HelperTargetExitedBeforeApply",
        Prog::kHelper,

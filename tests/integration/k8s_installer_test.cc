@@ -889,8 +889,10 @@ std::string MakeBaseRootfs(const std::string& dir) {
   return root;
 }
 
-// The DaemonSet's init container, as daemonset.yaml says: image and command.
-std::vector<std::string> DaemonSetCommand(std::string* image) {
+// The DaemonSet's init container, as daemonset.yaml (or `file`) says: image
+// and command.
+std::vector<std::string> DaemonSetCommand(std::string* image,
+                                          const std::string& file = "daemonset.yaml") {
   CmdResult r = RunCmd({"python3", "-c", R"(
 import json, sys, yaml
 for d in yaml.safe_load_all(open(sys.argv[1])):
@@ -900,7 +902,7 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
                           "privileged": init["securityContext"]["privileged"],
                           "mount": init["volumeMounts"][0]["mountPath"]}))
 )",
-                        kKubeDir + "/daemonset.yaml"});
+                        kKubeDir + "/" + file});
   EXPECT_EQ(r.status, 0) << r.err;
   Json j = Json::parse(r.out);
   EXPECT_EQ(j["privileged"], true);
@@ -952,6 +954,47 @@ TEST_F(K8sInstallerTest, DaemonSetCommandKeepsAGpuNodesChain) {
   const toml::table* h = HandlerOf(after, kCriV2, "oci-rlimit");
   ASSERT_NE(h, nullptr);
   EXPECT_EQ((*h)["options"]["BinaryName"].value<std::string>(), kWrapper);
+}
+
+// The GPU variant (daemonset-nvidia.yaml) on a fresh GPU node: its command
+// sets up NVIDIA's chain from the start; the two DaemonSets never pick the
+// same node (daemonset.yaml skips oci-rlimit.io/nvidia=true).
+TEST_F(K8sInstallerTest, GpuDaemonSetSetsUpNvidiasChain) {
+  OCI_RLIMIT_REQUIRE("python3");
+  ASSERT_EQ(RunCmd({OurBinary("toml_rewrite"), HostConfig()}).status, 0);  // NVIDIA's handler
+  std::string image;
+  std::vector<std::string> command = DaemonSetCommand(&image, "daemonset-nvidia.yaml");
+  std::vector<std::string> argv = {"bash", kInstaller};
+  for (size_t i = 1; i < command.size(); ++i) {
+    if (command[i] != "--restart") argv.push_back(command[i] == "/host" ? host_ : command[i]);
+  }
+  argv.insert(argv.end(), {"--source", fs::path(OurBinary("oci-rlimit-hook")).parent_path()});
+  CmdResult r = RunCmd(argv);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(DropinRuntimes().front(), "/usr/local/nvidia/toolkit/nvidia-container-runtime");
+  EXPECT_NE(std::find(DropinRuntimes().begin(), DropinRuntimes().end(),
+                      "/usr/bin/nvidia-container-runtime"),
+            DropinRuntimes().end());
+
+  CmdResult sel = RunCmd({"python3", "-c", R"(
+import sys, yaml
+def pick(f):
+    for d in yaml.safe_load_all(open(sys.argv[1] + "/" + f)):
+        if d["kind"] == "DaemonSet":
+            return d["spec"]["template"]["spec"]
+plain, gpu = pick("daemonset.yaml"), pick("daemonset-nvidia.yaml")
+terms = plain["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+assert all({"key": "oci-rlimit.io/nvidia", "operator": "NotIn", "values": ["true"]} in t["matchExpressions"] for t in terms), terms
+assert gpu["nodeSelector"] == dict(plain["nodeSelector"], **{"oci-rlimit.io/nvidia": "true"}), gpu["nodeSelector"]
+ci, gi = plain["initContainers"][0], gpu["initContainers"][0]
+assert gi["image"] == ci["image"], gi
+want = list(ci["command"]); want.insert(want.index("--restart"), "--nvidia")
+assert gi["command"] == want, gi["command"]
+print("disjoint")
+)",
+                          kKubeDir});
+  EXPECT_EQ(sel.status, 0) << sel.err;
+  EXPECT_EQ(sel.out, "disjoint\n");
 }
 
 // packaging/kubernetes/Dockerfile built with docker build, then run as the

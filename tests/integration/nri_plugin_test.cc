@@ -2,21 +2,28 @@
 // socket (the runtime's side written with the plugin's own wire code, which
 // has its own table tests; containerd itself is in tests/cri/nri_test.cc):
 // a bad command line or config exits 2 before connecting, SIGHUP reloads,
-// and a bad new config is refused with one line while the old one stays.
+// and a bad new config is refused with one line while the old one stays; a
+// stderr nobody reads never delays a reply; a reply too late or never
+// written is logged as not applied.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "adapters/nri/facts.h"
 #include "daemons.h"
 #include "harness.h"
+#include "nri/session.h"
 #include "nri/test_runtime.h"
 #include "nri/wire.h"
 
@@ -81,6 +88,41 @@ class FakeRuntime {
     return *resp;
   }
 
+  // A CreateContainer for `id` whose ttrpc deadline (timeout_nano) is
+  // `timeout_ns`; its reply.
+  std::optional<nri::Response> CreateWithTimeout(const std::string& id, int64_t timeout_ns) {
+    nri::pb::CreateContainerRequest req;
+    req.mutable_container()->set_id(id);
+    nri::Request r{std::string(nri::kPluginService),
+                   "CreateContainer",
+                   req.SerializeAsString(),
+                   timeout_ns,
+                   {}};
+    uint32_t stream = next_;
+    next_ += 2;
+    std::string out;
+    nri::AppendFrames(
+        out, nri::kPluginConn,
+        *nri::EncodeMessage({stream, nri::MsgType::kRequest, 0, nri::EncodeRequest(r)}));
+    Send(out);
+    auto got = Next();
+    if (!got || got->conn != nri::kPluginConn || got->msg.stream_id != stream) return std::nullopt;
+    auto resp = nri::DecodeResponse(got->msg.payload);
+    if (!resp) return std::nullopt;
+    return *resp;
+  }
+
+  // Sends a CreateContainer for `id` and closes the connection at once, as
+  // a runtime that gave up on the plugin does: the reply cannot be written.
+  void CreateAndHangUp(const std::string& id) {
+    nri::pb::CreateContainerRequest req;
+    req.mutable_container()->set_id(id);
+    Send(nri::testing::RuntimeCall(next_, "CreateContainer", req.SerializeAsString()));
+    next_ += 2;
+    close(conn_);
+    conn_ = -1;
+  }
+
   // The memlock the plugin answers a CreateContainer with, as "soft:hard".
   std::string CreateMemlock() {
     nri::pb::CreateContainerRequest req;
@@ -119,11 +161,19 @@ class FakeRuntime {
   size_t taken_ = 0;
 };
 
+// "a.a.a..." with `parts` parts.
+std::string DeepKey(int parts) {
+  std::string s = "a";
+  for (int i = 1; i < parts; ++i) s += ".a";
+  return s;
+}
+
 struct BadStart {
   std::string name;
   std::vector<std::string> args;  // after --socket S (and --config C when config is set)
   std::string config;             // written to C when not empty
   std::string error;              // how the one line on stderr begins, after "oci-rlimit-nri: "
+  std::string dropin = "";        // written to C's config.d when not empty
 };
 
 void PrintTo(const BadStart& c, std::ostream* os) { *os << c.name; }
@@ -137,6 +187,10 @@ TEST_P(BadStartTable, OneLineAndExit2BeforeConnecting) {
   if (!GetParam().config.empty()) {
     WriteFile(dir / "c.toml", GetParam().config);
     argv.insert(argv.end(), {"--config", dir / "c.toml"});
+  }
+  if (!GetParam().dropin.empty()) {
+    std::filesystem::create_directories(dir / "c.d");
+    WriteFile(dir / "c.d/50-deep.toml", GetParam().dropin);
   }
   argv.insert(argv.end(), GetParam().args.begin(), GetParam().args.end());
   RunOptions opts;
@@ -162,6 +216,16 @@ INSTANTIATE_TEST_SUITE_P(
                  "rlimits = [\"memlok=1M\"]\n",
                  "config \"CONFIG\": rlimits: rlimit \"memlok=1M\": unknown name \"memlok\""},
         BadStart{"NotToml", {}, "rlimits = [\n", "config \"CONFIG\": line 1: "},
+        // toml++ recursed once per level of these and crashed (SIGSEGV).
+        BadStart{"DeepDottedKey",
+                 {},
+                 DeepKey(60000) + " = 1\n",
+                 "config \"CONFIG\": line 1, column 200: keys nested deeper than 100 levels"},
+        BadStart{"DeepHeaderInADropIn",
+                 {},
+                 "rlimits = [\"memlock=1M\"]\n",
+                 "config \"",
+                 "[" + DeepKey(80000) + "]\n"},
         BadStart{"MissingNamedConfig",
                  {"--config", "/nonexistent/oci.toml"},
                  "",
@@ -206,6 +270,140 @@ TEST(NriPlugin, ReloadRefusesABadConfigAndKeepsTheOldOne) {
   ASSERT_NE(at, std::string::npos);
   std::string line = log.substr(at, log.find('\n', at) - at);
   EXPECT_NE(line.find("rlimit \"memlock=lots\""), std::string::npos) << line;
+  EXPECT_TRUE(plugin.Running());
+}
+
+TEST(NriPlugin, ReloadRefusesADeepDropInAndKeepsTheOldConfig) {
+  TempDir dir;
+  FakeRuntime runtime(dir / "nri.sock");
+  const std::string config = dir / "c.toml";
+  WriteFile(config, "rlimits = [\"memlock=1M\"]\n");
+  BackgroundProcess plugin;
+  auto err = plugin.Start({Plugin(), "--config", config, "--socket", dir / "nri.sock"}, {},
+                          dir / "plugin.log");
+  ASSERT_FALSE(err) << *err;
+  ASSERT_TRUE(runtime.Accept()) << ReadFile(dir / "plugin.log");
+  EXPECT_EQ(runtime.CreateMemlock(), "1048576:1048576");
+
+  // Before the depth guard, toml++ crashed on this (SIGSEGV) and the plugin died.
+  std::filesystem::create_directories(dir / "c.d");
+  WriteFile(dir / "c.d/50-deep.toml", DeepKey(60000) + " = 1\n");
+  ASSERT_EQ(kill(plugin.pid(), SIGHUP), 0);
+  ASSERT_TRUE(WaitFor(dir / "plugin.log", "reload refused")) << ReadFile(dir / "plugin.log");
+  EXPECT_TRUE(plugin.Running());
+  EXPECT_EQ(runtime.CreateMemlock(), "1048576:1048576") << "the old config stays in force";
+  const std::string log = ReadFile(dir / "plugin.log");
+  EXPECT_NE(log.find("reload refused, the old config stays in force: config \"" +
+                     (dir / "c.d/50-deep.toml") +
+                     "\": line 1, column 200: keys nested deeper than 100 levels"),
+            std::string::npos)
+      << log;
+}
+
+// The plugin with its stderr a pipe nobody reads (a supervisor that stopped
+// reading): before the output queue it answered about 800 calls, then
+// stalled in write(2) and missed the runtime's deadline.
+TEST(NriPlugin, AnUndrainedStderrPipeNeverDelaysAReply) {
+  TempDir dir;
+  FakeRuntime runtime(dir / "nri.sock");
+  const std::string config = dir / "c.toml";
+  WriteFile(config, "rlimits = [\"memlock=1M\"]\nlog-file = \"" + (dir / "decisions.log") + "\"\n");
+  int err_pipe[2];
+  ASSERT_EQ(pipe2(err_pipe, O_CLOEXEC), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(err_pipe[1], STDERR_FILENO);
+    const std::string plugin = Plugin();
+    const std::string sock = dir / "nri.sock";
+    execl(plugin.c_str(), plugin.c_str(), "--config", config.c_str(), "--socket", sock.c_str(),
+          nullptr);
+    _exit(127);
+  }
+  close(err_pipe[1]);  // err_pipe[0] stays open, never read: writes block once it is full
+  ASSERT_TRUE(runtime.Accept());
+  int64_t slowest_ms = 0;
+  int answered = 0;
+  for (int i = 0; i < 2000; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto resp = runtime.CreateWithTimeout("c" + std::to_string(i), 2000000000);
+    auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
+    if (!resp) break;
+    ++answered;
+    slowest_ms = std::max<int64_t>(slowest_ms, ms);
+  }
+  EXPECT_EQ(answered, 2000);
+  EXPECT_LT(slowest_ms, 2000) << "a reply missed the runtime's 2 s deadline";
+  RecordProperty("slowest_reply_ms", std::to_string(slowest_ms));
+  // The log-file has its own writer: every decision is there.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  size_t lines = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const std::string log = ReadFile(dir / "decisions.log");
+    lines = static_cast<size_t>(std::count(log.begin(), log.end(), '\n'));
+    if (lines >= 2000) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(lines, 2000u);
+  // What the pipe could not take waited in the queue (2,000 lines fit in its
+  // 4,096): once someone reads again, every line comes, none dropped.
+  char buf[1 << 16];
+  std::string err;
+  fcntl(err_pipe[0], F_SETFL, O_NONBLOCK);
+  auto read_until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (err.find("id=\"c1999\"") == std::string::npos &&
+         std::chrono::steady_clock::now() < read_until) {
+    ssize_t n = read(err_pipe[0], buf, sizeof buf);
+    if (n > 0) {
+      err.append(buf, static_cast<size_t>(n));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(err_pipe[0]);
+  EXPECT_NE(err.find("id=\"c1999\""), std::string::npos) << err.substr(err.size() - 500);
+  EXPECT_EQ(err.find(" dropped="), std::string::npos);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+}
+
+TEST(NriPlugin, AReplyPastItsDeadlineOrNeverWrittenIsLoggedAsNotApplied) {
+  TempDir dir;
+  FakeRuntime runtime(dir / "nri.sock");
+  const std::string config = dir / "c.toml";
+  const std::string decisions = dir / "decisions.log";
+  WriteFile(config, "rlimits = [\"memlock=1M\"]\nlog-file = \"" + decisions + "\"\n");
+  BackgroundProcess plugin;
+  auto err = plugin.Start({Plugin(), "--config", config, "--socket", dir / "nri.sock"}, {},
+                          dir / "plugin.log");
+  ASSERT_FALSE(err) << *err;
+  ASSERT_TRUE(runtime.Accept()) << ReadFile(dir / "plugin.log");
+  ASSERT_TRUE(runtime.CreateWithTimeout("on-time", 2000000000).has_value());
+  // A deadline of 1 us: no reply makes it, and the plugin knows.
+  ASSERT_TRUE(runtime.CreateWithTimeout("late", 1000).has_value());
+  runtime.CreateAndHangUp("unsent");
+  ASSERT_TRUE(WaitFor(decisions, "id=\"unsent\"")) << ReadFile(decisions);
+  const std::string log = ReadFile(decisions);
+  EXPECT_NE(log.find("id=\"on-time\" via=\"nri\" set memlock=unreported->1048576:1048576"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("id=\"late\" via=\"nri\" unapplied error=\"the reply was written "),
+            std::string::npos)
+      << log;
+  EXPECT_NE(
+      log.find("past the runtime's 0 ms deadline; the runtime may have created container "
+               "\\\"late\\\" unadjusted\" verdict=\"set memlock=unreported->1048576:1048576\""),
+      std::string::npos)
+      << log;
+  EXPECT_NE(log.find("id=\"unsent\" via=\"nri\" unapplied error=\"the reply was not written ("),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("id=\"late\" via=\"nri\" set"), std::string::npos) << log;
+  EXPECT_EQ(log.find("id=\"unsent\" via=\"nri\" set"), std::string::npos) << log;
   EXPECT_TRUE(plugin.Running());
 }
 
