@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "adapters/engines/hooks_dir.h"
+#include "adapters/engines/systemd.h"
 #include "tests/testing/case_name.h"
 
 namespace ocirlimit {
@@ -115,6 +117,7 @@ FakeNode GoodNode() {
                 {"containerd", "/usr/bin/containerd"},
                 {"podman", "/usr/bin/podman"},
                 {"oci-rlimit-hook", "/usr/bin/oci-rlimit-hook"},
+                {"oci-rlimit-runtime", "/usr/bin/oci-rlimit-runtime"},
                 {"nvidia-container-runtime-hook", "/usr/local/bin/nvidia-container-runtime-hook"}};
   n.links = {{"/usr/local/bin/nvidia-container-runtime-hook", "/usr/bin/oci-rlimit-hook"}};
   n.versions = {{"/usr/sbin/runc", "runc version 1.1.5\ncommit: v1.1.5\n"},
@@ -156,13 +159,23 @@ TEST(Doctor, ReportsAHealthyNode) {
   ASSERT_NE(Find(r, "crun", "crun 1.8.1: applies the spec's process.rlimits before hooks"), nullptr)
       << All(r);
   ASSERT_NE(Find(r, "docker", "dockerd 20.10.24"), nullptr) << All(r);
-  ASSERT_NE(Find(r, "docker", "runtime \"oci-rlimit\" is oci-rlimit-runtime"), nullptr) << All(r);
+  ASSERT_NE(
+      Find(r, "docker",
+           "daemon.json runtime \"oci-rlimit\": /usr/bin/oci-rlimit-runtime -> "
+           "/usr/sbin/runc: containers run with --runtime oci-rlimit get oci-rlimit's limits"),
+      nullptr)
+      << All(r);
   const Check* gpus = Find(r, "docker", "nvidia-container-runtime-hook is oci-rlimit-hook");
   ASSERT_NE(gpus, nullptr) << All(r);
   EXPECT_EQ(gpus->path, "/usr/local/bin/nvidia-container-runtime-hook");
   ASSERT_NE(Find(r, "containerd", "containerd 1.6.20"), nullptr) << All(r);
-  ASSERT_NE(Find(r, "containerd", "handler \"oci-rlimit\" runs oci-rlimit-runtime"), nullptr)
-      << All(r);
+  const Check* handler = Find(r, "containerd",
+                              "runtime handler \"oci-rlimit\": /usr/bin/oci-rlimit-runtime -> "
+                              "/usr/sbin/runc: pods with runtimeClassName oci-rlimit get "
+                              "oci-rlimit's limits (none by default; 1 rule(s) may add; requests "
+                              "up to the ceilings), not NVIDIA's runtime");
+  ASSERT_NE(handler, nullptr) << All(r);
+  EXPECT_EQ(handler->status, CheckStatus::kOk);
   ASSERT_NE(Find(r, "containerd", "passes the pod annotation oci-rlimit.io/rlimits"), nullptr)
       << All(r);
   ASSERT_NE(Find(r, "containerd", "LimitMEMLOCK=8M"), nullptr) << All(r);
@@ -202,8 +215,9 @@ TEST(Doctor, AdviceNamesInstalledPathsOnly) {
   FakeNode nvidia = GoodNode();
   nvidia.links.clear();  // NVIDIA's own hook on PATH
   const std::vector<std::string> installed = {
-      kPackagedHooksFile, std::string(kStockHooksDir) + "/", std::string(kDocDir) + "/policy.md",
-      std::string(kDocDir) + "/deployment.md", std::string(kDocDir) + "/nri.md"};
+      kPackagedHooksFile, std::string(std::string(engines::kStockHooksDir)) + "/",
+      std::string(kDocDir) + "/policy.md", std::string(kDocDir) + "/deployment.md",
+      std::string(kDocDir) + "/nri.md"};
   size_t advised = 0;
   for (FakeNode* n : {&bare, &nvidia}) {
     DoctorReport r = RunDoctor(*n);
@@ -276,8 +290,12 @@ TEST(Doctor, BrokenDaemonJsonAndContainerdConfigFail) {
   n.files["/etc/containerd/config.toml"] = "version = \n";
   DoctorReport r = RunDoctor(n);
   EXPECT_FALSE(r.ok());
-  EXPECT_EQ(Find(r, "docker", "not valid JSON")->status, CheckStatus::kFail);
-  EXPECT_EQ(Find(r, "containerd", "containerd config: line 1")->status, CheckStatus::kFail);
+  const Check* docker = Find(r, "docker", "not valid JSON");
+  ASSERT_NE(docker, nullptr) << All(r);
+  EXPECT_EQ(docker->status, CheckStatus::kFail);
+  const Check* containerd = Find(r, "containerd", "/etc/containerd/config.toml: line 1");
+  ASSERT_NE(containerd, nullptr) << All(r);
+  EXPECT_EQ(containerd->status, CheckStatus::kFail);
 }
 
 const char* const kV3WithV2Handler = R"(version = 3
@@ -320,14 +338,18 @@ BinaryName = '/usr/bin/oci-rlimit-runtime'
   EXPECT_TRUE(r.ok()) << All(r);
   ASSERT_NE(Find(r, "containerd", "containerd 2.1.9"), nullptr) << All(r);
   ASSERT_NE(Find(r, "containerd", "config version 3: handlers under"), nullptr) << All(r);
-  ASSERT_NE(Find(r, "containerd", "handler \"oci-rlimit\" runs oci-rlimit-runtime"), nullptr)
-      << All(r);
+  const Check* handler = Find(r, "containerd",
+                              "runtime handler \"oci-rlimit\": /usr/bin/oci-rlimit-runtime -> "
+                              "/usr/sbin/runc: pods with runtimeClassName oci-rlimit get "
+                              "oci-rlimit's limits (none by default; 1 rule(s) may add; requests "
+                              "up to the ceilings), not NVIDIA's runtime");
+  ASSERT_NE(handler, nullptr) << All(r);
+  EXPECT_EQ(handler->status, CheckStatus::kOk);
   ASSERT_NE(Find(r, "containerd", "passes the pod annotation"), nullptr) << All(r);
-  ASSERT_NE(Find(r, "containerd", "oci-rlimit-runtime under containerd execs /usr/sbin/runc"),
-            nullptr)
-      << All(r);
 }
 
+// The installer's drop-in names NVIDIA's runtime: FAIL while it is missing
+// (naming the drop-in, not config.toml, as the source), never ok as well.
 TEST(Doctor, UnresolvableRuntimesFail) {
   FakeNode n = GoodNode();
   n.files["/etc/oci-rlimit/config.d/50-installer.toml"] =
@@ -335,15 +357,27 @@ TEST(Doctor, UnresolvableRuntimesFail) {
   DoctorReport r = RunDoctor(n);
   EXPECT_FALSE(r.ok());
   const Check* c = Find(r, "containerd",
-                        "[runtime] runtimes [\"/usr/bin/nvidia-container-runtime\"]: "
-                        "none resolves on containerd's PATH");
+                        "runtime handler \"oci-rlimit\": /usr/bin/oci-rlimit-runtime: [runtime] "
+                        "runtimes [\"/usr/bin/nvidia-container-runtime\"] in "
+                        "/etc/oci-rlimit/config.d/50-installer.toml: none resolves on the PATH");
   ASSERT_NE(c, nullptr) << All(r);
   EXPECT_EQ(c->status, CheckStatus::kFail);
+  for (const auto& check : r.checks) {
+    EXPECT_FALSE(check.status == CheckStatus::kOk &&
+                 check.what.starts_with("runtime handler \"oci-rlimit\""))
+        << check.what;
+  }
   ASSERT_NE(Find(r, "config", "(1 drop-in(s) in /etc/oci-rlimit/config.d)"), nullptr) << All(r);
   n.executables.insert("/usr/bin/nvidia-container-runtime");
   r = RunDoctor(n);
   EXPECT_TRUE(r.ok()) << All(r);
-  ASSERT_NE(Find(r, "containerd", "execs /usr/bin/nvidia-container-runtime"), nullptr) << All(r);
+  c = Find(r, "containerd",
+           "runtime handler \"oci-rlimit\": /usr/bin/oci-rlimit-runtime -> "
+           "/usr/bin/nvidia-container-runtime -> /usr/sbin/runc: pods with runtimeClassName "
+           "oci-rlimit get oci-rlimit's limits");
+  ASSERT_NE(c, nullptr) << All(r);
+  EXPECT_EQ(c->status, CheckStatus::kOk);
+  EXPECT_TRUE(c->what.ends_with("and NVIDIA's runtime")) << c->what;
 }
 
 TEST(Doctor, GpusPathUsesDockerdsPathAndChecksTheChainTarget) {
@@ -371,7 +405,7 @@ TEST(Doctor, GpusPathUsesDockerdsPathAndChecksTheChainTarget) {
 // (containers.conf files) reads it: the last file that sets it wins.
 struct HooksDirCase {
   std::string name;
-  std::vector<EngineConfigFile> files;
+  std::vector<engines::ConfigText> files;
   std::vector<std::string> table;
   std::vector<std::string> want_dirs;  // with want_source, when no error
   std::string want_source;
@@ -380,7 +414,7 @@ struct HooksDirCase {
 class HooksDirTable : public ::testing::TestWithParam<HooksDirCase> {};
 TEST_P(HooksDirTable, LastFileThatSetsItWins) {
   const HooksDirCase& c = GetParam();
-  auto got = HooksDirFromConfigs(c.files, c.table);
+  auto got = engines::HooksDirFromConfigs(c.files, c.table);
   if (!c.want_error.empty()) {
     ASSERT_FALSE(got);
     EXPECT_TRUE(got.error().Text().starts_with(c.want_error)) << got.error().Text();
@@ -395,11 +429,12 @@ const std::string kEtcHooks = "/etc/containers/oci/hooks.d";
 INSTANTIATE_TEST_SUITE_P(
     Doctor, HooksDirTable,
     ::testing::Values(
-        HooksDirCase{"NoConfigIsTheStockDirOnly", {}, kCrio, {kStockHooksDir}, "", ""},
+        HooksDirCase{
+            "NoConfigIsTheStockDirOnly", {}, kCrio, {std::string(engines::kStockHooksDir)}, "", ""},
         HooksDirCase{"ConfigWithoutHooksDir",
                      {{"/etc/crio/crio.conf", "[crio.runtime]\nconmon = '/usr/bin/conmon'\n"}},
                      kCrio,
-                     {kStockHooksDir},
+                     {std::string(engines::kStockHooksDir)},
                      "",
                      ""},
         HooksDirCase{"CrioConfSetsIt",
@@ -408,15 +443,16 @@ INSTANTIATE_TEST_SUITE_P(
                      {"/etc/h"},
                      "/etc/crio/crio.conf",
                      ""},
-        HooksDirCase{"DropInBeatsCrioConf",
-                     {{"/etc/crio/crio.conf", "[crio.runtime]\nhooks_dir = ['/etc/h']\n"},
-                      {"/etc/crio/crio.conf.d/10-hooks.conf", "[crio.runtime]\nhooks_dir = ['" +
-                                                                  std::string(kStockHooksDir) +
-                                                                  "', '" + kEtcHooks + "']\n"}},
-                     kCrio,
-                     {kStockHooksDir, kEtcHooks},
-                     "/etc/crio/crio.conf.d/10-hooks.conf",
-                     ""},
+        HooksDirCase{
+            "DropInBeatsCrioConf",
+            {{"/etc/crio/crio.conf", "[crio.runtime]\nhooks_dir = ['/etc/h']\n"},
+             {"/etc/crio/crio.conf.d/10-hooks.conf",
+              "[crio.runtime]\nhooks_dir = ['" + std::string(std::string(engines::kStockHooksDir)) +
+                  "', '" + kEtcHooks + "']\n"}},
+            kCrio,
+            {std::string(engines::kStockHooksDir), kEtcHooks},
+            "/etc/crio/crio.conf.d/10-hooks.conf",
+            ""},
         HooksDirCase{
             "LaterDropInWithoutItKeepsTheEarlierOne",
             {{"/etc/crio/crio.conf.d/10-hooks.conf", "[crio.runtime]\nhooks_dir = ['/a']\n"},
@@ -442,7 +478,7 @@ INSTANTIATE_TEST_SUITE_P(
         HooksDirCase{"AnotherTablesHooksDirIsNotIt",
                      {{"/etc/crio/crio.conf", "[crio]\nhooks_dir = ['/wrong']\n"}},
                      kCrio,
-                     {kStockHooksDir},
+                     {std::string(engines::kStockHooksDir)},
                      "",
                      ""},
         HooksDirCase{"NotAList",
@@ -489,10 +525,12 @@ TEST_P(HooksNode, ReportsWhatEachEngineRuns) {
     }
   }
 }
-const std::string kStockFile = std::string(kStockHooksDir) + "/oci-rlimit.json";
+const std::string kStockFile =
+    std::string(std::string(engines::kStockHooksDir)) + "/oci-rlimit.json";
 const std::string kEtcFile = kEtcHooks + "/oci-rlimit.json";
-const std::string kBothDirs =
-    "[crio.runtime]\nhooks_dir = ['" + std::string(kStockHooksDir) + "', '" + kEtcHooks + "']\n";
+const std::string kBothDirs = "[crio.runtime]\nhooks_dir = ['" +
+                              std::string(std::string(engines::kStockHooksDir)) + "', '" +
+                              kEtcHooks + "']\n";
 // Not ours: the annotation-scoped copy an admin masks the package's file with.
 constexpr const char* kOtherHook =
     R"({"version":"1.0.0","hook":{"path":"/usr/bin/other"},"when":{"always":true},"stages":["prestart"]})";
@@ -586,7 +624,7 @@ struct PathCase {
 };
 class EnvironmentPath : public ::testing::TestWithParam<PathCase> {};
 TEST_P(EnvironmentPath, LastAssignmentWins) {
-  EXPECT_EQ(EnvironmentPathFromUnits(GetParam().texts), GetParam().want);
+  EXPECT_EQ(engines::EnvironmentPathFromUnits(GetParam().texts), GetParam().want);
 }
 INSTANTIATE_TEST_SUITE_P(
     Doctor, EnvironmentPath,
@@ -610,7 +648,7 @@ struct UnitCase {
 };
 class LimitMemlock : public ::testing::TestWithParam<UnitCase> {};
 TEST_P(LimitMemlock, LastAssignmentWins) {
-  EXPECT_EQ(LimitMemlockFromUnits(GetParam().texts), GetParam().want);
+  EXPECT_EQ(engines::LimitMemlockFromUnits(GetParam().texts), GetParam().want);
 }
 INSTANTIATE_TEST_SUITE_P(
     Doctor, LimitMemlock,
@@ -649,62 +687,11 @@ TEST(HasCapSysResource, ReadsBit24) {
   EXPECT_FALSE(HasCapSysResource("Name: x\n").ok());
 }
 
-TEST(ContainerdHandlers, ReadsVersion3Too) {
-  auto h = ContainerdHandlers(R"(version = 3
-[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.rl]
-runtime_type = "io.containerd.runc.v2"
-[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.rl.options]
-BinaryName = "/usr/bin/oci-rlimit-runtime"
-)");
-  ASSERT_TRUE(h.ok()) << h.error().Text();
-  ASSERT_EQ(h->size(), 1u);
-  EXPECT_EQ((*h)[0].name, "rl");
-  EXPECT_EQ((*h)[0].binary_name, "/usr/bin/oci-rlimit-runtime");
-}
-
 }  // namespace
 }  // namespace ocirlimit
 
 namespace ocirlimit {
 namespace {
-
-struct NriCase {
-  std::string name;
-  std::string toml;
-  int major;
-  bool ok;
-  bool enabled;
-  std::string socket;
-};
-
-void PrintTo(const NriCase& c, std::ostream* os) { *os << c.name; }
-
-class ContainerdNriTable : public ::testing::TestWithParam<NriCase> {};
-
-TEST_P(ContainerdNriTable, ReadsDisableAndSocket) {
-  auto n = ContainerdNriSettings(GetParam().toml, GetParam().major);
-  ASSERT_EQ(n.ok(), GetParam().ok);
-  if (!n) return;
-  EXPECT_EQ(n->enabled, GetParam().enabled);
-  EXPECT_EQ(n->socket_path, GetParam().socket);
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Doctor, ContainerdNriTable,
-    ::testing::Values(NriCase{"NoConfig17Off", "", 1, true, false, "/var/run/nri/nri.sock"},
-                      NriCase{"NoConfig2On", "", 2, true, true, "/var/run/nri/nri.sock"},
-                      NriCase{"Enabled17",
-                              "[plugins.\"io.containerd.nri.v1.nri\"]\ndisable = false\n", 1, true,
-                              true, "/var/run/nri/nri.sock"},
-                      NriCase{"Disabled2", "[plugins.'io.containerd.nri.v1.nri']\ndisable = true\n",
-                              2, true, false, "/var/run/nri/nri.sock"},
-                      NriCase{"OtherSocket",
-                              "[plugins.'io.containerd.nri.v1.nri']\nsocket_path = '/run/x.sock'\n",
-                              2, true, true, "/run/x.sock"},
-                      NriCase{"DisableNotBool",
-                              "[plugins.'io.containerd.nri.v1.nri']\ndisable = 'no'\n", 2, false,
-                              false, ""}),
-    [](const auto& info) { return info.param.name; });
 
 // How a node runs oci-rlimit-nri, and what doctor makes of it: the "nri"
 // lines in order, as "STATUS what".
@@ -725,7 +712,7 @@ constexpr const char* kEnable17 = "[plugins.\"io.containerd.nri.v1.nri\"]\ndisab
 constexpr const char* kOtherSocket =
     "[plugins.\"io.containerd.nri.v1.nri\"]\nsocket_path = \"/run/x/nri.sock\"\n";
 const std::map<std::string, ino_t> kDefaultSocket = {{"/var/run/nri/nri.sock", 7}};
-constexpr const char* kEnabled = "ok    NRI is enabled, socket /var/run/nri/nri.sock";
+constexpr const char* kEnabled = "ok    NRI is enabled in containerd, socket /var/run/nri/nri.sock";
 constexpr const char* kPrereg = "ok    oci-rlimit-nri is pre-registered as \"10-oci-rlimit\"";
 constexpr const char* kUnit = "ok    oci-rlimit-nri.service is enabled (external plugin)";
 constexpr const char* kNotRunning =
@@ -857,7 +844,7 @@ INSTANTIATE_TEST_SUITE_P(
             .running = {{42, {"oci-rlimit-nri", "--config", "--socket", "--name", "a"}, "systemd"},
                         {43, {"/opt/nri/plugins/10-oci-rlimit"}, "containerd"},
                         {50, {"oci-rlimit-nri", "--socket", "/run/x/nri.sock"}, "systemd"}},
-            .want = {"ok    NRI is enabled, socket /run/x/nri.sock", kPrereg, kUnit,
+            .want = {"ok    NRI is enabled in containerd, socket /run/x/nri.sock", kPrereg, kUnit,
                      "warn  oci-rlimit-nri (pid 42) dials \"/var/run/nri/nri.sock\", not "
                      "containerd's NRI socket",
                      "ok    oci-rlimit-nri is running (pid 43, 50) and containerd's NRI "

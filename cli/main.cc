@@ -27,7 +27,7 @@ constexpr size_t kMaxSpecBytes = 64 << 20;
 constexpr const char* kUsage =
     "usage: oci-rlimit validate [--config PATH] [--json]\n"
     "       oci-rlimit explain --bundle DIR [--config PATH] [--json]\n"
-    "       oci-rlimit doctor [--root DIR] [--json]\n"
+    "       oci-rlimit doctor [--root DIR] [--config PATH] [--json]\n"
     "       oci-rlimit audit [--config PATH] [--runtime-root DIR]... [--no-default-roots]\n"
     "                        [--json] [--heal]\n"
     "       oci-rlimit node containerd install|uninstall ...  (oci-rlimit node --help)\n"
@@ -40,7 +40,9 @@ constexpr const char* kUsage =
     "          conflicts with the spec's own process.rlimits, and what runc, crun and\n"
     "          oci-rlimit-runtime each end up giving the container.\n"
     "doctor    inspects the node (or a copy of one under --root): runc and crun, docker,\n"
-    "          containerd, podman/CRI-O hooks dirs, systemd LimitMEMLOCK, CAP_SYS_RESOURCE.\n"
+    "          containerd, CRI-O, each handler's exec chain and what its pods get, NRI,\n"
+    "          podman/CRI-O hooks dirs, systemd LimitMEMLOCK, CAP_SYS_RESOURCE. Its --config\n"
+    "          is a node path (inside --root), else the default; not $OCI_RLIMIT_CONFIG.\n"
     "audit     finds the running containers in the runtimes' state roots (containerd's\n"
     "          runc roots in every namespace, docker, CRI-O and podman's /run/runc and\n"
     "          /run/crun, plus each --runtime-root; with --no-default-roots only those)\n"
@@ -149,7 +151,10 @@ int ExplainBundle(const Args& a) {
 
 int Doctor(const Args& a) {
   auto ops = RootedNodeOps(a.root);
-  DoctorReport r = RunDoctor(*ops);
+  DoctorOptions options;
+  if (a.config) options.config_path = *a.config;  // a node path, under --root too
+  options.rooted = a.root != "/";
+  DoctorReport r = RunDoctor(*ops, options);
   std::cout << (a.json ? DoctorJson(r).dump(2) + "\n" : DoctorText(r));
   return r.ok() ? 0 : 1;
 }

@@ -67,6 +67,7 @@ Status ReadNri(const toml::table& root, const std::string& source, CrioConfig& c
   if (!listen) return listen.error();
   auto dir = TomlString(*nri, "nri_plugin_dir", where);
   if (!dir) return dir.error();
+  if (*enable || *listen || *dir) cfg.nri_source = source;
   if (*enable) cfg.nri_enabled = **enable;
   if (*listen && !(*listen)->empty()) cfg.nri_socket = **listen;
   if (*dir && !(*dir)->empty()) cfg.nri_plugin_dir = **dir;

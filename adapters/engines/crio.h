@@ -33,6 +33,7 @@ struct CrioConfig {
   bool nri_enabled = true;                           // [crio.nri] enable_nri
   std::string nri_socket = std::string(kNriSocket);  // [crio.nri] nri_listen
   std::string nri_plugin_dir = std::string(kNriPluginDir);
+  std::string nri_source;          // the last file with a [crio.nri] key, or "" (CRI-O's defaults)
   std::vector<std::string> files;  // the files read, in order
 };
 

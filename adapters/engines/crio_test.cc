@@ -83,7 +83,7 @@ INSTANTIATE_TEST_SUITE_P(
             "",
             {},
             true,
-            "/etc/crio/crio.conf.d/1.conf: [crio.runtime.runtimes.x]: runtime_path: must be"},
+            "/etc/crio/crio.conf.d/1.conf: [crio.runtime.runtimes.x] runtime_path: must be"},
         CrioCase{"BadToml",
                  {{"/etc/crio/crio.conf", "[crio.runtime\n"}},
                  {},

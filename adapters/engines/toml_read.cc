@@ -34,12 +34,21 @@ const toml::table* TomlTableAt(const toml::node& root, const std::vector<std::st
   return n == nullptr ? nullptr : n->as_table();
 }
 
+namespace {
+
+// "FILE: [crio.runtime] hooks_dir", "FILE: runtime \"a\": options: BinaryName".
+std::string Field(const std::string& where, std::string_view key) {
+  return Cat(where, where.ends_with("]") ? " " : ": ", key);
+}
+
+}  // namespace
+
 Result<std::optional<std::string>> TomlString(const toml::table& t, std::string_view key,
                                               const std::string& where) {
   const toml::node* n = t.get(key);
   if (n == nullptr) return std::optional<std::string>();
   if (const auto* s = n->as_string()) return std::optional<std::string>(s->get());
-  return MakeError(Cat(where, ": ", key, ": must be a string"));
+  return MakeError(Field(where, key) + ": must be a string");
 }
 
 Result<std::optional<std::vector<std::string>>> TomlStrings(const toml::table& t,
@@ -49,7 +58,7 @@ Result<std::optional<std::vector<std::string>>> TomlStrings(const toml::table& t
   if (n == nullptr) return std::optional<std::vector<std::string>>();
   const toml::array* arr = n->as_array();
   if (arr == nullptr || (!arr->empty() && !arr->is_homogeneous<std::string>())) {
-    return MakeError(Cat(where, ": ", key, ": must be an array of strings"));
+    return MakeError(Field(where, key) + ": must be an array of strings");
   }
   std::vector<std::string> out;
   for (const auto& e : *arr) out.push_back(e.as_string()->get());
@@ -61,7 +70,7 @@ Result<std::optional<bool>> TomlBool(const toml::table& t, std::string_view key,
   const toml::node* n = t.get(key);
   if (n == nullptr) return std::optional<bool>();
   if (const auto* b = n->as_boolean()) return std::optional<bool>(b->get());
-  return MakeError(Cat(where, ": ", key, ": must be true or false"));
+  return MakeError(Field(where, key) + ": must be true or false");
 }
 
 }  // namespace ocirlimit::engines

@@ -112,14 +112,20 @@ TEST_F(DoctorFixture, NamesThePathsItFound) {
            {"crun", "crun 1.8.1: applies the spec's process.rlimits before hooks", "/usr/bin/crun",
             "ok"},
            {"docker", "dockerd 20.10.24+dfsg1", "/usr/sbin/dockerd", "ok"},
-           {"docker", "runtime \"oci-rlimit\" is oci-rlimit-runtime", "/etc/docker/daemon.json",
-            "ok"},
+           {"docker",
+            "daemon.json runtime \"oci-rlimit\": /usr/bin/oci-rlimit-runtime -> /usr/sbin/runc: "
+            "containers run with --runtime oci-rlimit get oci-rlimit's limits (none by default; 1 "
+            "rule(s) may add; requests up to the ceilings), not NVIDIA's runtime",
+            "/etc/docker/daemon.json", "ok"},
            {"docker", "nvidia-container-runtime-hook is oci-rlimit-hook",
             "/usr/local/bin/nvidia-container-runtime-hook", "ok"},
            {"docker", "docker.service has LimitMEMLOCK=infinity",
             "/etc/systemd/system/docker.service.d/memlock.conf", "warn"},
            {"containerd", "containerd 1.6.20", "/usr/bin/containerd", "ok"},
-           {"containerd", "handler \"oci-rlimit\" runs oci-rlimit-runtime",
+           {"containerd",
+            "runtime handler \"oci-rlimit\": /usr/bin/oci-rlimit-runtime -> /usr/sbin/runc: pods "
+            "with runtimeClassName oci-rlimit get oci-rlimit's limits (none by default; 1 rule(s) "
+            "may add; requests up to the ceilings), not NVIDIA's runtime",
             "/etc/containerd/config.toml", "ok"},
            {"containerd", "passes the pod annotation oci-rlimit.io/rlimits",
             "/etc/containerd/config.toml", "ok"},
@@ -157,6 +163,35 @@ TEST_F(DoctorFixture, ExitsNonZeroOnABrokenNode) {
   EXPECT_NE(table.out.find("FAIL  config"), std::string::npos) << table.out;
 }
 
+// CRI-O with an empty crio.conf (no [crio] table) and its handler in
+// crio.conf.d, the config named with --config (a node path under --root),
+// and no /proc in the copy: no crash, the handler's chain, the named config,
+// and nothing said about this process's capabilities.
+TEST_F(DoctorFixture, CrioWithAnEmptyCrioConfAndTheConfigFlag) {
+  Sh("mkdir -p " + (root_ / "etc/crio/crio.conf.d") + " " + (root_ / "srv"));
+  Script(root_ / "usr/bin/crio", "crio version 1.31.13");
+  WriteFile(root_ / "etc/crio/crio.conf", "");
+  WriteFile(root_ / "etc/crio/crio.conf.d/50-oci-rlimit.conf",
+            "[crio.runtime.runtimes.oci-rlimit]\nruntime_path = \"/usr/bin/oci-rlimit-runtime\"\n");
+  WriteFile(root_ / "srv/rl.toml", "rlimits = [\"memlock=unlimited\"]\n");
+  Sh("rm -r " + (root_ / "proc"));
+  CmdResult r =
+      RunCmd({Cli(), "doctor", "--root", root_.path(), "--config", "/srv/rl.toml", "--json"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  Json j = ParseJson(r);
+  Json handler = FindCheck(j, "CRI-O",
+                           "runtime handler \"oci-rlimit\": /usr/bin/oci-rlimit-runtime -> "
+                           "/usr/sbin/runc: pods with runtimeClassName oci-rlimit get oci-rlimit's "
+                           "limits (by default memlock=unlimited:unlimited), not NVIDIA's runtime");
+  ASSERT_FALSE(handler.is_null()) << j.dump(2);
+  EXPECT_EQ(handler["status"], "ok");
+  EXPECT_EQ(handler["path"], "/etc/crio/crio.conf.d/50-oci-rlimit.conf");
+  Json config = FindCheck(j, "config", "1 default limit(s), 0 rule(s)");
+  ASSERT_FALSE(config.is_null()) << j.dump(2);
+  EXPECT_EQ(config["path"], "/srv/rl.toml");
+  for (const auto& c : j["checks"]) EXPECT_NE(c["area"], "capabilities") << c.dump();
+}
+
 // oci-rlimit-nri as doctor meets it on a node: a real process, found by its
 // /proc/PID/comm (the fixture's proc/PID links to this machine's), and a real
 // listening socket where containerd 2.x's config puts NRI's.
@@ -189,7 +224,7 @@ TEST_F(DoctorFixture, FindsTheRunningNriPluginAndContainerdsSocket) {
     return out;
   };
   const std::string enabled =
-      "ok NRI is enabled, socket /var/run/nri/nri.sock @/etc/containerd/config.toml";
+      "ok NRI is enabled in containerd, socket /var/run/nri/nri.sock @/etc/containerd/config.toml";
   const std::string unit =
       "ok oci-rlimit-nri.service is enabled (external plugin) "
       "@/etc/systemd/system/multi-user.target.wants/oci-rlimit-nri.service";

@@ -1,0 +1,164 @@
+// containerd: its config (versions 2 and 3, imports), every handler's
+// chain, what pods without a runtimeClassName get, its unit and its NRI.
+#include <algorithm>
+#include <cstdlib>
+
+#include "adapters/engines/constants.h"
+#include "adapters/engines/containerd.h"
+#include "adapters/engines/systemd.h"
+#include "cli/doctor_context.h"
+#include "core/config.h"
+#include "core/pattern.h"
+#include "core/policy.h"
+#include "core/text.h"
+
+namespace ocirlimit::doctor {
+namespace {
+
+using engines::ContainerdConfig;
+using engines::ContainerdHandler;
+
+void VersionLine(Context& c, int64_t v, const std::string& path) {
+  c.Add("containerd", v == 2 || v == 3 ? CheckStatus::kInfo : CheckStatus::kWarn,
+        "config version " + std::to_string(v) +
+            (v == 3   ? ": handlers under plugins.\"io.containerd.cri.v1.runtime\" (containerd 2.x)"
+             : v == 2 ? ": handlers under plugins.\"io.containerd.grpc.v1.cri\" (containerd 1.x; "
+                        "2.x migrates it on load)"
+                      : ": not 2 or 3; containerd reads no handler table oci-rlimit knows"),
+        path);
+}
+
+void IgnoredHandler(Context& c, const ContainerdHandler& h, int64_t version) {
+  c.Add("containerd", CheckStatus::kFail,
+        "runtime handler " + Quote(h.name) + " is under plugins." + Quote(h.plugin) +
+            ", which a version " + std::to_string(version) +
+            " config does not read: containerd ignores it, and pods with runtimeClassName " +
+            h.name + " fail (no runtime for " + Quote(h.name) + " is configured)",
+        h.source,
+        std::string("move it under plugins.") +
+            Quote(version == 3 ? engines::kCriPluginV3 : engines::kCriPluginV2) +
+            ".containerd.runtimes (oci-rlimit node containerd install does this)");
+}
+
+bool RuncShim(const std::string& type) {
+  return type.empty() || type == engines::kRuncShimV2 || type == "io.containerd.runc.v1";
+}
+
+HandlerSet Handlers(const ContainerdConfig& cfg, const std::string& path_list) {
+  HandlerSet set{"containerd", "runtime handler", {}, {}};
+  std::vector<ContainerdHandler> read;
+  for (const auto& h : cfg.handlers) {
+    if (h.read) read.push_back(h);
+  }
+  // containerd's own defaults keep handler runc unless the file redefines it.
+  if (std::none_of(read.begin(), read.end(), [](const auto& h) { return h.name == "runc"; })) {
+    read.push_back({"", true, "runc", std::string(engines::kRuncShimV2), "", {}, ""});
+  }
+  for (const auto& h : read) {
+    Handler out;
+    out.name = h.name;
+    out.path = h.source;
+    out.who = "pods with runtimeClassName " + h.name;
+    out.start = {h.binary_name.empty() ? "runc" : h.binary_name,
+                 h.binary_name.empty() ? "runc (no BinaryName)" : "BinaryName", path_list};
+    out.followable = RuncShim(h.runtime_type);
+    out.not_followed = "(" + h.runtime_type + ") is not a runc shim: doctor does not follow it";
+    set.handlers.push_back(std::move(out));
+  }
+  return set;
+}
+
+// With requests enabled, a handler that runs the wrapper must pass the
+// pod's annotation into the spec.
+void PodAnnotations(Context& c, const ContainerdConfig& cfg, const HandlerSet& set) {
+  const std::string key(kRequestAnnotation);
+  for (size_t i = 0; i < set.handlers.size(); ++i) {
+    if (!set.chains[i].wrapper || set.chains[i].end != engines::ChainEnd::kRuntime) continue;
+    const ContainerdHandler* h = engines::FindHandler(cfg, set.handlers[i].name);
+    if (h == nullptr) continue;
+    bool passes = std::any_of(h->pod_annotations.begin(), h->pod_annotations.end(),
+                              [&](const std::string& g) { return GlobMatch(g, key, false); });
+    if (c.config().config.requests.enabled && !passes) {
+      c.Add("containerd", CheckStatus::kWarn,
+            "requests are enabled but handler " + Quote(h->name) +
+                " does not pass the pod annotation " + key + " to the spec",
+            h->source, "add pod_annotations = [\"oci-rlimit.io/*\"] to the handler");
+    } else if (passes) {
+      c.Add("containerd", CheckStatus::kOk,
+            "handler " + Quote(h->name) + " passes the pod annotation " + key + " to the spec",
+            h->source);
+    }
+  }
+}
+
+void Configured(Context& c, const engines::ContainerdFiles& files) {
+  const ContainerdConfig& cfg = files.config;
+  const std::string& main = files.read.front();
+  VersionLine(c, cfg.version, main);
+  for (const auto& h : cfg.handlers) {
+    if (!h.read) IgnoredHandler(c, h, cfg.version);
+  }
+  if (engines::CriPluginFor(cfg.version).empty()) return;
+  HandlerSet set = Handlers(cfg, engines::ServicePath(c.ops(), "containerd.service"));
+  ResolveHandlers(c, set);
+  ReportHandlers(c, set);
+  PodAnnotations(c, cfg, set);
+  if (std::none_of(set.chains.begin(), set.chains.end(), [](const auto& x) { return x.wrapper; })) {
+    c.Add("containerd", CheckStatus::kInfo, "no runtime handler runs oci-rlimit-runtime", main);
+  }
+  ReportDefault(c, set,
+                {engines::DefaultHandlerName(cfg),
+                 cfg.default_runtime_name ? "default_runtime_name" : "containerd's default", main});
+}
+
+// containerd's NRI: 1.7 or later, off before 2.0 unless enabled.
+void Nri(Context& c, const ContainerdConfig& cfg, const std::string& path,
+         const std::string& version) {
+  const int major = version.empty() ? 0 : std::atoi(version.c_str());
+  const size_t dot = version.find('.');
+  const int minor = dot == std::string::npos ? 0 : std::atoi(version.c_str() + dot + 1);
+  if (major == 1 && minor < 7) {
+    const bool crio = c.ops().Which("crio").has_value();
+    c.Add(
+        "nri", CheckStatus::kInfo, "containerd " + version + " has no NRI (1.7 or later)", "",
+        crio ? "" : "oci-rlimit-nri needs containerd 1.7 or later; use the RuntimeClass path here");
+    return;
+  }
+  const engines::ContainerdNri nri = engines::NriSettings(cfg, major);
+  CheckNri(c, {"containerd", nri.enabled, nri.socket_path, nri.plugin_path, path,
+               "for oci-rlimit-nri, set disable = false under "
+               "[plugins.\"io.containerd.nri.v1.nri\"] (" +
+                   std::string(kDocDir) + "/nri.md)"});
+}
+
+}  // namespace
+
+void CheckContainerd(Context& c) {
+  auto bin = c.ops().Which("containerd");
+  if (!bin) {
+    c.Add("containerd", CheckStatus::kInfo, "containerd is not on PATH");
+    return;
+  }
+  const std::string version = c.VersionOf(*bin);
+  c.Add("containerd", CheckStatus::kOk,
+        "containerd " + (version.empty() ? "(version unknown)" : version), *bin);
+  const std::string path(engines::kContainerdConfig);
+  auto files = engines::ReadContainerdConfig(c.ops());
+  ContainerdConfig cfg;
+  if (!files) {
+    c.Add("containerd", CheckStatus::kFail, files.error().Text(), path,
+          "containerd will not start with this config");
+  } else if (!files->has_value()) {
+    c.Add("containerd", CheckStatus::kInfo,
+          "no config.toml: built-in defaults, no runtime handler runs oci-rlimit-runtime", path,
+          "add a runtime handler with BinaryName = \"/usr/bin/oci-rlimit-runtime\" (" +
+              std::string(kDocDir) + "/deployment.md)");
+  } else {
+    cfg = (*files)->config;
+    Configured(c, **files);
+  }
+  CheckUnit(c, "containerd", "containerd.service");
+  if (files) Nri(c, cfg, path, version);
+}
+
+}  // namespace ocirlimit::doctor
