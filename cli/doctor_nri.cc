@@ -8,6 +8,9 @@
 
 #include "adapters/engines/constants.h"
 #include "cli/doctor_context.h"
+#include "cli/doctor_nri_status.h"
+#include "core/argv.h"
+#include "core/nri_status.h"
 #include "core/text.h"
 
 namespace ocirlimit::doctor {
@@ -18,29 +21,18 @@ constexpr const char* kUnadjusted =
 constexpr const char* kEnabledUnit =
     "/etc/systemd/system/multi-user.target.wants/oci-rlimit-nri.service";
 
-// The --socket an oci-rlimit-nri was started with, read as nri/args.cc
-// reads its argv: each of its flags takes the next argument unless it has
-// "=VALUE"; the last --socket wins.
-std::optional<std::string> SocketFlag(const std::vector<std::string>& argv) {
-  std::optional<std::string> out;
-  for (size_t i = 1; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a.starts_with("--socket=")) {
-      out = a.substr(std::string_view("--socket=").size());
-    } else if (a == "--socket" || a == "--config" || a == "--name" || a == "--index") {
-      if (i + 1 == argv.size()) break;
-      if (a == "--socket") out = argv[i + 1];
-      ++i;
-    }
-  }
-  return out;
+// The value of `flag` a running oci-rlimit-nri was started with, read with
+// the plugin's own flag table (core/nri_status.h), as it read its argv.
+std::optional<std::string> PluginFlag(const RunningProcess& p, std::string_view flag) {
+  if (p.argv.empty()) return std::nullopt;
+  return LastFlagValue({p.argv.begin() + 1, p.argv.end()}, kNriFlags, flag);
 }
 
 // The socket path a running oci-rlimit-nri dials: its --socket, else the
 // default; "" for one the engine started (pre-registered), which it hands a
 // connection (NRI_PLUGIN_SOCKET) instead.
 std::string Dials(const RunningProcess& p) {
-  if (auto flag = SocketFlag(p.argv)) return *flag;
+  if (auto flag = PluginFlag(p, "--socket")) return *flag;
   return p.parent == "containerd" || p.parent == "crio" ? "" : std::string(engines::kNriSocket);
 }
 
@@ -121,6 +113,20 @@ void Connected(Context& c, const NriEndpoint& nri, const std::vector<RunningProc
   }
 }
 
+// What the plugin said of its last (re)connect and heal (its --status-file,
+// else the default; cli/doctor_nri_status.h).
+void StatusLines(Context& c, const std::vector<RunningProcess>& running) {
+  std::string path(kNriStatusPath);
+  for (const auto& p : running) {
+    if (auto flag = PluginFlag(p, "--status-file")) path = *flag;
+  }
+  auto text = c.ops().ReadFile(path);
+  for (auto& check : NriStatusChecks(text ? std::optional<std::string>(*text) : std::nullopt, path,
+                                     !running.empty())) {
+    c.report().checks.push_back(std::move(check));
+  }
+}
+
 }  // namespace
 
 void CheckNri(Context& c, const NriEndpoint& nri) {
@@ -156,9 +162,11 @@ void CheckNri(Context& c, const NriEndpoint& nri) {
   }
   if (running.empty()) {
     NotRunning(c, nri, preregistered || unit, unit, c.ops().Socket(nri.socket_path).has_value());
+    StatusLines(c, running);
     return;
   }
   Connected(c, nri, running);
+  StatusLines(c, running);
 }
 
 }  // namespace ocirlimit::doctor

@@ -503,6 +503,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "@/etc/systemd/system/multi-user.target.wants/oci-rlimit-nri.service",
                       "ok nri oci-rlimit-nri is running (pid 42) and CRI-O's NRI socket exists "
                       "@/var/run/nri/nri.sock",
+                      "info nri oci-rlimit-nri has written no status file: not connected since it "
+                      "started, or started with another --status-file @/run/oci-rlimit/nri.status",
                       "info CRI-O no systemd unit crio.service in the unit directories",
                       "info hooks.d CRI-O reads hooks from /usr/share/containers/oci/hooks.d (its "
                       "default: no hooks_dir in crio.conf or crio.conf.d)",

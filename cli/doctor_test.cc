@@ -704,7 +704,19 @@ struct NriNodeCase {
   std::map<std::string, ino_t> sockets = {};
   std::vector<RunningProcess> running = {};  // each named oci-rlimit-nri
   std::vector<std::string> want = {};
+  std::map<std::string, std::string> files = {};  // more node files: the plugin's status file
 };
+
+// A running plugin that has written no status file (cli/doctor_nri_status.h).
+constexpr const char* kNoStatus =
+    "info  oci-rlimit-nri has written no status file: not connected since it started, or "
+    "started with another --status-file";
+constexpr const char* kHealedStatus =
+    "connected=2026-12-01T22:00:00Z\nsynchronized=2026-12-01T22:00:01Z\ncontainers=7\n"
+    "healed=6\nunhealed=0\nhealed-total=6\nreport-only=no\n";
+constexpr const char* kHealedLine =
+    "ok    oci-rlimit-nri last (re)connected at 2026-12-01T22:00:00Z and healed 6 of 7 "
+    "containers then (6 since it started)";
 
 constexpr const char* kContainerd2 = "containerd github.com/containerd/containerd/v2 v2.1.9 abc\n";
 constexpr const char* kContainerd17 = "containerd github.com/containerd/containerd 1.7.24 abc\n";
@@ -734,6 +746,7 @@ TEST_P(NriNodeTable, ReportsConfiguredRunningAndSocket) {
     n.files["/etc/systemd/system/multi-user.target.wants/oci-rlimit-nri.service"] = "[Service]\n";
   }
   n.sockets = c.sockets;
+  for (const auto& [path, text] : c.files) n.files[path] = text;
   n.links["/var/run"] = "/run";  // as on Debian: one socket under both paths
   for (const auto& p : c.running) n.processes.emplace("oci-rlimit-nri", p);
   n.processes.emplace("containerd", RunningProcess{1, {"containerd"}});
@@ -775,7 +788,8 @@ INSTANTIATE_TEST_SUITE_P(
                     .running = {{42, {"/usr/bin/oci-rlimit-nri"}}},
                     .want = {kEnabled, kUnit,
                              "ok    oci-rlimit-nri is running (pid 42) and containerd's NRI "
-                             "socket exists"}},
+                             "socket exists",
+                             kNoStatus}},
         NriNodeCase{.name = "Containerd17EnabledPreregisteredRunning",
                     .containerd_version = kContainerd17,
                     .nri_toml = kEnable17,
@@ -784,7 +798,8 @@ INSTANTIATE_TEST_SUITE_P(
                     .running = {{43, {"/opt/nri/plugins/10-oci-rlimit"}, "containerd"}},
                     .want = {kEnabled, kPrereg,
                              "ok    oci-rlimit-nri is running (pid 43) and containerd's NRI "
-                             "socket exists"}},
+                             "socket exists",
+                             kNoStatus}},
         NriNodeCase{.name = "UnitEnabledNotRunning",
                     .containerd_version = kContainerd2,
                     .unit_enabled = true,
@@ -801,7 +816,8 @@ INSTANTIATE_TEST_SUITE_P(
                     .want = {kEnabled, kUnit,
                              "warn  oci-rlimit-nri is running (pid 42) but containerd's NRI socket "
                              "does not exist: it is not connected, and containers are created "
-                             "unadjusted while no plugin is connected"}},
+                             "unadjusted while no plugin is connected",
+                             kNoStatus}},
         // A DaemonSet: nothing configured on the host, the plugin runs in a
         // pod that mounts the host's socket dir at /host/nri.
         NriNodeCase{
@@ -812,7 +828,8 @@ INSTANTIATE_TEST_SUITE_P(
                 {{42, {"oci-rlimit-nri", "--socket", "/host/nri/nri.sock"}, "containerd-shim"}},
             .want = {kEnabled,
                      "ok    oci-rlimit-nri is running (pid 42) and containerd's NRI "
-                     "socket exists"}},
+                     "socket exists",
+                     kNoStatus}},
         NriNodeCase{.name = "RunningWithAnotherSocket",
                     .containerd_version = kContainerd2,
                     .unit_enabled = true,
@@ -822,7 +839,8 @@ INSTANTIATE_TEST_SUITE_P(
                              "warn  oci-rlimit-nri (pid 42) dials \"/tmp/old.sock\", not "
                              "containerd's NRI socket",
                              "warn  no oci-rlimit-nri dials containerd's NRI socket: containers "
-                             "are created unadjusted while no plugin is connected"}},
+                             "are created unadjusted while no plugin is connected",
+                             kNoStatus}},
         NriNodeCase{.name = "SocketFlagNamesTheSameSocketThroughALink",
                     .containerd_version = kContainerd2,
                     .unit_enabled = true,
@@ -830,7 +848,8 @@ INSTANTIATE_TEST_SUITE_P(
                     .running = {{42, {"oci-rlimit-nri", "--socket=/run/nri/nri.sock"}, "systemd"}},
                     .want = {kEnabled, kUnit,
                              "ok    oci-rlimit-nri is running (pid 42) and containerd's NRI "
-                             "socket exists"}},
+                             "socket exists",
+                             kNoStatus}},
         // containerd's socket elsewhere: an external plugin without --socket
         // dials the default and misses it; one containerd started is handed
         // its connection; one with the right --socket reaches it.
@@ -848,7 +867,43 @@ INSTANTIATE_TEST_SUITE_P(
                      "warn  oci-rlimit-nri (pid 42) dials \"/var/run/nri/nri.sock\", not "
                      "containerd's NRI socket",
                      "ok    oci-rlimit-nri is running (pid 43, 50) and containerd's NRI "
-                     "socket exists"}}),
+                     "socket exists",
+                     kNoStatus}}),
+    CaseName{});
+
+// The plugin's status file (docs/nri.md "Healing at reconnect"): at the
+// default path, or where its --status-file names it.
+INSTANTIATE_TEST_SUITE_P(
+    DoctorStatus, NriNodeTable,
+    ::testing::Values(
+        NriNodeCase{.name = "StatusFileSaysTheLastConnectAndItsHeals",
+                    .containerd_version = kContainerd2,
+                    .unit_enabled = true,
+                    .sockets = kDefaultSocket,
+                    .running = {{42, {"/usr/bin/oci-rlimit-nri"}}},
+                    .want = {kEnabled, kUnit,
+                             "ok    oci-rlimit-nri is running (pid 42) and containerd's NRI "
+                             "socket exists",
+                             kHealedLine},
+                    .files = {{"/run/oci-rlimit/nri.status", kHealedStatus}}},
+        NriNodeCase{.name = "StatusFileFlagIsRead",
+                    .containerd_version = kContainerd2,
+                    .unit_enabled = true,
+                    .sockets = kDefaultSocket,
+                    .running = {{42, {"oci-rlimit-nri", "--status-file", "/var/lib/x.status"}}},
+                    .want = {kEnabled, kUnit,
+                             "ok    oci-rlimit-nri is running (pid 42) and containerd's NRI "
+                             "socket exists",
+                             kHealedLine},
+                    .files = {{"/var/lib/x.status", kHealedStatus}}},
+        NriNodeCase{.name = "StatusFileOfAStoppedPlugin",
+                    .containerd_version = kContainerd2,
+                    .unit_enabled = true,
+                    .sockets = kDefaultSocket,
+                    .want = {kEnabled, kUnit, kNotRunning,
+                             "ok    oci-rlimit-nri last (re)connected at 2026-12-01T22:00:00Z (not "
+                             "running now) and healed 6 of 7 containers then (6 since it started)"},
+                    .files = {{"/run/oci-rlimit/nri.status", kHealedStatus}}}),
     CaseName{});
 
 }  // namespace

@@ -42,4 +42,16 @@ Result<std::optional<ArgItem>> ArgReader::Next() {
   return std::optional<ArgItem>(ArgItem{spec, std::move(value)});
 }
 
+std::optional<std::string> LastFlagValue(const std::vector<std::string>& args,
+                                         std::span<const FlagSpec> specs, std::string_view name) {
+  ArgReader reader(args, specs);
+  std::optional<std::string> out;
+  for (;;) {
+    auto next = reader.Next();
+    if (!next) return std::nullopt;
+    if (!*next) return out;
+    if ((*next)->Is(name)) out = (*next)->value;
+  }
+}
+
 }  // namespace ocirlimit

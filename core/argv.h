@@ -50,4 +50,11 @@ class ArgReader {
   size_t at_ = 0;
 };
 
+// The last value of `name` in another program's argv (argv[0] excluded),
+// read with that program's own flag table, as it read it: nullopt when the
+// flag is absent or the argv does not read (that program refused it too).
+[[nodiscard]] std::optional<std::string> LastFlagValue(const std::vector<std::string>& args,
+                                                       std::span<const FlagSpec> specs,
+                                                       std::string_view name);
+
 }  // namespace ocirlimit

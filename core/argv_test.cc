@@ -77,5 +77,14 @@ INSTANTIATE_TEST_SUITE_P(
                  "error: unknown flag \"--nope\""}),
     CaseName{});
 
+TEST(LastFlagValue, ReadsAnotherProgramsArgvAsItDoes) {
+  EXPECT_EQ(LastFlagValue({"--config", "/a", "--config=/b"}, kSpecs, "--config"), "/b");
+  EXPECT_EQ(LastFlagValue({"--label", "--config", "--config", "/c"}, kSpecs, "--config"), "/c")
+      << "the value of --label is \"--config\", not a flag";
+  EXPECT_EQ(LastFlagValue({"--json"}, kSpecs, "--config"), std::nullopt);
+  EXPECT_EQ(LastFlagValue({"--config=/a", "--bogus"}, kSpecs, "--config"), std::nullopt)
+      << "an argv the program itself refuses says nothing";
+}
+
 }  // namespace
 }  // namespace ocirlimit

@@ -7,11 +7,22 @@
 #include <string>
 #include <string_view>
 
+#include "core/argv.h"
 #include "core/error.h"
 
 namespace ocirlimit {
 
 inline constexpr std::string_view kNriStatusPath = "/run/oci-rlimit/nri.status";
+
+// oci-rlimit-nri's flags: its argv (nri/args.cc) and doctor, which reads a
+// running plugin's --socket and --status-file from /proc/PID/cmdline, read
+// them with this one table.
+inline constexpr FlagSpec kNriFlags[] = {
+    {.name = "--help", .short_name = "-h"},       {.name = "--version"},
+    {.name = "--config", .metavar = "PATH"},      {.name = "--socket", .metavar = "PATH"},
+    {.name = "--name", .metavar = "NAME"},        {.name = "--index", .metavar = "NN"},
+    {.name = "--status-file", .metavar = "PATH"},
+};
 
 struct NriStatus {
   std::string connected;      // RFC 3339: when the runtime last configured the plugin

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/argv.h"
+#include "core/nri_status.h"
 #include "core/text.h"
 
 namespace ocirlimit::nri {
@@ -19,13 +20,6 @@ bool ValidIndex(const std::string& s) {
   return s.size() == 2 && std::isdigit(static_cast<unsigned char>(s[0])) != 0 &&
          std::isdigit(static_cast<unsigned char>(s[1])) != 0;
 }
-
-constexpr FlagSpec kNriFlags[] = {
-    {.name = "--help", .short_name = "-h"},       {.name = "--version"},
-    {.name = "--config", .metavar = "PATH"},      {.name = "--socket", .metavar = "PATH"},
-    {.name = "--name", .metavar = "NAME"},        {.name = "--index", .metavar = "NN"},
-    {.name = "--status-file", .metavar = "PATH"},
-};
 
 }  // namespace
 

@@ -235,22 +235,30 @@ TEST_F(DoctorFixture, FindsTheRunningNriPluginAndContainerdsSocket) {
                                       "connected @/var/run/nri/nri.sock"}));
 
   BackgroundProcess plugin;
-  auto err = plugin.Start({OurBinary("oci-rlimit-nri"), "--config",
-                           root_ / "etc/oci-rlimit/config.toml", "--socket", sock},
-                          {}, root_ / "plugin.log");
+  // Its status file in the temp dir, never the host's /run; no runtime
+  // configures it here, so it writes none, and doctor says so.
+  const std::string status_file = root_ / "plugin.status";
+  auto err =
+      plugin.Start({OurBinary("oci-rlimit-nri"), "--config", root_ / "etc/oci-rlimit/config.toml",
+                    "--socket", sock, "--status-file", status_file},
+                   {}, root_ / "plugin.log");
   ASSERT_FALSE(err) << *err;
   const std::string pid = std::to_string(plugin.pid());
   ASSERT_EQ(symlink(("/proc/" + pid).c_str(), (root_ / ("proc/" + pid)).c_str()), 0);
   const std::string running = "ok oci-rlimit-nri is running (pid " + pid +
                               ") and containerd's NRI socket exists @/var/run/nri/nri.sock";
   // comm is the program's name once it has exec'd.
+  const std::string no_status =
+      "info oci-rlimit-nri has written no status file: not connected since it started, or "
+      "started with another --status-file @" +
+      status_file;
   std::vector<std::string> got;
   for (int i = 0; i < 100; ++i) {
     got = nri_checks();
-    if (got.size() == 3 && got[2] == running) break;
+    if (got.size() == 4 && got[2] == running) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  EXPECT_EQ(got, (std::vector<std::string>{enabled, unit, running}))
+  EXPECT_EQ(got, (std::vector<std::string>{enabled, unit, running, no_status}))
       << ReadFile(root_ / "plugin.log");
 
   // containerd gone, its socket with it: the plugin is not connected.
@@ -262,7 +270,8 @@ TEST_F(DoctorFixture, FindsTheRunningNriPluginAndContainerdsSocket) {
                 "warn oci-rlimit-nri is running (pid " + pid +
                     ") but containerd's NRI socket does not exist: it is not connected, and "
                     "containers are created unadjusted while no plugin is connected "
-                    "@/var/run/nri/nri.sock"}));
+                    "@/var/run/nri/nri.sock",
+                no_status}));
   plugin.Stop();
 }
 
