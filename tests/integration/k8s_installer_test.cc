@@ -348,7 +348,7 @@ std::vector<RefusalCase> RefusalCases() {
       {"SameTypeTwice", {"--rlimits", "memlock=1M,memlock=2M"}, "--rlimits: ", nullptr},
       {"InjectedNvidiaRuntime",
        {"--nvidia", "--nvidia-runtime", injected},
-       "--nvidia-runtime: \"/usr/bin/nv\"]\\n[requests]",
+       "--nvidia-runtime: \"/usr/bin/nv\\\"]\\n[requests]",
        nullptr},
       {"RelativeNvidiaRuntime",
        {"--nvidia-runtime", "nvidia-container-runtime"},
@@ -836,8 +836,10 @@ TEST_F(K8sInstallerTest, DoctorFailsWhatContainerdWouldIgnore) {
             "[runtime]\nruntimes = [\"/usr/bin/nvidia-container-runtime\"]\n");
   CmdResult noruntime = RunCmd({OurBinary("oci-rlimit"), "doctor", "--root", host_});
   EXPECT_EQ(noruntime.status, 1) << noruntime.out;
-  EXPECT_NE(noruntime.out.find("FAIL  containerd   [runtime] runtimes "
-                               "[\"/usr/bin/nvidia-container-runtime\"]: none resolves"),
+  EXPECT_NE(noruntime.out.find("FAIL  containerd   runtime handler \"oci-rlimit\": "
+                               "/usr/local/bin/oci-rlimit-runtime: [runtime] runtimes "
+                               "[\"/usr/bin/nvidia-container-runtime\"] in "
+                               "/etc/oci-rlimit/config.toml: none resolves on the PATH"),
             std::string::npos)
       << noruntime.out;
   fs::remove(host_ + "/etc/oci-rlimit/config.toml");
