@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "nri/output_fake_test.h"
 #include "nri/plugin.h"
 #include "tests/testing/case_name.h"
 
@@ -109,20 +110,6 @@ class FakeHealOps : public HealOps, public ProcessOps, public FsOps {
   int pidfd_opens = 0;
   std::string status;
 };
-
-class RecordingOutput : public Output {
- public:
-  void Say(const std::string& msg) override { said.push_back(msg); }
-  void LogLine(const Config&, const std::string& line) override { lines.push_back(line); }
-  std::vector<std::string> said;
-  std::vector<std::string> lines;
-};
-
-Config MustParse(const std::string& toml) {
-  auto c = ParseConfig(toml, "test.toml");
-  EXPECT_TRUE(c.ok()) << c.error().Text();
-  return c.ok() ? *c : Config{};
-}
 
 constexpr const char* kPolicy =
     "[[rule]]\nname = \"heal\"\nrlimits = [\"memlock=2M:4M\"]\n"

@@ -7,23 +7,10 @@
 #include <vector>
 
 #include "adapters/nri/facts.h"
+#include "nri/output_fake_test.h"
 
 namespace ocirlimit::nri {
 namespace {
-
-class RecordingOutput : public Output {
- public:
-  void Say(const std::string& msg) override { said.push_back(msg); }
-  void LogLine(const Config&, const std::string& line) override { lines.push_back(line); }
-  std::vector<std::string> said;
-  std::vector<std::string> lines;
-};
-
-Config MustParse(const std::string& toml) {
-  auto c = ParseConfig(toml, "test.toml");
-  EXPECT_TRUE(c.ok()) << c.error().Text();
-  return c.ok() ? *c : Config{};
-}
 
 struct Harness {
   explicit Harness(const std::string& toml) : cfg(MustParse(toml)) {}
