@@ -114,9 +114,13 @@ class FakeRuntime {
 
   // Sends a CreateContainer for `id` and closes the connection at once, as
   // a runtime that gave up on the plugin does: the reply cannot be written.
+  // The reply can never be written: the read side is shut before the request
+  // goes out, so the plugin's write fails with EPIPE however the two
+  // processes are scheduled (a plain close after the send raced the reply).
   void CreateAndHangUp(const std::string& id) {
     nri::pb::CreateContainerRequest req;
     req.mutable_container()->set_id(id);
+    ASSERT_EQ(shutdown(conn_, SHUT_RD), 0);
     Send(nri::testing::RuntimeCall(next_, "CreateContainer", req.SerializeAsString()));
     next_ += 2;
     close(conn_);
