@@ -1,0 +1,323 @@
+// The bad-input catalogue's runner (bad_input.h): the World a case starts
+// from, the snapshot, the one TEST_P every table instantiates, and the check
+// of the tables themselves.
+#include "bad_input.h"
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+namespace ocirlimit::itest::badinput {
+
+namespace fs = std::filesystem;
+
+const char* ProgName(Prog p) {
+  switch (p) {
+    case Prog::kHook:
+      return "oci-rlimit-hook";
+    case Prog::kRuntime:
+      return "oci-rlimit-runtime";
+    case Prog::kHelper:
+      return "oci-prlimit-helper";
+    case Prog::kNri:
+      return "oci-rlimit-nri";
+  }
+  return "?";
+}
+
+std::string World::State(const std::string& pid_json, const std::string& extra) const {
+  return R"({"ociVersion":"1.0.2","id":"bad-input","status":"creating","pid":)" + pid_json +
+         R"(,"bundle":")" + bundle + "\"" + extra + "}";
+}
+
+pid_t World::Live() {
+  if (live == 0) {
+    live = fork();
+    if (live == 0) {
+      execl("/bin/sleep", "sleep", "600", nullptr);
+      _exit(127);
+    }
+    vars["{live}"] = std::to_string(live);
+  }
+  return live;
+}
+
+pid_t World::Zombie() {
+  if (zombie == 0) {
+    zombie = fork();
+    if (zombie == 0) _exit(0);
+    // Exited once its stat says so; not reaped until the World goes.
+    for (int i = 0; i < 500; ++i) {
+      std::string stat = ReadFile("/proc/" + std::to_string(zombie) + "/stat");
+      if (stat.find(") Z ") != std::string::npos) break;
+      usleep(2000);
+    }
+    vars["{zombie}"] = std::to_string(zombie);
+  }
+  return zombie;
+}
+
+World::~World() {
+  if (zombie > 0) waitpid(zombie, nullptr, 0);
+  if (live > 0) {
+    kill(live, SIGKILL);
+    waitpid(live, nullptr, 0);
+  }
+}
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  return std::string(info.param.name);
+}
+
+std::vector<Case> Join(std::initializer_list<std::vector<Case>> parts) {
+  std::vector<Case> out;
+  for (const auto& part : parts) out.insert(out.end(), part.begin(), part.end());
+  return out;
+}
+
+const std::vector<Case>& AllCases() {
+  static const std::vector<Case> cases =
+      Join({HookStateCases(), HookConfigCases(), RuntimeSpecCases(), RuntimeCases(), HelperCases(),
+            NriCases()});
+  return cases;
+}
+
+// ---- shared by the tables ----
+
+void RuntimeConfig(World& w, const std::string& top) {
+  WriteFile(w.config, top + "[runtime]\nruntimes = [\"" + (w.outside / "runtime.sh") + "\"]\n");
+}
+
+std::string Big(size_t n) { return std::string(n, 'x'); }
+
+std::string Deep(size_t levels) {
+  std::string out;
+  for (size_t i = 0; i < levels; ++i) out += "{\"a\":";
+  out += "1";
+  out += std::string(levels, '}');
+  return out;
+}
+
+std::string DeepSpec() { return R"({"process":{"args":["sh"]},"x-deep":)" + Deep() + "}"; }
+
+std::string DeepToml(int parts) {
+  std::string s = "a";
+  for (int i = 1; i < parts; ++i) s += ".a";
+  return s;
+}
+
+void DeepDropIn(World& w, const std::string& text) {
+  fs::create_directories(w.dir / "config.d");
+  WriteFile(w.dir / "config.d/50-deep.toml", text);
+}
+
+void MakeNotAFile(const std::string& path, NotAFile kind) {
+  switch (kind) {
+    case NotAFile::kFifo:
+      ASSERT_EQ(mkfifo(path.c_str(), 0644), 0) << strerror(errno);
+      break;
+    case NotAFile::kDirectory:
+      ASSERT_EQ(mkdir(path.c_str(), 0755), 0) << strerror(errno);
+      break;
+    case NotAFile::kSocket: {
+      int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      ASSERT_GE(sock, 0);
+      sockaddr_un addr{};
+      addr.sun_family = AF_UNIX;
+      ASSERT_LT(path.size(), sizeof addr.sun_path);
+      path.copy(addr.sun_path, path.size());
+      ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << strerror(errno);
+      close(sock);  // the socket file stays; nothing listens on it
+      break;
+    }
+  }
+}
+
+void HookState(World& w, const std::string& state) { w.stdin_data = state; }
+
+void ForNobody(World& w, const std::string& path) {
+  chmod(w.dir.path().c_str(), 0711);
+  chmod(path.c_str(), 0600);
+  w.as_nobody = true;
+}
+
+namespace {
+
+// A pid that belonged to a process which has exited and been reaped.
+pid_t ReapedPid() {
+  pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return pid;
+}
+
+// Defaults per program; a case's setup then changes what it tests.
+void DefaultWorld(Prog prog, World& w) {
+  fs::create_directories(w.bundle);
+  WriteFile(w.bundle + "/config.json", kMinimalSpec);
+  const pid_t reaped = ReapedPid();
+  w.vars["{pid}"] = std::to_string(reaped);
+  w.vars["{dir}"] = w.dir.path();
+  w.vars["{bundle}"] = w.bundle;
+  w.vars["{config}"] = w.config;
+  switch (prog) {
+    case Prog::kHook:
+      WriteFile(w.config, "rlimits = [\"memlock=1M:4M\"]\n");
+      w.args = {"--config", w.config, "createRuntime"};
+      w.stdin_data = w.State(std::to_string(reaped));
+      break;
+    case Prog::kRuntime: {
+      const std::string standin = w.outside / "runtime.sh";
+      WriteFile(standin, "#!/bin/sh\necho \"$@\" > " + (w.outside / "ran") + "\n", 0755);
+      WriteFile(w.config,
+                "rlimits = [\"memlock=1M:4M\"]\n[runtime]\nruntimes = [\"" + standin + "\"]\n");
+      w.env = {"OCI_RLIMIT_CONFIG=" + w.config};
+      w.args = {"create", "--bundle", w.bundle, "bad-input"};
+      break;
+    }
+    case Prog::kHelper:
+      w.args = {"--pid", std::to_string(reaped), "memlock=1M:4M"};
+      break;
+    case Prog::kNri:
+      // A config error ends it before it connects: no socket needed.
+      WriteFile(w.config, "rlimits = [\"memlock=1M:4M\"]\n");
+      w.args = {"--config", w.config, "--socket", w.outside / "nri.sock"};
+      break;
+  }
+}
+
+// ---- the snapshot ----
+
+std::string Describe(const fs::path& p) {
+  struct stat st {};
+  if (lstat(p.c_str(), &st) != 0) return "lstat failed";
+  std::ostringstream os;
+  os << "ino=" << st.st_ino << " mode=" << std::oct << st.st_mode << std::dec
+     << " uid=" << st.st_uid << " gid=" << st.st_gid << " size=" << st.st_size
+     << " mtime=" << st.st_mtim.tv_sec << "." << st.st_mtim.tv_nsec
+     << " ctime=" << st.st_ctim.tv_sec << "." << st.st_ctim.tv_nsec;
+  // A directory is compared by its entries (the snapshot lists them): a temp
+  // file created and removed again updates its mtime and nothing else.
+  if (S_ISDIR(st.st_mode)) {
+    return "dir ino=" + std::to_string(st.st_ino) + " mode=" + std::to_string(st.st_mode) +
+           " uid=" + std::to_string(st.st_uid) + " gid=" + std::to_string(st.st_gid);
+  }
+  if (S_ISREG(st.st_mode)) os << " content=" << std::hash<std::string>{}(ReadFile(p));
+  if (S_ISLNK(st.st_mode)) os << " target=" << fs::read_symlink(p).string();
+  return os.str();
+}
+
+std::map<std::string, std::string> Snapshot(const std::string& root) {
+  std::map<std::string, std::string> out;
+  out[root] = Describe(root);
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    out[e.path().string()] = Describe(e.path());
+  }
+  return out;
+}
+
+std::vector<std::string> TempFiles(const std::map<std::string, std::string>& snap) {
+  std::vector<std::string> out;
+  for (const auto& [path, _] : snap) {
+    if (fs::path(path).filename().string().starts_with(".oci-rlimit.")) out.push_back(path);
+  }
+  return out;
+}
+
+std::string Replace(std::string s, const std::map<std::string, std::string>& vars) {
+  for (const auto& [k, v] : vars) {
+    for (size_t at; (at = s.find(k)) != std::string::npos;) s.replace(at, k.size(), v);
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_P(BadInput, ExactStatusOneLineErrorNothingModified) {
+  OCI_RLIMIT_REQUIRE("setpriv", "mkfifo", "dd");
+  const Case& c = GetParam();
+  World w;
+  DefaultWorld(c.prog, w);
+  c.setup(w);
+  if (HasFatalFailure()) return;
+
+  std::string live_limits_before;
+  if (w.live > 0) live_limits_before = ReadFile("/proc/" + std::to_string(w.live) + "/limits");
+  const auto before = Snapshot(w.dir.path());
+
+  std::vector<std::string> argv;
+  if (w.as_nobody) argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
+  argv.push_back(OurBinary(ProgName(c.prog)));
+  argv.insert(argv.end(), w.args.begin(), w.args.end());
+  RunOptions opts;
+  opts.stdin_data = w.stdin_data;
+  opts.env = w.env;
+  opts.cwd = w.dir.path();
+  opts.timeout_s = 60;
+  CmdResult r = RunCmd(argv, opts);
+
+  // 1. The exact exit status.
+  EXPECT_EQ(r.status, c.status) << "stderr: " << r.err;
+
+  // 2. One line, from this program, naming what was wrong.
+  std::string err = r.err;
+  ASSERT_TRUE(err.ends_with("\n")) << "stderr: [" << r.err << "]";
+  err.pop_back();
+  EXPECT_EQ(err.find('\n'), std::string::npos) << "more than one line: [" << r.err << "]";
+  EXPECT_TRUE(err.starts_with(std::string(ProgName(c.prog)) + ": ")) << err;
+  EXPECT_EQ(err.find('\0'), std::string::npos) << "a NUL in the message";
+  // Echoed values are cut (Quote, JsonQuote): no case makes a long line.
+  EXPECT_LT(err.size(), 2048u) << err.substr(0, 300);
+  for (const auto& needle : c.needles) {
+    std::string n = Replace(needle, w.vars);
+    EXPECT_NE(err.find(n), std::string::npos) << "missing [" << n << "] in: " << err;
+  }
+  EXPECT_EQ(r.out, "") << "stdout";
+  RecordProperty("stderr", r.err);
+
+  // 3. Nothing modified, nothing left behind, nothing run.
+  const auto after = Snapshot(w.dir.path());
+  EXPECT_EQ(TempFiles(after), std::vector<std::string>{});
+  EXPECT_EQ(before.size(), after.size());
+  for (const auto& [path, desc] : after) {
+    auto it = before.find(path);
+    if (it == before.end()) {
+      ADD_FAILURE() << "new file " << path;
+    } else {
+      EXPECT_EQ(desc, it->second) << path << " changed";
+    }
+  }
+  EXPECT_FALSE(fs::exists(w.outside / "ran")) << "the real runtime was exec'd";
+  if (w.live > 0 && !c.applies) {
+    EXPECT_EQ(ReadFile("/proc/" + std::to_string(w.live) + "/limits"), live_limits_before)
+        << "the live target's limits changed";
+  }
+}
+
+// The table itself: at least 40 cases, over all three programs, unique names.
+TEST(BadInputCatalogue, CoversAllThreeProgramsWithAtLeast40Cases) {
+  std::map<Prog, int> per;
+  std::set<std::string> names;
+  for (const auto& c : AllCases()) {
+    ++per[c.prog];
+    EXPECT_TRUE(names.insert(c.name).second) << c.name;
+    EXPECT_FALSE(c.needles.empty()) << c.name;
+  }
+  EXPECT_GE(AllCases().size(), 40u);
+  EXPECT_GE(per[Prog::kHook], 10);
+  EXPECT_GE(per[Prog::kRuntime], 10);
+  EXPECT_GE(per[Prog::kHelper], 10);
+}
+
+}  // namespace ocirlimit::itest::badinput
