@@ -15,7 +15,7 @@
 #include <set>
 #include <sstream>
 
-#include "testing/tree_snapshot.h"
+#include "tests/testing/tree_snapshot.h"
 
 namespace ocirlimit::itest::badinput {
 

@@ -18,7 +18,7 @@
 
 #include "daemons.h"
 #include "harness.h"
-#include "testing/tree_snapshot.h"
+#include "tests/testing/tree_snapshot.h"
 
 namespace ocirlimit::itest {
 namespace {
