@@ -128,12 +128,9 @@ class Bench {
                                   {}, log)) {
       Die("oci-rlimit-nri: " + *err);
     }
-    auto deadline = Clock::now() + std::chrono::seconds(20);
-    while (ReadFile(log).find("configured by") == std::string::npos) {
-      if (Clock::now() > deadline || !plugin_->Running()) {
-        Die("oci-rlimit-nri did not register:\n" + ReadFile(log));
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (auto err = plugin_->WaitForLog("oci-rlimit-nri", "configured by",
+                                       Clock::now() + std::chrono::seconds(20))) {
+      Die("oci-rlimit-nri did not register: " + *err);
     }
     // Configure is answered; let Synchronize finish too.
     std::this_thread::sleep_for(std::chrono::milliseconds(200));

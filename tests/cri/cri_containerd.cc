@@ -1,9 +1,7 @@
 #include "cri_containerd.h"
 
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/utsname.h>
 #include <toml++/toml.h>
 #include <unistd.h>
@@ -21,51 +19,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr auto kReadyTimeout = std::chrono::seconds(60);
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
 constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
 constexpr const char* kRunc = "runc";
-
-std::string Tail(const std::string& text, size_t max = 4000) {
-  return text.size() <= max ? text : "..." + text.substr(text.size() - max);
-}
-
-std::string Describe(const std::vector<std::string>& argv, const CmdResult& r) {
-  std::string cmd;
-  for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
-  return cmd + " exited " + std::to_string(r.status) + ": " + Tail(r.err + r.out);
-}
-
-std::vector<std::string> DirEntries(const std::string& dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path().string());
-  return out;
-}
-
-bool Listening(const std::string& socket_path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (socket_path.size() >= sizeof addr.sun_path) return false;
-  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  bool ok = connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
-  close(fd);
-  return ok;
-}
-
-// Live processes whose command line mentions `text` (shims name our socket).
-std::vector<pid_t> ProcessesMentioning(const std::string& text) {
-  std::vector<pid_t> out;
-  for (const auto& entry : DirEntries("/proc")) {
-    std::string name = fs::path(entry).filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = ReadFile(entry + "/cmdline");
-    if (cmdline.find(text) != std::string::npos) out.push_back(std::atoi(name.c_str()));
-  }
-  return out;
-}
 
 // Removes a cgroup directory tree bottom-up (rmdir only: a cgroup with tasks stays).
 void RemoveCgroupTree(const std::string& dir) {
@@ -94,7 +50,7 @@ std::pair<std::string, uint64_t> AddBlob(const std::string& layout, const std::s
   CmdResult r = RunCmd({"sha256sum", file});
   std::string hex = r.out.substr(0, r.out.find(' '));
   if (r.status != 0 || hex.size() != 64) {
-    *error = Describe({"sha256sum", file}, r);
+    *error = DescribeExit({"sha256sum", file}, r);
     return {};
   }
   uint64_t size = fs::file_size(file);
@@ -291,7 +247,7 @@ std::optional<std::string> MakeImageLayoutTar(const std::string& work, const std
   std::string layer_tar = work + "/layer.tar";
   std::vector<std::string> tar_layer = {"tar", "--numeric-owner", "-C", rootfs,
                                         "-cf", layer_tar,         "."};
-  if (CmdResult r = RunCmd(tar_layer); r.status != 0) return Describe(tar_layer, r);
+  if (CmdResult r = RunCmd(tar_layer); r.status != 0) return DescribeExit(tar_layer, r);
   auto [layer_digest, layer_size] = AddBlob(layout, layer_tar, &error);
   if (!error.empty()) return error;
 
@@ -346,7 +302,7 @@ std::optional<std::string> MakeImageLayoutTar(const std::string& work, const std
   WriteFile(layout + "/oci-layout", R"({"imageLayoutVersion":"1.0.0"})");
   std::vector<std::string> tar_layout = {"tar", "-C",         layout,       "-cf",
                                          tar,   "oci-layout", "index.json", "blobs"};
-  if (CmdResult r = RunCmd(tar_layout); r.status != 0) return Describe(tar_layout, r);
+  if (CmdResult r = RunCmd(tar_layout); r.status != 0) return DescribeExit(tar_layout, r);
   return std::nullopt;
 }
 
@@ -430,7 +386,7 @@ std::string CriContainerd::StockConfigText(const Options& opts) {
   const std::vector<std::string> argv = {release_.bin_dir + "/containerd", "config", "default"};
   CmdResult def = RunCmd(argv);
   if (def.status != 0 || def.out.empty()) {
-    error_ = Describe(argv, def);
+    error_ = DescribeExit(argv, def);
     return "";
   }
   const std::string& d = dir_.path();
@@ -551,45 +507,30 @@ CriContainerd::CriContainerd(const Options& opts) : release_(opts.release) {
     error_ = *err;
     return;
   }
-  auto deadline = std::chrono::steady_clock::now() + kReadyTimeout;
-  while (!Listening(socket())) {
-    if (!proc_.Running()) {
-      error_ = "containerd exited during start-up\n" + Tail(Log());
-      return;
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      error_ = "containerd not listening after 60 s\n" + Tail(Log());
-      return;
-    }
-    std::this_thread::sleep_for(kPollInterval);
+  const auto deadline = BackgroundProcess::Clock::now() + kReadyTimeout;
+  if (auto err = proc_.WaitListening("containerd", socket(), deadline)) {
+    error_ = *err;
+    return;
   }
   client_ = std::make_unique<CriClient>(socket());
   std::vector<std::string> import = {"images", "import", dir_ / "images.tar"};
   if (CmdResult r = Ctr(import); r.status != 0) {
-    error_ = Describe(import, r) + "\n" + Tail(Log());
+    error_ = DescribeExit(import, r) + "\n" + Tail(Log());
     return;
   }
   // Ready: RuntimeReady, and both images in CRI's own image store, which
   // learns of ctr's import from events, later (seen on 2.1: RunPodSandbox
   // right after the import tried to pull the pause image).
-  for (;;) {
-    std::string why;
-    if (Status ready = client_->RuntimeReady(); !ready) why = ready.error().Text();
+  auto cri_ready = [&]() -> std::optional<std::string> {
+    if (Status ready = client_->RuntimeReady(); !ready) return ready.error().Text();
     for (const char* image : {kCriPauseImage, kCriBusyboxImage}) {
-      if (!why.empty()) break;
       auto present = client_->ImagePresent(image);
-      if (!present)
-        why = present.error().Text();
-      else if (!*present)
-        why = std::string("CRI does not list image ") + image + " yet";
+      if (!present) return present.error().Text();
+      if (!*present) return std::string("CRI does not list image ") + image + " yet";
     }
-    if (why.empty()) break;
-    if (!proc_.Running() || std::chrono::steady_clock::now() > deadline) {
-      error_ = "CRI not ready: " + why + "\n" + Tail(Log());
-      return;
-    }
-    std::this_thread::sleep_for(kPollInterval);
-  }
+    return std::nullopt;
+  };
+  if (auto err = proc_.WaitReady("containerd's CRI", cri_ready, deadline)) error_ = *err;
 }
 
 CriContainerd::~CriContainerd() {
@@ -613,10 +554,7 @@ void CriContainerd::KillLeftovers() {
     }
   }
   for (pid_t pid : ProcessesMentioning(socket())) kill(pid, SIGKILL);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!ProcessesMentioning(socket()).empty() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(kPollInterval);
-  }
+  (void)WaitNoneMentions(socket(), std::chrono::seconds(10));
   if (!cgroup_parent_.empty()) {
     for (const auto& hierarchy : DirEntries(kCgroupRoot)) {
       RemoveCgroupTree(hierarchy + cgroup_parent_);
@@ -640,7 +578,7 @@ void CriContainerd::RemoveAll() {
   }
 }
 
-std::string CriContainerd::Log() const { return ReadFile(dir_ / "containerd.log"); }
+std::string CriContainerd::Log() const { return proc_.Log(); }
 
 CmdResult CriContainerd::Ctr(const std::vector<std::string>& args, const RunOptions& opts) {
   std::vector<std::string> argv = {release_.bin_dir + "/ctr", "-a", socket(), "-n", "k8s.io"};

@@ -72,15 +72,9 @@ class NriHealTest : public ::testing::TestWithParam<ContainerdRelease> {
                                containerd_->nri_socket(), "--status-file", StatusPath()},
                               {}, PluginLog());
     ASSERT_FALSE(err) << *err;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (ReadFile(PluginLog()).find(needle) == std::string::npos) {
-      ASSERT_TRUE(plugin_->Running()) << "the plugin exited:\n" << ReadFile(PluginLog());
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline)
-          << "no " << needle << " from the plugin:\n"
-          << ReadFile(PluginLog()) << "\n"
-          << containerd_->Log();
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    auto said = plugin_->WaitForLog("the plugin", needle,
+                                    BackgroundProcess::Clock::now() + std::chrono::seconds(20));
+    ASSERT_FALSE(said) << *said << "\n" << containerd_->Log();
   }
 
   // A pod whose container's init sleeps; returns its container id.

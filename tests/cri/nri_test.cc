@@ -65,13 +65,10 @@ class NriTest : public ::testing::TestWithParam<ContainerdRelease> {
                                containerd_->nri_socket(), "--status-file", dir_ / "nri.status"},
                               {}, PluginLog());
     ASSERT_FALSE(err) << *err;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (ReadFile(PluginLog()).find("configured by") == std::string::npos) {
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the plugin did not register:\n"
-                                                            << ReadFile(PluginLog()) << "\n"
-                                                            << containerd_->Log();
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    auto registered = plugin_->WaitForLog(
+        "the plugin", "configured by", BackgroundProcess::Clock::now() + std::chrono::seconds(20));
+    ASSERT_FALSE(registered) << "the plugin did not register: " << *registered << "\n"
+                             << containerd_->Log();
   }
 
   using Ran = Probe;

@@ -174,13 +174,10 @@ class CriNriTrustTest : public ::testing::TestWithParam<ContainerdRelease> {
                                "--socket", containerd_->nri_socket()},
                               {}, log);
     ASSERT_FALSE(err) << *err;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (ReadFile(log).find("configured by") == std::string::npos) {
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the plugin did not register:\n"
-                                                            << ReadFile(log) << "\n"
-                                                            << containerd_->Log();
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    auto registered = plugin_->WaitForLog(
+        "the plugin", "configured by", BackgroundProcess::Clock::now() + std::chrono::seconds(20));
+    ASSERT_FALSE(registered) << "the plugin did not register: " << *registered << "\n"
+                             << containerd_->Log();
   }
 
   Probe Run(const std::string& name, const std::string& ns,

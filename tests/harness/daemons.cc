@@ -23,9 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Readiness waits are generous: 2-core CI machines run these serially, and a
-// daemon that dies is noticed at once anyway.
-constexpr auto kReadyTimeout = std::chrono::seconds(60);
 constexpr auto kStopTimeout = std::chrono::seconds(60);
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
 
@@ -56,50 +53,9 @@ const std::vector<std::string>& WatchedHostPaths() {
   return paths;
 }
 
-std::vector<std::string> DirEntries(const std::string& dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path().string());
-  return out;
-}
-
-bool SomeoneListens(const std::string& socket_path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (socket_path.size() >= sizeof addr.sun_path) return true;  // not ours to judge
-  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return true;
-  bool listening = connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
-  close(fd);
-  return listening;
-}
-
-std::string Tail(const std::string& text, size_t max = 4000) {
-  return text.size() <= max ? text : "..." + text.substr(text.size() - max);
-}
-
-std::string Describe(const std::vector<std::string>& argv, const CmdResult& r) {
-  std::string cmd;
-  for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
-  return cmd + " exited " + std::to_string(r.status) + ": " + Tail(r.err + r.out);
-}
-
 std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
-}
-
-// Polls `ready` until it holds, the process dies, or the timeout passes.
-std::optional<std::string> WaitReady(BackgroundProcess& proc, const std::string& what,
-                                     const std::function<bool()>& ready) {
-  auto deadline = std::chrono::steady_clock::now() + kReadyTimeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (ready()) return std::nullopt;
-    if (!proc.Running()) return what + " exited during start-up";
-    std::this_thread::sleep_for(kPollInterval);
-  }
-  return what + " not ready after " + std::to_string(kReadyTimeout.count()) + " s";
 }
 
 // A process we did not start (dockerd's containerd): SIGTERM and wait.
@@ -114,7 +70,45 @@ void StopForeign(pid_t pid, const std::string& must_mention) {
   }
 }
 
-// Live processes whose command line mentions `text` (zombies have none).
+std::string TarRootfs(const TempDir& dir, std::string* error) {
+  MakeRootfs(dir.path());
+  std::string tar = dir / "rootfs.tar";
+  CmdResult r = RunCmd({"tar", "-C", dir / "rootfs", "-cf", tar, "."});
+  if (r.status != 0) *error = "tar rootfs: " + r.err;
+  return tar;
+}
+
+}  // namespace
+
+std::string Tail(const std::string& text, size_t max) {
+  return text.size() <= max ? text : "..." + text.substr(text.size() - max);
+}
+
+std::string DescribeExit(const std::vector<std::string>& argv, const CmdResult& r) {
+  std::string cmd;
+  for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+  return cmd + " exited " + std::to_string(r.status) + ": " + Tail(r.err + r.out);
+}
+
+std::vector<std::string> DirEntries(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path().string());
+  return out;
+}
+
+std::optional<bool> SocketListens(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) return std::nullopt;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::nullopt;
+  bool listening = connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  close(fd);
+  return listening;
+}
+
 std::vector<pid_t> ProcessesMentioning(const std::string& text) {
   std::vector<pid_t> out;
   for (const auto& entry : DirEntries("/proc")) {
@@ -126,15 +120,14 @@ std::vector<pid_t> ProcessesMentioning(const std::string& text) {
   return out;
 }
 
-std::string TarRootfs(const TempDir& dir, std::string* error) {
-  MakeRootfs(dir.path());
-  std::string tar = dir / "rootfs.tar";
-  CmdResult r = RunCmd({"tar", "-C", dir / "rootfs", "-cf", tar, "."});
-  if (r.status != 0) *error = "tar rootfs: " + r.err;
-  return tar;
+bool WaitNoneMentions(const std::string& text, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!ProcessesMentioning(text).empty()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  return true;
 }
-
-}  // namespace
 
 // ---------------------------------------------------------------------------
 
@@ -184,7 +177,57 @@ std::optional<std::string> BackgroundProcess::Start(const std::vector<std::strin
   }
   close(log);
   pid_ = pid;
+  log_path_ = log_path;
+  started_ = Clock::now();
   return std::nullopt;
+}
+
+std::optional<std::string> BackgroundProcess::WaitReady(const std::string& what,
+                                                        const NotReady& not_ready,
+                                                        Clock::time_point deadline) {
+  for (;;) {
+    std::optional<std::string> why = not_ready();
+    if (!why) return std::nullopt;
+    std::string failed;
+    if (!Running()) {
+      failed = what + " exited during start-up";
+    } else if (Clock::now() > deadline) {
+      auto waited = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started_);
+      failed = what + " not ready " + std::to_string(waited.count()) + " s after its start";
+    }
+    if (!failed.empty()) {
+      return failed + (why->empty() ? "" : ": " + *why) + "\n" + Tail(Log());
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+std::optional<std::string> BackgroundProcess::WaitListening(const std::string& what,
+                                                            const std::string& socket,
+                                                            Clock::time_point deadline) {
+  return WaitReady(
+      what,
+      [&]() -> std::optional<std::string> {
+        if (SocketListens(socket).value_or(false)) return std::nullopt;
+        return "nothing listens on " + socket;
+      },
+      deadline);
+}
+
+std::optional<std::string> BackgroundProcess::WaitForLog(const std::string& what,
+                                                         const std::string& needle,
+                                                         Clock::time_point deadline) {
+  return WaitReady(
+      what,
+      [&]() -> std::optional<std::string> {
+        if (Log().find(needle) != std::string::npos) return std::nullopt;
+        return "no \"" + needle + "\" in its output";
+      },
+      deadline);
+}
+
+std::string BackgroundProcess::Log() const {
+  return log_path_.empty() ? std::string() : ReadFile(log_path_);
 }
 
 bool BackgroundProcess::Running() {
@@ -233,7 +276,7 @@ HostLeftovers::~HostLeftovers() {
   // Shim sockets of shims that are gone; a live shim (someone else's) listens.
   for (const auto& s : DirEntries(kShimSocketDir)) {
     if (std::find(shim_sockets_.begin(), shim_sockets_.end(), s) != shim_sockets_.end()) continue;
-    if (!SomeoneListens(s)) unlink(s.c_str());
+    if (!SocketListens(s).value_or(true)) unlink(s.c_str());  // unsure: keep it
   }
   for (const auto& p : absent_) {
     struct stat st {};
@@ -273,12 +316,16 @@ Dockerd::Dockerd(const Options& opts) {
     error_ = *err;
     return;
   }
-  if (auto err = WaitReady(proc_, "dockerd", [&] { return Docker({"info"}).status == 0; })) {
-    error_ = *err + "\n" + Tail(Log());
+  auto answers_info = [&]() -> std::optional<std::string> {
+    if (CmdResult r = Docker({"info"}); r.status != 0) return "docker info: " + Tail(r.err, 500);
+    return std::nullopt;
+  };
+  if (auto err = proc_.WaitReady("dockerd", answers_info)) {
+    error_ = *err;
     return;
   }
   std::vector<std::string> import = {"import", tar, kBusyboxImage};
-  if (CmdResult r = Docker(import); r.status != 0) error_ = Describe(import, r);
+  if (CmdResult r = Docker(import); r.status != 0) error_ = DescribeExit(import, r);
 }
 
 Dockerd::~Dockerd() {
@@ -344,9 +391,11 @@ Containerd::Containerd(const DaemonOptions& opts) {
     error_ = *err;
     return;
   }
-  if (auto err = WaitReady(proc_, "containerd", [&] { return Ctr({"version"}).status == 0; })) {
-    error_ = *err + "\n" + Tail(Log());
-  }
+  auto answers_version = [&]() -> std::optional<std::string> {
+    if (CmdResult r = Ctr({"version"}); r.status != 0) return "ctr version: " + Tail(r.err, 500);
+    return std::nullopt;
+  };
+  if (auto err = proc_.WaitReady("containerd", answers_version)) error_ = *err;
 }
 
 Containerd::~Containerd() {
@@ -406,17 +455,14 @@ Podman::Podman(const Options& opts) {
   std::string tar = TarRootfs(dir_, &error_);
   if (!error_.empty()) return;
   std::vector<std::string> import = {"import", tar, std::string("localhost/") + kBusyboxImage};
-  if (CmdResult r = Cmd(import); r.status != 0) error_ = Describe(import, r);
+  if (CmdResult r = Cmd(import); r.status != 0) error_ = DescribeExit(import, r);
 }
 
 Podman::~Podman() {
   Cmd({"rm", "--all", "--force", "--time", "0"});
   // conmon's exit command (`podman container cleanup`, then `runc delete`)
   // runs after `podman run --rm` returns; let it finish before the clean-up.
-  auto deadline = std::chrono::steady_clock::now() + kStopTimeout;
-  while (!ProcessesMentioning(dir_.path()).empty() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(kPollInterval);
-  }
+  (void)WaitNoneMentions(dir_.path(), kStopTimeout);
 }
 
 CmdResult Podman::Cmd(const std::vector<std::string>& args, const RunOptions& opts) {

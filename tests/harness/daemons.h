@@ -9,6 +9,8 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,10 +27,18 @@ struct DaemonOptions {
   std::vector<std::string> prefix;  // runs the daemon under this, e.g. {"prlimit", "--memlock=..."}
 };
 
+// How long a daemon may take to get ready: generous, since 2-core CI
+// machines run these serially, and a daemon that dies is noticed at once.
+inline constexpr std::chrono::seconds kReadyTimeout{60};
+
 // A background process with stdout and stderr in a log file. Stop() sends
 // SIGTERM and waits for it (SIGKILL only if it is still there after a minute).
 class BackgroundProcess {
  public:
+  using Clock = std::chrono::steady_clock;
+  // Why the process is not ready yet, or nullopt once it is.
+  using NotReady = std::function<std::optional<std::string>()>;
+
   BackgroundProcess() = default;
   ~BackgroundProcess() { Stop(); }
   BackgroundProcess(const BackgroundProcess&) = delete;
@@ -37,14 +47,46 @@ class BackgroundProcess {
   // Returns an error text, or nullopt once the process runs.
   std::optional<std::string> Start(const std::vector<std::string>& argv, const DaemonOptions& opts,
                                    const std::string& log_path);
+  // Polls `not_ready` every 50 ms until it says ready, the process exits, or
+  // `deadline` passes. Returns nullopt once ready, else an error naming
+  // `what`, with the last reason and the end of the log.
+  std::optional<std::string> WaitReady(const std::string& what, const NotReady& not_ready,
+                                       Clock::time_point deadline);
+  std::optional<std::string> WaitReady(const std::string& what, const NotReady& not_ready) {
+    return WaitReady(what, not_ready, Clock::now() + kReadyTimeout);
+  }
+  // WaitReady for a unix socket that accepts connections.
+  std::optional<std::string> WaitListening(const std::string& what, const std::string& socket,
+                                           Clock::time_point deadline);
+  // WaitReady for `needle` in the process's log.
+  std::optional<std::string> WaitForLog(const std::string& what, const std::string& needle,
+                                        Clock::time_point deadline);
   // True while the process has not exited.
   bool Running();
   void Stop();
   pid_t pid() const { return pid_; }
+  // What the process wrote so far.
+  std::string Log() const;
 
  private:
   pid_t pid_ = -1;
+  std::string log_path_;
+  Clock::time_point started_;
 };
+
+// The end of `text` (a daemon's log, say), at most `max` bytes.
+std::string Tail(const std::string& text, size_t max = 4000);
+// "ARGV... exited STATUS: the end of its stderr and stdout".
+std::string DescribeExit(const std::vector<std::string>& argv, const CmdResult& r);
+// The paths in `dir`; none when it cannot be read.
+std::vector<std::string> DirEntries(const std::string& dir);
+// Whether something accepts connections on the unix socket `path`; nullopt
+// when that cannot be told (a path too long for sockaddr_un, no socket).
+std::optional<bool> SocketListens(const std::string& path);
+// Live processes whose command line mentions `text` (zombies have none).
+std::vector<pid_t> ProcessesMentioning(const std::string& text);
+// Waits until no process mentions `text`; false if some still do at `timeout`.
+bool WaitNoneMentions(const std::string& text, std::chrono::milliseconds timeout);
 
 // Host paths that dockerd, containerd, runc and podman create outside the
 // state dirs we give them. Records what exists at construction; on

@@ -10,19 +10,19 @@ fail() { echo "check-layers-test: FAIL: $*" >&2; exit 1; }
 
 make_tree() {  # a clean tree: every include goes down or stays in its folder
   rm -rf "$work/tree"
-  mkdir -p "$work/tree"/{core,adapters/oci,effects,hook,cli,tests/testing,bench}
+  mkdir -p "$work/tree"/{lib/core,lib/adapters/oci,lib/effects,cmd/hook,cmd/cli,tests/testing,bench}
   cd "$work/tree"
-  printf '#include "core/a.h"\n#include <string>\n' >core/a.cc
-  printf '#pragma once\n' >core/a.h
-  printf '#include "core/a.h"\n#include "tests/testing/case_name.h"\n' >core/a_test.cc
-  printf '#include "core/a.h"\n#include "adapters/oci/s.h"\n' >adapters/oci/s.cc
-  printf '#pragma once\n#include "core/a.h"\n' >adapters/oci/s.h
-  printf '#include "core/a.h"\n#include "effects/f.h"\n' >effects/f.cc
-  printf '#pragma once\n' >effects/f.h
-  printf '#include "adapters/oci/s.h"\n#include "effects/f.h"\n#include "hook/h.h"\n' >hook/h.cc
-  printf '#pragma once\n' >hook/h.h
-  printf '#include "cli/c.h"\n#include "nriapi/api.pb.h"\n' >cli/c.cc
-  printf '#pragma once\n' >cli/c.h
+  printf '#include "core/a.h"\n#include <string>\n' >lib/core/a.cc
+  printf '#pragma once\n' >lib/core/a.h
+  printf '#include "core/a.h"\n#include "tests/testing/case_name.h"\n' >lib/core/a_test.cc
+  printf '#include "core/a.h"\n#include "adapters/oci/s.h"\n' >lib/adapters/oci/s.cc
+  printf '#pragma once\n#include "core/a.h"\n' >lib/adapters/oci/s.h
+  printf '#include "core/a.h"\n#include "effects/f.h"\n' >lib/effects/f.cc
+  printf '#pragma once\n' >lib/effects/f.h
+  printf '#include "adapters/oci/s.h"\n#include "effects/f.h"\n#include "hook/h.h"\n' >cmd/hook/h.cc
+  printf '#pragma once\n' >cmd/hook/h.h
+  printf '#include "cli/c.h"\n#include "nriapi/api.pb.h"\n' >cmd/cli/c.cc
+  printf '#pragma once\n' >cmd/cli/c.h
   printf '#include "hook/h.h"\n#include "cli/c.h"\n#include "tests/harness/x.h"\n' >bench/b.cc
   cd - >/dev/null
 }
@@ -34,18 +34,20 @@ make_tree
 # must exit 1 and print EXPECTED.
 plant() {
   make_tree
+  mkdir -p "$(dirname "$work/tree/$1")"
   printf '%s\n' "$2" >>"$work/tree/$1"
   if out=$("$check" "$work/tree" 2>&1); then fail "planted $2 in $1: the check passed"; fi
   [[ $out == *"$3"* ]] || fail "planted $2 in $1: expected \"$3\", got: $out"
   echo "check-layers-test: planted $2 in $1: refused"
 }
-plant core/a.h '#include "effects/f.h"' 'core/a.h:2 includes "effects/f.h": core may not include effects'
-plant core/a.cc '#include "adapters/oci/s.h"' 'core may not include adapters'
-plant adapters/oci/s.h '#include "effects/f.h"' 'adapters may not include effects'
-plant effects/f.cc '#include "adapters/oci/s.h"' 'effects may not include adapters'
-plant effects/f.h '#  include "hook/h.h"' 'effects may not include hook'
-plant cli/c.cc '#include "hook/h.h"' 'cli may not include hook'
-plant hook/h.h '#include "cli/c.h"' 'hook may not include cli'
-plant core/a.cc '#include "tests/testing/case_name.h"' 'product code never includes tests/'
-plant hook/h.cc '#include "tests/harness/x.h"' 'product code never includes tests/'
+plant lib/core/a.h '#include "effects/f.h"' 'lib/core/a.h:2 includes "effects/f.h": core may not include effects'
+plant lib/core/a.cc '#include "adapters/oci/s.h"' 'core may not include adapters'
+plant lib/adapters/oci/s.h '#include "effects/f.h"' 'adapters may not include effects'
+plant lib/effects/f.cc '#include "adapters/oci/s.h"' 'effects may not include adapters'
+plant lib/effects/f.h '#  include "hook/h.h"' 'effects may not include hook'
+plant cmd/cli/c.cc '#include "hook/h.h"' 'cli may not include hook'
+plant cmd/hook/h.h '#include "cli/c.h"' 'hook may not include cli'
+plant lib/core/a.cc '#include "tests/testing/case_name.h"' 'product code never includes tests/'
+plant cmd/hook/h.cc '#include "tests/harness/x.h"' 'product code never includes tests/'
+plant lib/misc/m.cc '#include "core/a.h"' 'lib/misc/m.cc is under lib/ but in no layer'
 echo "check-layers-test: ok"

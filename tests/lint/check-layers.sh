@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
 # The layers, checked on the include lines themselves (linking alone does not
-# stop inline, constexpr or template code from reaching upward):
-#   core/                      may include core/ only
-#   adapters/NAME/             core/ and adapters/
-#   effects/                   core/ and effects/
-#   a program's folder         core/, adapters/, effects/ and its own folder,
+# stop inline, constexpr or template code from reaching upward). Files live
+# under lib/ (the layers) and cmd/ (one folder per program); include strings
+# name the layer or program without that prefix ("core/rlimit.h", "hook/args.h"):
+#   lib/core/                  may include core/ only
+#   lib/adapters/NAME/         core/ and adapters/
+#   lib/effects/               core/ and effects/
+#   cmd/PROGRAM/               core/, adapters/, effects/ and its own folder,
 #                              never another program's
 # and no product file includes tests/ (a *_test.cc may include tests/testing/).
-# bench/, fuzz/, demo/ and tests/ sit outside the layers and are not checked.
+# A file under lib/ outside those three layers fails too: a new layer is added
+# here first. bench/, fuzz/, demo/ and tests/ sit outside the layers.
 #   check-layers.sh [SOURCE_DIR]     exit 1 and one line per violation
 set -euo pipefail
 src=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$src"
 
-programs=(hook runtime prlimit-helper cli nri)
-# layer_of PATH: the layer a repository path belongs to, or "" outside them.
-layer_of() {
+programs=()
+for d in cmd/*/; do
+  [[ -d $d ]] && programs+=("$(basename "$d")")
+done
+# layer_of_include TARGET: the layer an include string names, or "" for a
+# system or generated header (nriapi/, version.h's folder is core/).
+layer_of_include() {
   case $1 in
     core/*) echo core ;;
     adapters/*) echo adapters ;;
@@ -26,6 +33,16 @@ layer_of() {
         [[ $1 == "$p"/* ]] && { echo "program:$p"; return; }
       done
       echo "" ;;
+  esac
+}
+# layer_of_file PATH: the layer a repository path belongs to, "" outside them,
+# "unknown" for a file under lib/ in no layer.
+layer_of_file() {
+  case $1 in
+    lib/core/* | lib/adapters/* | lib/effects/*) layer_of_include "${1#lib/}" ;;
+    lib/*) echo unknown ;;
+    cmd/*/*) layer_of_include "${1#cmd/}" ;;
+    *) echo "" ;;
   esac
 }
 # allowed FROM_LAYER TO_LAYER: whether FROM may include TO.
@@ -52,8 +69,13 @@ list_sources() {
 bad=0
 checked=0
 while IFS= read -r file; do
-  from=$(layer_of "$file")
+  from=$(layer_of_file "$file")
   [[ -n $from ]] || continue
+  if [[ $from == unknown ]]; then
+    echo "check-layers: $file is under lib/ but in no layer (core, adapters, effects): add its layer to tests/lint/check-layers.sh" >&2
+    bad=$((bad + 1))
+    continue
+  fi
   checked=$((checked + 1))
   is_test=0
   [[ $file == *_test.cc || $file == *_test.h ]] && is_test=1
@@ -66,8 +88,8 @@ while IFS= read -r file; do
       bad=$((bad + 1))
       continue
     fi
-    to=$(layer_of "$target")
-    [[ -n $to ]] || continue  # a system or generated header (nriapi/, version.h's folder is core/)
+    to=$(layer_of_include "$target")
+    [[ -n $to ]] || continue
     if ! allowed "$from" "$to"; then
       echo "check-layers: $file:$line includes \"$target\": ${from#program:} may not include ${to#program:}" >&2
       bad=$((bad + 1))

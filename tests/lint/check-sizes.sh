@@ -3,7 +3,7 @@
 # are listed in tests/lint/oversized-files.txt with the size they had then: a
 # listed file may shrink (and leaves the list once under 400) but never grow,
 # and a file not listed fails as soon as it passes 400 lines. Test files
-# (*_test.cc) and code outside the layers and programs are not counted.
+# (*_test.cc) and code outside lib/ and cmd/ are not counted.
 #   check-sizes.sh [SOURCE_DIR [LIST]]
 set -euo pipefail
 src=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -19,9 +19,9 @@ if [[ -f $list ]]; then
 fi
 files() {
   if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    git ls-files -co --exclude-standard -- core adapters effects hook runtime prlimit-helper cli nri
+    git ls-files -co --exclude-standard -- lib cmd
   else
-    find core adapters effects hook runtime prlimit-helper cli nri -type f 2>/dev/null
+    find lib cmd -type f 2>/dev/null
   fi
 }
 bad=0 checked=0

@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# clang-tidy over every non-test source of every layer and program folder and
+# clang-tidy over every non-test source of lib/ (the layers), cmd/ (the programs) and
 # the benchmarks, with the build's compile commands. (fuzz/ holds test
 # harnesses, built only in the clang fuzz tree, like *_test.cc.)
 set -euo pipefail
 build=${1:?usage: check-tidy.sh BUILD_DIR}
 cd "$(dirname "$0")/../.."
-mapfile -t files < <(git ls-files 'core/*.cc' 'adapters/*.cc' 'effects/*.cc' 'hook/*.cc' \
-  'runtime/*.cc' 'prlimit-helper/*.cc' 'cli/*.cc' 'nri/*.cc' 'demo/*.cc' 'bench/*.cc' | grep -v '_test\.cc$')
+mapfile -t files < <(git ls-files 'lib/*.cc' 'cmd/*.cc' 'demo/*.cc' 'bench/*.cc' | grep -v '_test\.cc$')
 # A benchmark whose prerequisites this build lacks (cribench without the CRI
 # proto) is not in the compile commands, so clang-tidy cannot judge it here.
 mapfile -t files < <(for f in "${files[@]}"; do

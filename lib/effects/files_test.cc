@@ -19,6 +19,8 @@
 #include <map>
 #include <sstream>
 
+#include "tests/testing/temp_dir.h"
+
 namespace ocirlimit {
 namespace {
 
@@ -26,17 +28,7 @@ namespace fs = std::filesystem;
 
 class FilesTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "oci-rlimit-files-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr) << strerror(errno);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  std::string Path(const std::string& name) const { return dir_ / name; }
 
   void Write(const std::string& path, const std::string& content, mode_t mode = 0644) const {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
@@ -52,12 +44,12 @@ class FilesTest : public ::testing::Test {
 
   std::vector<std::string> Entries() const {
     std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(dir_)) out.push_back(e.path().filename());
+    for (const auto& e : fs::directory_iterator(dir_.path())) out.push_back(e.path().filename());
     std::sort(out.begin(), out.end());
     return out;
   }
 
-  std::string dir_;
+  testsupport::TempDir dir_{"files"};
 };
 
 // --- ReadFileBounded ---
@@ -84,9 +76,9 @@ TEST_F(FilesTest, ReadFileBoundedRefusesTooBig) {
 }
 
 TEST_F(FilesTest, ReadFileBoundedRefusesADirectory) {
-  auto r = ReadFileBounded(dir_, 1024);
+  auto r = ReadFileBounded(dir_.path(), 1024);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().Text(), "\"" + dir_ + "\" is not a regular file");
+  EXPECT_EQ(r.error().Text(), "\"" + dir_.path() + "\" is not a regular file");
 }
 
 TEST_F(FilesTest, ReadFileBoundedRefusesAFifoWithoutBlocking) {
@@ -245,10 +237,10 @@ TEST_F(FilesTest, AtomicWriteFsyncsTheTempFileBeforeTheRenameAndTheDirectoryAfte
   EXPECT_EQ(sync.calls[0].what, "file");
   EXPECT_TRUE(fs::path(sync.calls[0].fd_path).filename().string().starts_with(".oci-rlimit."))
       << sync.calls[0].fd_path;
-  EXPECT_EQ(fs::path(sync.calls[0].fd_path).parent_path(), fs::path(dir_));
+  EXPECT_EQ(fs::path(sync.calls[0].fd_path).parent_path(), fs::path(dir_.path()));
   EXPECT_EQ(sync.calls[0].content_then, "old") << "the file was synced after the rename";
   EXPECT_EQ(sync.calls[1].what, "directory");
-  EXPECT_EQ(sync.calls[1].fd_path, dir_);
+  EXPECT_EQ(sync.calls[1].fd_path, dir_.path());
   EXPECT_EQ(sync.calls[1].content_then, "new") << "the directory was synced before the rename";
 }
 

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "tests/testing/case_name.h"
+#include "tests/testing/fake_process_ops.h"
 
 namespace ocirlimit {
 namespace {
 
-constexpr int kPidfd = 9;
 constexpr uint64_t kM = uint64_t{1} << 20;
 
 constexpr const char* kLimits =
@@ -42,28 +42,12 @@ std::string Stat(char state, uint64_t flags, uint64_t start) {
          " 0 0 0 0 0 0 0 0 20 0 1 0 " + std::to_string(start) + " 0 0\n";
 }
 
-// One process: pidfd, prlimit and its /proc files; it "exits" after
-// alive_checks liveness checks.
-class FakeProcess : public ProcessOps, public FsOps {
+// One process: the shared scripted pidfd and prlimit (it "exits" after
+// alive_checks liveness checks), memlock at 64K:8M, and its /proc files.
+class FakeProcess : public testsupport::FakeProcessOps, public FsOps {
  public:
-  Result<int> OpenPidfd(pid_t) override {
-    if (open_err != 0) return MakeError("pidfd_open", open_err);
-    return kPidfd;
-  }
-  Status CheckAlive(int) override {
-    if (checks++ >= alive_checks) return MakeError("pidfd_send_signal", ESRCH);
-    return Ok{};
-  }
-  void ClosePidfd(int) override {}
-  Result<LimitPair> GetLimit(pid_t, int resource) override { return limits[resource]; }
-  Result<LimitPair> SetLimit(pid_t, int resource, LimitPair value) override {
-    set_calls.push_back(resource);
-    LimitPair old = limits[resource];
-    limits[resource] = value;
-    return old;
-  }
-  bool HasSysResource() override { return false; }
-  bool InInitialUserNamespace() override { return initial_userns; }
+  FakeProcess() { limits = {{RLIMIT_MEMLOCK, {65536, 8 * kM}}}; }
+
   Result<std::vector<Entry>> ListDir(const std::string& dir) override {
     return MakeError("list " + dir, ENOENT);
   }
@@ -73,13 +57,7 @@ class FakeProcess : public ProcessOps, public FsOps {
     return MakeError("open " + path, ENOENT);
   }
 
-  int open_err = 0;
-  int alive_checks = 1000;
-  bool initial_userns = true;
   std::string stat = Stat('S', 4194560, 500);
-  std::map<int, LimitPair> limits = {{RLIMIT_MEMLOCK, {65536, 8 * kM}}};
-  int checks = 0;
-  std::vector<int> set_calls;
 };
 
 TEST(ParseProcLimits, ReadsAllSixteen) {

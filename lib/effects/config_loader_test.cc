@@ -12,6 +12,8 @@
 #include <fstream>
 #include <map>
 
+#include "tests/testing/temp_dir.h"
+
 namespace ocirlimit {
 namespace {
 
@@ -19,23 +21,13 @@ namespace fs = std::filesystem;
 
 class ConfigLoaderTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "oci-rlimit-loader-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr) << strerror(errno);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  std::string Path(const std::string& name) const { return dir_ / name; }
 
   static void Write(const std::string& path, const std::string& content) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
   }
 
-  std::string dir_;
+  testsupport::TempDir dir_{"loader"};
 };
 
 // --- LoadConfig ---

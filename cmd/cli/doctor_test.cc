@@ -12,83 +12,45 @@
 #include "adapters/engines/hooks_dir.h"
 #include "adapters/engines/systemd.h"
 #include "tests/testing/case_name.h"
+#include "tests/testing/fake_node_files.h"
 
 namespace ocirlimit {
 namespace {
 
-// A node as a map of files, symlinks and programs.
-class FakeNode : public NodeOps {
+// A node as maps of files, symlinks and executables (the shared fake), with
+// programs found on PATH by name, their versions, sockets and processes.
+class FakeNode : public testing::FakeFilesT<NodeOps> {
  public:
-  std::map<std::string, std::string> files;
-  std::map<std::string, std::string> links;     // path -> target
   std::map<std::string, std::string> programs;  // name -> path on PATH
   std::map<std::string, std::string> versions;  // resolved path -> output
+  // Sockets by path (after links): the same inode under two paths is one socket.
+  std::map<std::string, ino_t> sockets;
+  // comm -> processes of that name.
+  std::multimap<std::string, RunningProcess> processes;
 
-  Result<std::string> ReadFile(const std::string& path) override {
-    auto it = files.find(path);
-    if (it == files.end()) return MakeError(path, ENOENT);
-    return it->second;
-  }
-  std::vector<std::string> ListDir(const std::string& path) override {
-    std::vector<std::string> out;
-    for (const auto& [p, text] : files) {
-      if (p.starts_with(path + "/") && p.find('/', path.size() + 1) == std::string::npos) {
-        out.push_back(p.substr(path.size() + 1));
-      }
-    }
-    return out;
-  }
   std::optional<std::string> Which(const std::string& name) override {
     auto it = programs.find(name);
     if (it == programs.end()) return std::nullopt;
     return it->second;
   }
-  std::optional<std::string> Resolve(const std::string& path) override {
-    std::string p = path;
-    for (auto it = links.find(p); it != links.end(); it = links.find(p)) p = it->second;
-    return p;
-  }
   Result<std::string> Version(const std::string& path) override {
-    auto it = versions.find(*Resolve(path));
+    auto it = versions.find(Resolve(path).value_or(path));
     if (it == versions.end()) return MakeError("no version");
     return it->second;
   }
-  // Executables are the programs' paths and the extra ones listed here.
-  std::set<std::string> executables;
-  std::optional<std::string> WhichIn(const std::string& name,
-                                     const std::string& path_list) override {
-    auto is_exe = [&](const std::string& p) {
-      if (executables.count(p) > 0) return true;
-      return std::any_of(programs.begin(), programs.end(),
-                         [&](const auto& kv) { return kv.second == p; });
-    };
-    if (name.starts_with("/"))
-      return is_exe(name) ? std::optional<std::string>(name) : std::nullopt;
-    std::istringstream dirs(path_list);
-    std::string dir;
-    while (std::getline(dirs, dir, ':')) {
-      if (is_exe(dir + "/" + name)) return dir + "/" + name;
-    }
-    return std::nullopt;
+  // Executables are the programs' paths and the extra ones in `executables`,
+  // by the path asked (links not followed).
+  bool IsExe(const std::string& path) override {
+    if (executables.count(path) > 0) return true;
+    return std::any_of(programs.begin(), programs.end(),
+                       [&](const auto& kv) { return kv.second == path; });
   }
-  // Sockets by path (after links): the same inode under two paths is one socket.
-  std::map<std::string, ino_t> sockets;
   std::optional<FileId> Socket(const std::string& path) override {
     for (const auto& [where, ino] : sockets) {
       if (Real(where) == Real(path)) return FileId{1, ino, S_IFSOCK | 0755};
     }
     return std::nullopt;
   }
-  // A path with linked directories followed, as stat(2) follows them.
-  std::string Real(const std::string& path) {
-    std::string p = *Resolve(path);
-    for (const auto& [from, to] : links) {
-      if (p.starts_with(from + "/")) p = to + p.substr(from.size());
-    }
-    return p;
-  }
-  // comm -> processes of that name.
-  std::multimap<std::string, RunningProcess> processes;
   std::vector<RunningProcess> ProcessesNamed(const std::string& comm) override {
     std::vector<RunningProcess> out;
     for (auto [it, end] = processes.equal_range(comm); it != end; ++it) out.push_back(it->second);

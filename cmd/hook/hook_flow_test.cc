@@ -13,31 +13,17 @@
 
 #include "core/config.h"
 #include "tests/testing/case_name.h"
+#include "tests/testing/fake_process_ops.h"
 
 namespace ocirlimit {
 namespace {
 
-// pidfd + prlimit over a table of limits; SetLimit can fail with set_errno.
-class FakeProcess final : public ProcessOps {
- public:
-  int set_errno = 0;
-  bool initial_userns = true;
-  std::vector<std::string> sets;  // "pid resource soft:hard", in order
-  Result<int> OpenPidfd(pid_t /*pid*/) override { return 7; }
-  Status CheckAlive(int /*pidfd*/) override { return Ok{}; }
-  void ClosePidfd(int /*pidfd*/) override {}
-  Result<LimitPair> GetLimit(pid_t /*pid*/, int /*resource*/) override {
-    return LimitPair{8 << 20, 8 << 20};
-  }
-  Result<LimitPair> SetLimit(pid_t pid, int resource, LimitPair value) override {
-    if (set_errno != 0) return MakeError("prlimit", set_errno);
-    sets.push_back(std::to_string(pid) + " " + std::to_string(resource) + " " +
-                   std::to_string(value.soft) + ":" + std::to_string(value.hard));
-    return LimitPair{8 << 20, 8 << 20};
-  }
-  bool HasSysResource() override { return false; }
-  bool InInitialUserNamespace() override { return initial_userns; }
-};
+// Every prlimit(2) call the fake gets fails with `err` (none when 0).
+void FailEverySet(testsupport::FakeProcessOps& process, int err) {
+  process.set_errs.clear();
+  if (err == 0) return;
+  for (int r = 0; r < RLIM_NLIMITS; ++r) process.set_errs[r] = err;
+}
 
 constexpr mode_t kExecutable = S_IFREG | 0755;
 
@@ -47,8 +33,12 @@ class FakeHookOps final : public HookOps {
   Result<std::string> stdin_text = std::string();
   std::map<std::string, std::string> files;
   std::map<std::string, FileId> stats;  // for Stat; Self is {1, 1}
-  FakeProcess process;
+  testsupport::FakeProcessOps process;  // every limit at 8M:8M
   bool fail_stdout = false;
+
+  FakeHookOps() {
+    for (int r = 0; r < RLIM_NLIMITS; ++r) process.limits[r] = LimitPair{8 << 20, 8 << 20};
+  }
 
   std::optional<std::string> config_flag;
   int stdin_reads = 0;
@@ -234,7 +224,7 @@ TEST_P(HookApply, ExitStatusEffectsAndMessage) {
     ops.stdin_text = MakeError("read stdin", EIO);
   }
   if (c.spec) ops.files[kSpecPath] = *c.spec;
-  ops.process.set_errno = c.set_errno;
+  FailEverySet(ops.process, c.set_errno);
 
   const int rc = RunHook({"oci-rlimit-hook", "createRuntime"}, ops);
 
@@ -343,6 +333,9 @@ TEST_P(HookRootless, FitsOrFails) {
   ops.config = cfg;
   ops.process.initial_userns = false;
   const bool precreate = std::string_view(c.stage) == "precreate";
+  // The fit reads the limits before any pidfd: of the hook itself (precreate)
+  // or of the container; the fake checks every read names that pid.
+  ops.process.opened_pid = precreate ? 99 : 4242;
   const std::string spec = " " + Spec("") + "\n";
   ops.stdin_text = precreate ? spec : std::string(kState);
   ops.files[kSpecPath] = Spec("");
@@ -416,7 +409,7 @@ TEST_P(HookChain, Decision) {
   Configure(ops, c.config, c.on_error);
   ops.stdin_text = std::string(kState) + "\n";
   ops.files[kSpecPath] = Spec("");
-  ops.process.set_errno = c.set_errno;
+  FailEverySet(ops.process, c.set_errno);
   const std::string target = std::string_view(c.argv0).ends_with("nvidia-container-runtime-hook")
                                  ? "/usr/bin/nvidia-container-runtime-hook"
                                  : kChained;
