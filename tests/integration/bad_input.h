@@ -111,7 +111,7 @@ std::string DeepSpec();
 // "a.a.a..." with `parts` parts: nested past what toml++ survives.
 std::string DeepToml(int parts);
 
-// A drop-in beside the case's config (core/config.h DropInDir).
+// A drop-in beside the case's config (config.d/, core/config.h DropInDir).
 void DeepDropIn(World& w, const std::string& text);
 
 // Something at `path` that is not a regular file and must never be waited on.
