@@ -123,26 +123,19 @@ CmdResult Sh(const std::string& script, const RunOptions& opts) {
   return RunCmd({"/bin/sh", "-c", script}, opts);
 }
 
-TempDir::TempDir() {
-  std::string tmpl = (fs::temp_directory_path() / "oci-rlimit-test.XXXXXX").string();
-  if (mkdtemp(tmpl.data()) == nullptr) std::abort();
-  path_ = tmpl;
-}
-
 TempDir::~TempDir() {
-  // dockerd and podman can leave mounts under their data dirs.
+  // Unmounted here; the base then removes the tree.
+  const std::string& dir = path();
   std::vector<std::string> mounts;
   std::ifstream mi("/proc/self/mountinfo");
   for (std::string line; std::getline(mi, line);) {
     std::istringstream ls(line);
     std::string id, parent, devno, root, point;
     ls >> id >> parent >> devno >> root >> point;
-    if (point.starts_with(path_ + "/") || point == path_) mounts.push_back(point);
+    if (point.starts_with(dir + "/") || point == dir) mounts.push_back(point);
   }
   std::sort(mounts.rbegin(), mounts.rend());
   for (const auto& m : mounts) umount2(m.c_str(), MNT_DETACH);
-  std::error_code ec;
-  fs::remove_all(path_, ec);
 }
 
 std::string ReadFile(const std::string& path) {

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/testing/temp_dir.h"
+
 namespace ocirlimit::itest {
 
 using Json = nlohmann::ordered_json;
@@ -34,18 +36,15 @@ CmdResult RunCmd(const std::vector<std::string>& argv, const RunOptions& opts = 
 // Runs `sh -c script`.
 CmdResult Sh(const std::string& script, const RunOptions& opts = {});
 
-// A directory removed (recursively, after unmounting anything under it) on scope exit.
-class TempDir {
+// The unit tests' TempDir (oci-rlimit-test.XXXXXX), which also unmounts
+// anything under it before it is removed: dockerd and podman can leave
+// mounts under their data dirs.
+class TempDir : public testsupport::TempDir {
  public:
-  TempDir();
+  TempDir() : testsupport::TempDir("test") {}
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
 };
 
 std::string ReadFile(const std::string& path);

@@ -1,8 +1,8 @@
 // One temporary directory for unit tests: made under $TMPDIR (or /tmp) as
-// oci-rlimit-PREFIX-XXXXXX, removed with everything in it on destruction.
+// oci-rlimit-PREFIX.XXXXXX, removed with everything in it on destruction.
 // A fixture holds one as a member; a failed mkdtemp fails the test (it throws).
-// (The integration harness has its own, which also unmounts what a runtime
-// left mounted under it: tests/harness/harness.h.)
+// The integration harness's TempDir (tests/harness/harness.h) is this one,
+// unmounting what a runtime left mounted under it first.
 #pragma once
 
 #include <stdlib.h>
@@ -19,7 +19,7 @@ class TempDir {
  public:
   explicit TempDir(const std::string& prefix = "test") {
     std::string tmpl =
-        (std::filesystem::temp_directory_path() / ("oci-rlimit-" + prefix + "-XXXXXX")).string();
+        (std::filesystem::temp_directory_path() / ("oci-rlimit-" + prefix + ".XXXXXX")).string();
     // Thrown, not ADD_FAILURE: a test must never go on with no directory
     // (its paths would be under /). gtest fails the test that was building it.
     if (mkdtemp(tmpl.data()) == nullptr) {
@@ -27,7 +27,7 @@ class TempDir {
     }
     path_ = tmpl;
   }
-  ~TempDir() {
+  virtual ~TempDir() {
     if (path_.empty()) return;
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
