@@ -49,7 +49,7 @@ if [[ ${1:-all} == all ]]; then
   "$(dirname "$0")/fetch-containerd.sh"
 fi
 
-# Rootless podman tests (tests/integration/rootless_test.cc): a user with
+# Rootless podman tests (tests/rootless/rootless_test.cc): a user with
 # /etc/subuid and /etc/subgid ranges, which useradd -m writes. Idempotent.
 rootless_user=oci-rlimit-test
 if [[ ${1:-all} == all ]] && ! id -u "$rootless_user" >/dev/null 2>&1; then
