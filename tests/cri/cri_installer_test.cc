@@ -36,12 +36,6 @@ constexpr const char* kHandler = "oci-rlimit";  // install's default --name
 
 // The container's init reads its own limits with shell builtins, prints
 // them, then stays up for exec.
-std::string Describe(const std::vector<std::string>& argv, const CmdResult& r) {
-  std::string cmd;
-  for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
-  return cmd + " exited " + std::to_string(r.status) + ": " + r.err + r.out;
-}
-
 std::optional<std::string> GiveRootTheLibrariesOf(const std::string& root,
                                                   const std::string& program);
 
@@ -70,7 +64,7 @@ class CriInstallerTest : public ::testing::TestWithParam<ContainerdRelease> {
     if (action == "install") argv.insert(argv.end(), {"--binary", Wrapper()});
     argv.insert(argv.end(), extra.begin(), extra.end());
     CmdResult r = RunCmd(argv);
-    if (r.status != 0) *error = Describe(argv, r);
+    if (r.status != 0) *error = DescribeExit(argv, r);
     return r.out;
   }
 
@@ -395,7 +389,7 @@ TEST_P(CriInstallerTest, DocumentedByHandInstallRunsAPodWithTheLimit) {
     const std::string node_config = host + "/etc/containerd/config.toml";
     WriteFile(node_config, ReadFile(config));
     CmdResult r = RunCmd(argv);
-    if (r.status != 0) return Describe(argv, r);
+    if (r.status != 0) return DescribeExit(argv, r);
     WriteFile(config, ReadFile(node_config));
     return std::nullopt;
   };

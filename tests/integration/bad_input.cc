@@ -15,6 +15,8 @@
 #include <set>
 #include <sstream>
 
+#include "tests/testing/tree_snapshot.h"
+
 namespace ocirlimit::itest::badinput {
 
 namespace fs = std::filesystem;
@@ -199,35 +201,7 @@ void DefaultWorld(Prog prog, World& w) {
 
 // ---- the snapshot ----
 
-std::string Describe(const fs::path& p) {
-  struct stat st {};
-  if (lstat(p.c_str(), &st) != 0) return "lstat failed";
-  std::ostringstream os;
-  os << "ino=" << st.st_ino << " mode=" << std::oct << st.st_mode << std::dec
-     << " uid=" << st.st_uid << " gid=" << st.st_gid << " size=" << st.st_size
-     << " mtime=" << st.st_mtim.tv_sec << "." << st.st_mtim.tv_nsec
-     << " ctime=" << st.st_ctim.tv_sec << "." << st.st_ctim.tv_nsec;
-  // A directory is compared by its entries (the snapshot lists them): a temp
-  // file created and removed again updates its mtime and nothing else.
-  if (S_ISDIR(st.st_mode)) {
-    return "dir ino=" + std::to_string(st.st_ino) + " mode=" + std::to_string(st.st_mode) +
-           " uid=" + std::to_string(st.st_uid) + " gid=" + std::to_string(st.st_gid);
-  }
-  if (S_ISREG(st.st_mode)) os << " content=" << std::hash<std::string>{}(ReadFile(p));
-  if (S_ISLNK(st.st_mode)) os << " target=" << fs::read_symlink(p).string();
-  return os.str();
-}
-
-std::map<std::string, std::string> Snapshot(const std::string& root) {
-  std::map<std::string, std::string> out;
-  out[root] = Describe(root);
-  for (const auto& e : fs::recursive_directory_iterator(root)) {
-    out[e.path().string()] = Describe(e.path());
-  }
-  return out;
-}
-
-std::vector<std::string> TempFiles(const std::map<std::string, std::string>& snap) {
+std::vector<std::string> TempFiles(const testsupport::Tree& snap) {
   std::vector<std::string> out;
   for (const auto& [path, _] : snap) {
     if (fs::path(path).filename().string().starts_with(".oci-rlimit.")) out.push_back(path);
@@ -254,7 +228,7 @@ TEST_P(BadInput, ExactStatusOneLineErrorNothingModified) {
 
   std::string live_limits_before;
   if (w.live > 0) live_limits_before = ReadFile("/proc/" + std::to_string(w.live) + "/limits");
-  const auto before = Snapshot(w.dir.path());
+  const auto before = testsupport::SnapshotTree(w.dir.path());
 
   std::vector<std::string> argv;
   if (w.as_nobody) argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
@@ -287,17 +261,11 @@ TEST_P(BadInput, ExactStatusOneLineErrorNothingModified) {
   RecordProperty("stderr", r.err);
 
   // 3. Nothing modified, nothing left behind, nothing run.
-  const auto after = Snapshot(w.dir.path());
+  const auto after = testsupport::SnapshotTree(w.dir.path());
   EXPECT_EQ(TempFiles(after), std::vector<std::string>{});
-  EXPECT_EQ(before.size(), after.size());
-  for (const auto& [path, desc] : after) {
-    auto it = before.find(path);
-    if (it == before.end()) {
-      ADD_FAILURE() << "new file " << path;
-    } else {
-      EXPECT_EQ(desc, it->second) << path << " changed";
-    }
-  }
+  // Every entry's kind, bytes, mode, owner, inode and times (directories:
+  // all but the times; their entries are compared instead).
+  EXPECT_EQ(testsupport::TreeDifferences(before, after), std::vector<std::string>{});
   EXPECT_FALSE(fs::exists(w.outside / "ran")) << "the real runtime was exec'd";
   if (w.live > 0 && !c.applies) {
     EXPECT_EQ(ReadFile("/proc/" + std::to_string(w.live) + "/limits"), live_limits_before)

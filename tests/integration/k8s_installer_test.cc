@@ -18,6 +18,7 @@
 
 #include "daemons.h"
 #include "harness.h"
+#include "tests/testing/tree_snapshot.h"
 
 namespace ocirlimit::itest {
 namespace {
@@ -82,54 +83,16 @@ constexpr const char* kFullConfig = R"(version = 2
 // The smallest valid one: no runtimes table at all.
 constexpr const char* kMinimalConfig = "version = 2\n";
 
-// Everything about a tree that an install could change.
-struct Entry {
-  std::string kind;  // file, dir, link
-  std::string content;
-  mode_t mode = 0;
-  int64_t mtime_ns = 0;
-  bool operator==(const Entry&) const = default;
-};
-using Tree = std::map<std::string, Entry>;
-
-Tree Snapshot(const std::string& root) {
-  Tree out;
-  for (const auto& e : fs::recursive_directory_iterator(root)) {
-    struct stat st {};
-    lstat(e.path().c_str(), &st);
-    Entry entry;
-    entry.mode = st.st_mode;
-    if (S_ISDIR(st.st_mode)) {
-      entry.kind = "dir";
-    } else if (S_ISLNK(st.st_mode)) {
-      entry.kind = "link";
-      entry.content = fs::read_symlink(e.path()).string();
-    } else {
-      entry.kind = "file";
-      entry.content = ReadFile(e.path().string());
-      entry.mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-    }
-    out[fs::relative(e.path(), root).string()] = entry;
-  }
-  return out;
-}
+// Everything about a tree that an install could change: each entry's kind,
+// bytes or link target, mode and (unless `mtimes` is false) its times of
+// change; an install may rewrite a file with the same bytes (a new inode,
+// a new ctime).
+using testsupport::SnapshotTree;
+using testsupport::Tree;
 
 std::vector<std::string> Differences(const Tree& a, const Tree& b, bool mtimes = true) {
-  std::vector<std::string> out;
-  for (const auto& [path, entry] : a) {
-    auto it = b.find(path);
-    Entry other = it == b.end() ? Entry{} : it->second;
-    if (!mtimes) other.mtime_ns = entry.mtime_ns;
-    if (it == b.end()) {
-      out.push_back("gone: " + path);
-    } else if (!(other == entry)) {
-      out.push_back("changed: " + path);
-    }
-  }
-  for (const auto& [path, entry] : b) {
-    if (!a.count(path)) out.push_back("new: " + path);
-  }
-  return out;
+  return TreeDifferences(
+      a, b, {.mode = true, .owner = false, .inode = false, .mtime = mtimes, .ctime = false});
 }
 
 class K8sInstallerTest : public ::testing::Test {
@@ -253,11 +216,11 @@ TEST_F(K8sInstallerTest, InstallPutsFilesWhereTheyBelong) {
 
 TEST_F(K8sInstallerTest, SecondRunChangesNothing) {
   ASSERT_EQ(Install().status, 0);
-  Tree once = Snapshot(host_);
+  Tree once = SnapshotTree(host_);
   CmdResult again = Install();
   ASSERT_EQ(again.status, 0) << again.err;
   EXPECT_EQ(again.out.find("wrote"), std::string::npos) << again.out;
-  EXPECT_EQ(Differences(once, Snapshot(host_)), std::vector<std::string>{});
+  EXPECT_EQ(Differences(once, SnapshotTree(host_)), std::vector<std::string>{});
 }
 
 // Uninstall takes out what install put in, by meaning, and leaves the rest:
@@ -265,19 +228,20 @@ TEST_F(K8sInstallerTest, SecondRunChangesNothing) {
 TEST_F(K8sInstallerTest, UninstallLeavesTheNodeAsItWas) {
   fs::create_directories(host_ + "/etc/oci-rlimit");
   WriteFile(host_ + "/etc/oci-rlimit/config.toml", "rlimits = [\"core=0\"]\n");
-  Tree original = Snapshot(host_);
+  Tree original = SnapshotTree(host_);
   ASSERT_EQ(Install().status, 0);
   ASSERT_EQ(Install().status, 0);
   EXPECT_EQ(HostFile("/etc/oci-rlimit/config.toml"), "rlimits = [\"core=0\"]\n");
   CmdResult r = Uninstall();
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  EXPECT_EQ(Differences(original, Snapshot(host_), /*mtimes=*/false), std::vector<std::string>{});
+  EXPECT_EQ(Differences(original, SnapshotTree(host_), /*mtimes=*/false),
+            std::vector<std::string>{});
 }
 
 TEST_F(K8sInstallerTest, RefusedInputChangesNothing) {
   UseContainerdConfig("[plugins.cri]\n");  // version 1
-  Tree original = Snapshot(host_);
+  Tree original = SnapshotTree(host_);
   CmdResult v1 = Install();
   EXPECT_EQ(v1.status, 1);
   EXPECT_NE(v1.err.find("no \"version\" key, so containerd reads it as a version 1 config"),
@@ -285,10 +249,10 @@ TEST_F(K8sInstallerTest, RefusedInputChangesNothing) {
       << v1.err;
   EXPECT_EQ(std::count(v1.err.begin(), v1.err.end(), '\n'), 1) << v1.err;
   // The refusal comes before anything is written.
-  EXPECT_EQ(Differences(original, Snapshot(host_)), std::vector<std::string>{});
+  EXPECT_EQ(Differences(original, SnapshotTree(host_)), std::vector<std::string>{});
   CmdResult un = Uninstall();
   EXPECT_EQ(un.status, 0) << un.err;
-  EXPECT_EQ(Differences(original, Snapshot(host_)), std::vector<std::string>{});
+  EXPECT_EQ(Differences(original, SnapshotTree(host_)), std::vector<std::string>{});
 }
 
 // Every input that a program would reject later, or that would write
@@ -312,12 +276,12 @@ TEST_P(InstallerRefusalTest, RefusesInOneLineAndWritesNothing) {
   const RefusalCase& c = GetParam();
   ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0) << "a node installed before";
   if (c.setup) c.setup(host_, OurBinary("oci-rlimit-runtime"));
-  Tree before = Snapshot(host_);
+  Tree before = SnapshotTree(host_);
   CmdResult r = Install(c.args);
   EXPECT_NE(r.status, 0) << r.out;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_NE(r.err.find(c.want), std::string::npos) << r.err;
-  EXPECT_EQ(Differences(before, Snapshot(host_)), std::vector<std::string>{});
+  EXPECT_EQ(Differences(before, SnapshotTree(host_)), std::vector<std::string>{});
 }
 
 void NvidiaRuntimeOnNode(const std::string& host, const std::string& nvidia_config) {
@@ -412,14 +376,14 @@ TEST_F(K8sInstallerTest, RefusesBinariesTheNodeCannotRun) {
             "\x7f"
             "ELF but not for this machine\n",
             0755);
-  Tree original = Snapshot(host_);
+  Tree original = SnapshotTree(host_);
   CmdResult r = RunCmd({"bash", kInstaller, "--host-root", host_, "--source", src});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("install.sh: " + src + "/oci-rlimit-hook cannot run on this "),
             std::string::npos)
       << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_EQ(Differences(original, Snapshot(host_)), std::vector<std::string>{});
+  EXPECT_EQ(Differences(original, SnapshotTree(host_)), std::vector<std::string>{});
 }
 
 // The image carries bin/amd64 and bin/arm64; the node's own one is installed.
@@ -444,7 +408,7 @@ TEST_F(K8sInstallerTest, PicksTheNodesArchitecture) {
 TEST_F(K8sInstallerTest, CrioNodeGetsTheHookAndTheHandler) {
   fs::remove_all(host_ + "/etc/containerd");
   fs::create_directories(host_ + "/etc/crio");
-  Tree original = Snapshot(host_);
+  Tree original = SnapshotTree(host_);
   CmdResult r = Install();  // --runtime auto
   ASSERT_EQ(r.status, 0) << r.err;
   Json hook = Json::parse(HostFile("/usr/share/containers/oci/hooks.d/oci-rlimit.json"));
@@ -458,7 +422,7 @@ TEST_F(K8sInstallerTest, CrioNodeGetsTheHookAndTheHandler) {
   EXPECT_FALSE(crio["crio"]["runtime"]["runtimes"]["oci-rlimit"]["monitor_env"]);
   EXPECT_FALSE(fs::exists(host_ + "/etc/containerd"));
   ASSERT_EQ(Uninstall().status, 0);
-  EXPECT_EQ(Differences(original, Snapshot(host_)), std::vector<std::string>{});
+  EXPECT_EQ(Differences(original, SnapshotTree(host_)), std::vector<std::string>{});
 }
 
 // The admin's config.toml and drop-ins are never written, and win over the
@@ -703,7 +667,7 @@ TEST_F(K8sInstallerTest, UninstallKeepsTheDefaultBesideANewHandler) {
 // they were given: a prefix with a space and a quote, on a CRI-O node.
 TEST_F(K8sInstallerTest, OddPrefixRendersValidFiles) {
   fs::create_directories(host_ + "/etc/crio");
-  Tree original = Snapshot(host_);
+  Tree original = SnapshotTree(host_);
   const std::string prefix = "/opt/a b\"c";
   CmdResult r = Install({"--prefix", prefix, "--nvidia-runtime", "/opt/nv \"x\"/runtime"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -721,7 +685,8 @@ TEST_F(K8sInstallerTest, OddPrefixRendersValidFiles) {
       prefix + "/bin/oci-rlimit-runtime");
   EXPECT_TRUE(fs::exists(host_ + prefix + "/bin/oci-rlimit-runtime"));
   ASSERT_EQ(Uninstall().status, 0);
-  EXPECT_EQ(Differences(original, Snapshot(host_), /*mtimes=*/false), std::vector<std::string>{});
+  EXPECT_EQ(Differences(original, SnapshotTree(host_), /*mtimes=*/false),
+            std::vector<std::string>{});
 }
 
 // A container created through the wrapper, as containerd's runc shim leaves
@@ -729,7 +694,7 @@ TEST_F(K8sInstallerTest, OddPrefixRendersValidFiles) {
 // file names the shim's BinaryName. Uninstall removes the handler, keeps the
 // wrapper and says which container; once it is gone a rerun finishes.
 TEST_F(K8sInstallerTest, UninstallKeepsTheWrapperForItsContainers) {
-  Tree original = Snapshot(host_);
+  Tree original = SnapshotTree(host_);
   ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0);
   auto container = [&](const std::string& id, const std::string& runtime) {
     const std::string b = "/run/containerd/io.containerd.runtime.v2.task/k8s.io/" + id;
@@ -757,12 +722,13 @@ TEST_F(K8sInstallerTest, UninstallKeepsTheWrapperForItsContainers) {
   fs::remove_all(host_ + "/run");
   CmdResult done = Uninstall();
   ASSERT_EQ(done.status, 0) << done.err;
-  EXPECT_EQ(Differences(original, Snapshot(host_), /*mtimes=*/false), std::vector<std::string>{});
+  EXPECT_EQ(Differences(original, SnapshotTree(host_), /*mtimes=*/false),
+            std::vector<std::string>{});
 }
 
 // --force removes the wrapper anyway, and says which containers it strands.
 TEST_F(K8sInstallerTest, UninstallForceRemovesTheWrapper) {
-  Tree original = Snapshot(host_);
+  Tree original = SnapshotTree(host_);
   ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0);
   fs::create_directories(host_ + "/run/b1");
   WriteFile(host_ + "/run/b1/runtime", kWrapper);
@@ -775,7 +741,8 @@ TEST_F(K8sInstallerTest, UninstallForceRemovesTheWrapper) {
             std::string::npos)
       << r.err;
   fs::remove_all(host_ + "/run");
-  EXPECT_EQ(Differences(original, Snapshot(host_), /*mtimes=*/false), std::vector<std::string>{});
+  EXPECT_EQ(Differences(original, SnapshotTree(host_), /*mtimes=*/false),
+            std::vector<std::string>{});
 }
 
 // A real containerd reads the installed config: `config dump` shows the

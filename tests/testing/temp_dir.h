@@ -1,16 +1,16 @@
 // One temporary directory for unit tests: made under $TMPDIR (or /tmp) as
 // oci-rlimit-PREFIX-XXXXXX, removed with everything in it on destruction.
-// A fixture holds one as a member; a failed mkdtemp fails the test.
+// A fixture holds one as a member; a failed mkdtemp fails the test (it throws).
 // (The integration harness has its own, which also unmounts what a runtime
 // left mounted under it: tests/harness/harness.h.)
 #pragma once
 
-#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 
 namespace ocirlimit::testsupport {
@@ -20,9 +20,10 @@ class TempDir {
   explicit TempDir(const std::string& prefix = "test") {
     std::string tmpl =
         (std::filesystem::temp_directory_path() / ("oci-rlimit-" + prefix + "-XXXXXX")).string();
+    // Thrown, not ADD_FAILURE: a test must never go on with no directory
+    // (its paths would be under /). gtest fails the test that was building it.
     if (mkdtemp(tmpl.data()) == nullptr) {
-      ADD_FAILURE() << "mkdtemp " << tmpl << ": " << std::strerror(errno);
-      return;
+      throw std::runtime_error("mkdtemp " + tmpl + ": " + std::strerror(errno));
     }
     path_ = tmpl;
   }

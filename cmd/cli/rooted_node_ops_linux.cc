@@ -1,5 +1,3 @@
-#include "cli/node_ops.h"
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -15,6 +13,7 @@
 #include <sstream>
 #include <vector>
 
+#include "cli/rooted_node_ops.h"
 #include "core/text.h"
 #include "effects/files.h"
 
