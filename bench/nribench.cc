@@ -27,7 +27,7 @@
 #include "nri/decide.h"
 #include "nri/plugin.h"
 #include "nri/session.h"
-#include "nri/test_runtime.h"
+#include "tests/testing/nri_peer.h"
 
 namespace {
 
@@ -181,21 +181,11 @@ void InProcess(const Config& cfg, const std::vector<std::string>& calls,
               h.median_us / b.median_us);
 }
 
-std::string ReadReply(int fd, std::string& pending, uint32_t conn) {
-  std::vector<char> buf(1 << 16);
-  for (;;) {
-    auto sent = testing::ParseSent(pending);
-    if (!sent.empty()) {
-      // All our messages fit in one read here; keep it simple and exact.
-      if (sent.size() != 1 || sent[0].conn != conn) std::abort();
-      std::string payload = sent[0].msg.payload;
-      pending.clear();
-      return payload;
-    }
-    ssize_t n = read(fd, buf.data(), buf.size());
-    if (n <= 0) std::abort();
-    pending.append(buf.data(), static_cast<size_t>(n));
-  }
+// The plugin's next message, which must be on `conn`.
+std::string ReadReply(testsupport::RuntimePeer& peer, uint32_t conn) {
+  auto sent = peer.Next();
+  if (!sent || sent->conn != conn) std::abort();
+  return sent->msg.payload;
 }
 
 void RealBinary(const char* binary, const std::string& config_path,
@@ -218,19 +208,17 @@ void RealBinary(const char* binary, const std::string& config_path,
   }
   close(sv[1]);
   int fd = sv[0];
-  std::string pending;
-  (void)ReadReply(fd, pending, kRuntimeConn);  // RegisterPlugin
-  std::string reg = testing::RuntimeReply(1, {});
-  if (write(fd, reg.data(), reg.size()) < 0) std::abort();
-  std::string conf = testing::RuntimeCall(1, "Configure", "");
-  if (write(fd, conf.data(), conf.size()) < 0) std::abort();
-  (void)ReadReply(fd, pending, kPluginConn);
+  testsupport::RuntimePeer peer(fd);
+  (void)ReadReply(peer, kRuntimeConn);  // RegisterPlugin
+  if (!peer.Send(testsupport::RuntimeReply(1, {}))) std::abort();
+  if (!peer.Send(testsupport::RuntimeCall(1, "Configure", ""))) std::abort();
+  (void)ReadReply(peer, kPluginConn);
 
   std::vector<double> rtt;
   for (const auto& call : calls) {
     auto t0 = Clock::now();
-    if (write(fd, call.data(), call.size()) != static_cast<ssize_t>(call.size())) std::abort();
-    (void)ReadReply(fd, pending, kPluginConn);
+    if (!peer.Send(call)) std::abort();
+    (void)ReadReply(peer, kPluginConn);
     rtt.push_back(Us(Clock::now() - t0));
   }
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
@@ -258,7 +246,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> payloads, calls;
   for (int i = 0; i < n; ++i) {
     payloads.push_back(CreatePayload(i));
-    calls.push_back(testing::RuntimeCall(2 * i + 3, "CreateContainer", payloads.back()));
+    calls.push_back(testsupport::RuntimeCall(2 * i + 3, "CreateContainer", payloads.back()));
   }
   std::printf("%d CreateContainer requests, %zu bytes each on the wire (first)\n", n,
               calls[0].size());

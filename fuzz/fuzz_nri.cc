@@ -1,8 +1,10 @@
 // Raw bytes from the runtime's side of the NRI socket, through the frame,
 // ttrpc and envelope decoders into the Plugin service (protobuf messages,
 // policy) and back. Properties: no crash; whatever the plugin sends is
-// well-formed frames of at most 4096 payload bytes on connections 1 and 2;
-// the envelope decoders round-trip what they accept.
+// well-formed frames of 1 to 4096 payload bytes on connections 1 and 2, none
+// cut short, as the runtime reads them (the shared NRI peer,
+// tests/testing/nri_peer.h); the envelope decoders round-trip what they
+// accept.
 #include <google/protobuf/stubs/logging.h>
 
 #include <cstddef>
@@ -15,6 +17,7 @@
 #include "nri/plugin.h"
 #include "nri/session.h"
 #include "nri/wire.h"
+#include "tests/testing/nri_peer.h"
 
 namespace {
 
@@ -40,22 +43,8 @@ const Config& FuzzConfig() {
 }
 
 void CheckFrames(const std::string& out) {
-  for (size_t at = 0; at < out.size();) {
-    if (out.size() - at < kFrameHeader) std::abort();
-    auto u32 = [&](size_t i) {
-      return static_cast<uint32_t>(static_cast<unsigned char>(out[i])) << 24 |
-             static_cast<uint32_t>(static_cast<unsigned char>(out[i + 1])) << 16 |
-             static_cast<uint32_t>(static_cast<unsigned char>(out[i + 2])) << 8 |
-             static_cast<uint32_t>(static_cast<unsigned char>(out[i + 3]));
-    };
-    uint32_t conn = u32(at);
-    uint32_t len = u32(at + 4);
-    if ((conn != kPluginConn && conn != kRuntimeConn) || len == 0 || len > kMaxSendFrame ||
-        len > out.size() - at - kFrameHeader) {
-      std::abort();
-    }
-    at += kFrameHeader + len;
-  }
+  testsupport::PluginOutput runtime;
+  if (!runtime.Feed(out) || !runtime.FramesComplete()) std::abort();
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "cli/explain.h"
 
+#include <ostream>
 #include <sstream>
 
 #include "adapters/oci/facts.h"
@@ -169,8 +170,11 @@ Result<Explanation> Explain(const Config& cfg, const Json& spec, const std::stri
   return e;
 }
 
-std::string ExplainText(const Explanation& e) {
-  std::ostringstream os;
+namespace {
+
+// What the bundle says: its pod, the disputed facts, its devices, and which
+// rules match.
+void WriteFacts(std::ostream& os, const Explanation& e) {
   os << "bundle: " << e.bundle << "\n";
   if (e.rules.empty()) os << "rules: none (the top-level rlimits apply to every container)\n";
   if (e.pod_namespace || e.pod_name) {
@@ -195,17 +199,10 @@ std::string ExplainText(const Explanation& e) {
     if (i < e.rule_facts.size()) os << " (" << Describe(e.rule_facts[i]) << ")";
     os << "\n";
   }
-  for (const auto& w : e.trust_warnings) os << "warning: " << w << "\n";
-  if (!e.error.empty()) {
-    os << "REFUSED: " << e.error << "\n";
-    return os.str();
-  }
-  for (const auto& n : e.decision.notes) os << "note: " << n << "\n";
-  for (const auto& w : e.warnings) os << "warning: " << w << "\n";
-  if (e.decision.sources.empty()) {
-    os << "limits: none; oci-rlimit leaves this container alone\n";
-    return os.str();
-  }
+}
+
+// One row per limit: ours, where it came from, and what each path sets.
+void WriteOutcomes(std::ostream& os, const Explanation& e) {
   os << "limit                     from             spec's own entry          hook+runc            "
         "     "
         "hook+crun                 oci-rlimit-runtime\n";
@@ -219,8 +216,10 @@ std::string ExplainText(const Explanation& e) {
        << cell(o.hook_runc_needs_cap ? "fails w/o CAP_SYS_RESOURCE" : FormatRlimit(o.hook_runc), 26)
        << cell(FormatRlimit(o.hook_crun), 26) << FormatRlimit(o.wrapper) << "\n";
   }
-  os << "rootless engine: " << RootlessName(e.rootless) << " (" << RootlessMeaning(e.rootless)
-     << ")\n";
+}
+
+// The spec's own entries that differ from ours, and what runc makes of them.
+void WriteConflicts(std::ostream& os, const Explanation& e) {
   for (const auto& o : e.outcomes) {
     if (o.spec && *o.spec != o.ours) {
       os << "conflict: the spec sets " << o.ours.info().spec_type << " to "
@@ -234,6 +233,28 @@ std::string ExplainText(const Explanation& e) {
       }
     }
   }
+}
+
+}  // namespace
+
+std::string ExplainText(const Explanation& e) {
+  std::ostringstream os;
+  WriteFacts(os, e);
+  for (const auto& w : e.trust_warnings) os << "warning: " << w << "\n";
+  if (!e.error.empty()) {
+    os << "REFUSED: " << e.error << "\n";
+    return os.str();
+  }
+  for (const auto& n : e.decision.notes) os << "note: " << n << "\n";
+  for (const auto& w : e.warnings) os << "warning: " << w << "\n";
+  if (e.decision.sources.empty()) {
+    os << "limits: none; oci-rlimit leaves this container alone\n";
+    return os.str();
+  }
+  WriteOutcomes(os, e);
+  os << "rootless engine: " << RootlessName(e.rootless) << " (" << RootlessMeaning(e.rootless)
+     << ")\n";
+  WriteConflicts(os, e);
   return os.str();
 }
 

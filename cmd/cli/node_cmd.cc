@@ -1,20 +1,14 @@
-#include "cli/node_cmd.h"
-
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
+// `oci-rlimit node ...`: its usage and the run of each subcommand
+// (node_args.h reads the argv).
 #include <iostream>
 
-#include "cli/node_config.h"
+#include "cli/commands.h"
+#include "cli/node_args.h"
+#include "cli/node_containerd.h"
 #include "cli/node_install.h"
-#include "core/text.h"
-#include "effects/files.h"
 
-namespace ocirlimit {
+namespace ocirlimit::cli {
 namespace {
-
-constexpr size_t kMaxConfigBytes = 4 << 20;
 
 constexpr const char* kNodeUsage =
     "usage: oci-rlimit node install --host-root DIR --source DIR [--prefix DIR]\n"
@@ -42,197 +36,28 @@ constexpr const char* kNodeUsage =
     "uninstall  removes handler NAME where it runs oci-rlimit-runtime; nothing else.\n"
     "Prints key=value lines: changed=yes|no, version=N, base-binary=PATH, deleted=yes|no.\n";
 
-struct NodeArgs {
-  std::string action;
-  std::string config;
-  std::string binary;
-  std::string name = "oci-rlimit";
-  std::string base = "runc";
-  std::string added_default;
-  bool delete_if_empty = false;
-};
-
-Result<NodeArgs> Parse(const std::vector<std::string>& args) {
-  NodeArgs a;
-  if (args.size() < 2 || args[0] != "containerd")
-    return MakeError("expected \"containerd install|uninstall\"");
-  a.action = args[1];
-  if (a.action != "install" && a.action != "uninstall") {
-    return MakeError("unknown action " + Quote(a.action) + ": install or uninstall");
-  }
-  for (size_t i = 2; i < args.size(); ++i) {
-    const std::string& s = args[i];
-    if (s == "--delete-if-empty") {
-      a.delete_if_empty = true;
-      continue;
-    }
-    if (s != "--config" && s != "--binary" && s != "--name" && s != "--base" &&
-        s != "--added-default") {
-      return MakeError("unknown argument " + Quote(s));
-    }
-    if (i + 1 == args.size() || args[i + 1].empty()) return MakeError(s + ": missing value");
-    const std::string& v = args[++i];
-    if (s == "--config") a.config = v;
-    if (s == "--binary") a.binary = v;
-    if (s == "--name") a.name = v;
-    if (s == "--base") a.base = v;
-    if (s == "--added-default") a.added_default = v;
-  }
-  if (a.config.empty()) return MakeError("--config: required");
-  if (a.action == "install") {
-    if (a.binary.empty()) return MakeError("--binary: required");
-    if (!a.binary.starts_with("/"))
-      return MakeError("--binary: " + Quote(a.binary) + " must be absolute");
-  }
-  return a;
-}
-
-// The value after flag `s` at args[*i], advancing *i.
-Result<std::string> Value(const std::vector<std::string>& args, size_t* i) {
-  const std::string& s = args[*i];
-  if (*i + 1 == args.size() || args[*i + 1].empty()) return MakeError(s + ": missing value");
-  return args[++*i];
-}
-
-Result<node::InstallArgs> ParseInstall(const std::vector<std::string>& args) {
-  node::InstallArgs a;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& s = args[i];
-    if (s == "--nvidia" || s == "--no-nvidia") {
-      if (a.nvidia && *a.nvidia != (s == "--nvidia"))
-        return MakeError("--nvidia and --no-nvidia: choose one");
-      a.nvidia = s == "--nvidia";
-      continue;
-    }
-    if (s == "--check") {
-      a.check = true;
-      continue;
-    }
-    auto v = Value(args, &i);
-    if (!v) return v.error();
-    if (s == "--host-root") {
-      a.host = *v;
-    } else if (s == "--prefix") {
-      a.prefix = *v;
-    } else if (s == "--runtime") {
-      a.runtime = *v;
-    } else if (s == "--rlimits") {
-      a.rlimits = *v;
-    } else if (s == "--source") {
-      a.source = *v;
-    } else if (s == "--nvidia-runtime") {
-      if (a.nvidia == false) return MakeError("--nvidia-runtime and --no-nvidia: choose one");
-      a.nvidia = true;
-      a.nvidia_runtime = *v;
-    } else {
-      return MakeError("unknown argument " + Quote(s));
-    }
-  }
-  if (a.host.empty()) return MakeError("--host-root: required");
-  if (!a.check && a.source.empty()) return MakeError("--source: required");
-  while (a.host.size() > 1 && a.host.back() == '/') a.host.pop_back();
-  if (a.host == "/") a.host.clear();
-  return a;
-}
-
-Result<node::UninstallArgs> ParseUninstall(const std::vector<std::string>& args) {
-  node::UninstallArgs a;
-  for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--force") {
-      a.force = true;
-      continue;
-    }
-    if (args[i] != "--host-root") return MakeError("unknown argument " + Quote(args[i]));
-    auto v = Value(args, &i);
-    if (!v) return v.error();
-    a.host = *v;
-  }
-  if (a.host.empty()) return MakeError("--host-root: required");
-  while (a.host.size() > 1 && a.host.back() == '/') a.host.pop_back();
-  if (a.host == "/") a.host.clear();
-  return a;
-}
-
-Status Write(const std::string& path, const std::string& text, bool create) {
-  if (create) {
-    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) return MakeError("create " + Quote(path), errno);
-    close(fd);
-  }
-  auto st = AtomicWriteFile(path, text);
-  if (!st && create) unlink(path.c_str());
-  return st;
-}
-
-int Run(const NodeArgs& a) {
-  auto text = ReadFileBounded(a.config, kMaxConfigBytes);
-  bool missing = !text && text.error().err == ENOENT;
-  if (!text && !(missing && a.action == "install")) {
-    if (missing) {
-      std::cout << "changed=no\n";
-      return 0;
-    }
-    std::cerr << "oci-rlimit: " << text.error().Text() << "\n";
-    return 1;
-  }
-  const std::string current = missing ? std::string() : *text;
-  Result<node::ConfigEdit> edit =
-      a.action == "install" ? node::InstallHandler(current, a.config, {a.name, a.binary, a.base})
-                            : node::UninstallHandler(current, a.config, a.name, a.added_default);
-  if (!edit) {
-    std::cerr << "oci-rlimit: " << edit.error().Text() << "\n";
-    return 1;
-  }
-  for (const auto& n : edit->notes) std::cerr << "oci-rlimit: " << n << "\n";
-  bool deleted = false;
-  if (a.action == "uninstall" && a.delete_if_empty && edit->only_version) {
-    if (unlink(a.config.c_str()) != 0) {
-      std::cerr << "oci-rlimit: " << MakeError("remove " + Quote(a.config), errno).Text() << "\n";
-      return 1;
-    }
-    deleted = true;
-  } else if (edit->changed || missing) {
-    if (auto st = Write(a.config, edit->text, missing); !st) {
-      std::cerr << "oci-rlimit: " << st.error().Text() << "\n";
-      return 1;
-    }
-  }
-  std::cout << "changed=" << (edit->changed || missing || deleted ? "yes" : "no") << "\n"
-            << "version=" << edit->version << "\n"
-            << "base-binary=" << edit->base_binary << "\n"
-            << "deleted=" << (deleted ? "yes" : "no") << "\n";
-  return 0;
-}
-
 }  // namespace
 
-int NodeMain(const std::vector<std::string>& args) {
-  if (!args.empty() && (args[0] == "-h" || args[0] == "--help")) {
-    std::cout << kNodeUsage;
-    return 0;
-  }
-  if (!args.empty() && (args[0] == "install" || args[0] == "uninstall")) {
-    if (args[0] == "install") {
-      auto a = ParseInstall(args);
-      if (!a) {
-        std::cerr << "oci-rlimit node: " << a.error().Text() << "\n";
-        return 2;
-      }
-      return node::RunInstall(*a, std::cout, std::cerr);
-    }
-    auto a = ParseUninstall(args);
-    if (!a) {
-      std::cerr << "oci-rlimit node: " << a.error().Text() << "\n";
-      return 2;
-    }
-    return node::RunUninstall(*a, std::cout, std::cerr);
-  }
-  auto a = Parse(args);
+int NodeCommand(const std::vector<std::string>& args) {
+  auto a = node::ParseNodeArgs(args);
   if (!a) {
-    std::cerr << "oci-rlimit: node: " << a.error().Text() << "\n" << kNodeUsage;
+    std::cerr << "oci-rlimit node: " << a.error().Text() << "\n";
+    // The installer's errors stay one line; the others show the usage.
+    if (args.empty() || (args[0] != "install" && args[0] != "uninstall")) std::cerr << kNodeUsage;
     return 2;
   }
-  return Run(*a);
+  switch (a->verb) {
+    case node::NodeVerb::kHelp:
+      std::cout << kNodeUsage;
+      return 0;
+    case node::NodeVerb::kInstall:
+      return node::RunInstall(a->install, std::cout, std::cerr);
+    case node::NodeVerb::kUninstall:
+      return node::RunUninstall(a->uninstall, std::cout, std::cerr);
+    case node::NodeVerb::kContainerd:
+      return node::RunContainerdEdit(a->containerd, std::cout, std::cerr);
+  }
+  return 2;
 }
 
-}  // namespace ocirlimit
+}  // namespace ocirlimit::cli

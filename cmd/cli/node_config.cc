@@ -3,6 +3,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "adapters/engines/toml_read.h"
@@ -14,134 +15,6 @@ namespace {
 constexpr std::string_view kMarker =
     "# oci-rlimit: this handler is written by oci-rlimit's node installer (install.sh); "
     "--uninstall removes it";
-
-bool IsBare(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-';
-}
-
-class Scanner {
- public:
-  explicit Scanner(std::string_view text) : t_(text) {}
-
-  Result<std::vector<TomlHeader>> Run() {
-    std::vector<TomlHeader> out;
-    bool line_start = true;
-    size_t line_begin = 0;
-    while (i_ < t_.size()) {
-      char c = t_[i_];
-      if (c == '\n') {
-        ++i_;
-        line_start = true;
-        line_begin = i_;
-        continue;
-      }
-      if (line_start) {
-        line_start = false;
-        while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\t')) ++i_;
-        if (depth_ == 0 && i_ < t_.size() && t_[i_] == '[') {
-          auto h = Header(line_begin);
-          if (!h) return h.error();
-          out.push_back(std::move(*h));
-        }
-        continue;
-      }
-      if (c == '#') {
-        while (i_ < t_.size() && t_[i_] != '\n') ++i_;
-      } else if (c == '"' || c == '\'') {
-        if (auto st = SkipString(); !st) return st.error();
-      } else {
-        if (c == '[' || c == '{') ++depth_;
-        if ((c == ']' || c == '}') && depth_ > 0) --depth_;
-        ++i_;
-      }
-    }
-    for (size_t k = 0; k < out.size(); ++k) {
-      out[k].end = k + 1 < out.size() ? out[k + 1].begin : t_.size();
-    }
-    return out;
-  }
-
- private:
-  Error Err(const std::string& what) const {
-    size_t line = 1 + static_cast<size_t>(std::count(t_.begin(), t_.begin() + i_, '\n'));
-    return MakeError("line " + std::to_string(line) + ": " + what);
-  }
-
-  // At a quote: skips the whole string (basic, literal, or multi-line).
-  Status SkipString() {
-    const char q = t_[i_];
-    const bool multi = t_.substr(i_, 3) == std::string(3, q);
-    i_ += multi ? 3 : 1;
-    while (i_ < t_.size()) {
-      char c = t_[i_];
-      if (c == '\\' && q == '"') {
-        i_ += 2;
-        continue;
-      }
-      if (!multi && c == '\n') return Err("unterminated string");
-      if (c == q && (!multi || t_.substr(i_, 3) == std::string(3, q))) {
-        i_ += multi ? 3 : 1;
-        // A multi-line string may end with up to two more quotes.
-        while (multi && i_ < t_.size() && t_[i_] == q) ++i_;
-        return Ok{};
-      }
-      ++i_;
-    }
-    return Err("unterminated string");
-  }
-
-  Result<std::string> Key() {
-    char c = t_[i_];
-    std::string out;
-    if (c == '"' || c == '\'') {
-      ++i_;
-      while (i_ < t_.size() && t_[i_] != c && t_[i_] != '\n') {
-        if (c == '"' && t_[i_] == '\\' && i_ + 1 < t_.size()) ++i_;
-        out += t_[i_++];
-      }
-      if (i_ >= t_.size() || t_[i_] != c) return Err("unterminated key in a table header");
-      ++i_;
-      return out;
-    }
-    while (i_ < t_.size() && IsBare(t_[i_])) out += t_[i_++];
-    if (out.empty()) return Err("bad key in a table header");
-    return out;
-  }
-
-  void Spaces() {
-    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\t')) ++i_;
-  }
-
-  Result<TomlHeader> Header(size_t line_begin) {
-    TomlHeader h;
-    h.begin = line_begin;
-    h.array = t_.substr(i_, 2) == "[[";
-    i_ += h.array ? 2 : 1;
-    for (;;) {
-      Spaces();
-      if (i_ >= t_.size()) return Err("unterminated table header");
-      auto k = Key();
-      if (!k) return k.error();
-      h.path.push_back(std::move(*k));
-      Spaces();
-      if (i_ < t_.size() && t_[i_] == '.') {
-        ++i_;
-        continue;
-      }
-      std::string_view close = h.array ? "]]" : "]";
-      if (t_.substr(i_, close.size()) != close) return Err("unterminated table header");
-      i_ += close.size();
-      break;
-    }
-    while (i_ < t_.size() && t_[i_] != '\n') ++i_;  // a comment, or nothing
-    return h;
-  }
-
-  std::string_view t_;
-  size_t i_ = 0;
-  int depth_ = 0;
-};
 
 // Every TOML file goes through the node model's one guarded parse.
 Result<toml::table> Parse(std::string_view text, const std::string& where) {
@@ -209,70 +82,6 @@ toml::table& RuntimesForWrite(toml::table& root, std::string_view plugin) {
   return *t;
 }
 
-bool StartsWith(const std::vector<std::string>& path, const std::vector<std::string>& prefix) {
-  return path.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), path.begin());
-}
-
-std::string_view LineAt(std::string_view text, size_t begin) {
-  size_t nl = text.find('\n', begin);
-  return text.substr(begin, nl == std::string_view::npos ? std::string_view::npos : nl - begin);
-}
-
-bool IsBlankOrComment(std::string_view line) {
-  std::string_view t = Trim(line);
-  return t.empty() || t.starts_with("#");
-}
-
-// Text with the sections of the given handler tables cut out (with our
-// marker line above them).
-Result<std::string> CutSections(std::string_view text,
-                                const std::vector<std::vector<std::string>>& prefixes) {
-  auto headers = Scanner(text).Run();
-  if (!headers) return headers.error();
-  std::vector<std::pair<size_t, size_t>> cuts;
-  for (const auto& h : *headers) {
-    bool hit = std::any_of(prefixes.begin(), prefixes.end(),
-                           [&](const auto& p) { return StartsWith(h.path, p); });
-    if (!hit) continue;
-    size_t begin = h.begin;
-    // Our marker on the line above belongs to the section.
-    if (begin >= 2) {
-      size_t nl = text.rfind('\n', begin - 2);
-      size_t prev = nl == std::string_view::npos ? 0 : nl + 1;
-      if (Trim(LineAt(text, prev)) == kMarker) {
-        begin = prev;
-        // And the blank line install put above the marker.
-        if (begin >= 1 && text[begin - 1] == '\n' && (begin == 1 || text[begin - 2] == '\n'))
-          --begin;
-      }
-    }
-    // Comments and blank lines at the end belong to what follows.
-    size_t end = h.begin;
-    for (size_t at = h.begin; at < h.end;) {
-      size_t nl = text.find('\n', at);
-      size_t next = nl == std::string_view::npos || nl + 1 > h.end ? h.end : nl + 1;
-      if (at == h.begin || !IsBlankOrComment(text.substr(at, next - at))) end = next;
-      at = next;
-    }
-    cuts.emplace_back(begin, end);
-  }
-  // Blank lines between two cut sections (the handler and its options) go too.
-  std::vector<std::pair<size_t, size_t>> merged;
-  for (const auto& c : cuts) {
-    if (!merged.empty() &&
-        Trim(text.substr(merged.back().second, c.first - merged.back().second)).empty()) {
-      merged.back().second = c.second;
-    } else {
-      merged.push_back(c);
-    }
-  }
-  cuts = std::move(merged);
-  std::string out(text);
-  for (auto it = cuts.rbegin(); it != cuts.rend(); ++it)
-    out.erase(it->first, it->second - it->first);
-  return out;
-}
-
 std::vector<std::string> HandlerPath(std::string_view plugin, const std::string& name) {
   return {"plugins", std::string(plugin), "containerd", "runtimes", name};
 }
@@ -318,16 +127,111 @@ Result<int64_t> VersionOf(const toml::table& root, const std::string& where, boo
   return *n;
 }
 
+// The handler `name` under `plugin` when it runs our wrapper, nullptr when
+// there is none; an error when the name holds something else.
+Result<const toml::table*> OursOrNone(toml::table& root, std::string_view plugin,
+                                      const std::string& name, const std::string& at) {
+  const toml::table* existing = Handler(root, plugin, name);
+  if (toml::node* n = root["plugins"][plugin]["containerd"]["runtimes"][name].node();
+      n != nullptr && existing == nullptr) {
+    return MakeError(at + ": must be a table");
+  }
+  if (existing != nullptr && !IsOurs(*existing)) {
+    return MakeError(at + " runs " + Quote(BinaryOf(*existing)) + ", not " +
+                     std::string(kRuntimeBinaryName) +
+                     "; rename it or remove it, or pass another handler name");
+  }
+  return existing;
+}
+
+// The handler to copy: the one asked for, else runc, else the default.
+const toml::table* BaseHandler(toml::table& root, std::string_view plugin,
+                               const HandlerRequest& req, const std::string& at,
+                               std::vector<std::string>& notes) {
+  const toml::table* base = Handler(root, plugin, req.base);
+  if (base == nullptr && req.base != "runc") {
+    notes.push_back(at + ": no base handler " + Quote(req.base) + "; copied \"runc\"");
+    base = Handler(root, plugin, "runc");
+  }
+  if (base == nullptr) {
+    auto def = root["plugins"][plugin]["containerd"]["default_runtime_name"].value<std::string>();
+    if (def && *def != req.name) base = Handler(root, plugin, *def);
+  }
+  return base;
+}
+
+// The handler install writes: a copy of `base` (or an empty table) that
+// runs `binary` as a runc v2 shim and passes our pod annotations.
+toml::table WantedHandler(const toml::table* base, const std::string& binary) {
+  toml::table want = base != nullptr ? *base : toml::table{};
+  want.insert_or_assign("runtime_type", "io.containerd.runc.v2");
+  if (!want["options"].is_table()) want.insert_or_assign("options", toml::table{});
+  want["options"].as_table()->insert_or_assign("BinaryName", binary);
+  toml::array annotations;
+  if (const toml::array* a = want["pod_annotations"].as_array()) {
+    for (const auto& e : *a) {
+      if (e.is_string()) annotations.push_back(*e.value<std::string>());
+    }
+  }
+  bool have = std::any_of(annotations.begin(), annotations.end(), [](const toml::node& e) {
+    return e.value<std::string>() == kPodAnnotations;
+  });
+  if (!have) annotations.push_back(std::string(kPodAnnotations));
+  want.insert_or_assign("pod_annotations", std::move(annotations));
+  return want;
+}
+
+// A runtimes table in the file replaces containerd 1.x's built-in one, so
+// a file without the default handler would lose runc: the name of the
+// default handler to declare as containerd's default does (UninstallHandler
+// drops it again), or nullopt when the file has one or it is ours.
+std::optional<std::string> DefaultToDeclare(toml::table& root, std::string_view plugin,
+                                            const std::string& name) {
+  const std::string def_name =
+      root["plugins"][plugin]["containerd"]["default_runtime_name"].value_or(std::string("runc"));
+  if (Handler(root, plugin, def_name) == nullptr && def_name != name &&
+      !root["plugins"][plugin]["containerd"]["runtimes"][def_name]) {
+    return def_name;
+  }
+  return std::nullopt;
+}
+
+// Puts `handler` (after the default handler to declare, if any) under
+// `plugin` in `want`, and returns the same runtimes for the appended block.
+toml::table PutHandlers(toml::table& want, std::string_view plugin, const std::string& name,
+                        const toml::table& handler, const std::optional<std::string>& add_default) {
+  toml::table block_runtimes;
+  if (add_default) {
+    toml::table minimal{{"runtime_type", "io.containerd.runc.v2"}};
+    RuntimesForWrite(want, plugin).insert_or_assign(*add_default, minimal);
+    block_runtimes.insert(*add_default, minimal);
+  }
+  block_runtimes.insert(name, handler);
+  RuntimesForWrite(want, plugin).insert_or_assign(name, handler);
+  return block_runtimes;
+}
+
+// `text` (the file with our old sections cut) ending in a newline, then the
+// version line when the file had none, and our marker above the block of
+// `runtimes` under `plugin`.
+std::string WithBlock(std::string text, bool add_version, std::string_view plugin,
+                      const toml::table& runtimes) {
+  if (!text.empty() && text.back() != '\n') text += '\n';
+  if (add_version) text += "version = 2\n";
+  toml::table block;
+  block.insert(
+      "plugins",
+      toml::table{{plugin, toml::table{{"containerd", toml::table{{"runtimes", runtimes}}}}}});
+  text += "\n" + std::string(kMarker) + "\n" + Serialize(block);
+  return text;
+}
+
 }  // namespace
 
 std::string_view CriPluginFor(int64_t version) {
   if (version == 2) return kCriPluginV2;
   if (version == 3) return kCriPluginV3;
   return "";
-}
-
-Result<std::vector<TomlHeader>> ScanTomlHeaders(std::string_view text) {
-  return Scanner(text).Run();
 }
 
 Result<ConfigEdit> InstallHandler(std::string_view text, const std::string& source,
@@ -344,68 +248,22 @@ Result<ConfigEdit> InstallHandler(std::string_view text, const std::string& sour
   const std::string_view other = OtherPlugin(plugin);
   const std::string at = where + ": handler " + Quote(req.name);
 
-  const toml::table* existing = Handler(root, plugin, req.name);
-  if (toml::node* n = root["plugins"][plugin]["containerd"]["runtimes"][req.name].node();
-      n != nullptr && existing == nullptr) {
-    return MakeError(at + ": must be a table");
-  }
-  if (existing != nullptr && !IsOurs(*existing)) {
-    return MakeError(at + " runs " + Quote(BinaryOf(*existing)) + ", not " +
-                     std::string(kRuntimeBinaryName) +
-                     "; rename it or remove it, or pass another handler name");
-  }
+  auto existing = OursOrNone(root, plugin, req.name, at);
+  if (!existing) return existing.error();
   const toml::table* stale = Handler(root, other, req.name);
   const bool remove_stale = stale != nullptr && IsOurs(*stale);
-
-  // The handler to copy: the one asked for, else runc, else the default.
-  const toml::table* base = Handler(root, plugin, req.base);
-  if (base == nullptr && req.base != "runc") {
-    edit.notes.push_back(at + ": no base handler " + Quote(req.base) + "; copied \"runc\"");
-    base = Handler(root, plugin, "runc");
-  }
-  if (base == nullptr) {
-    auto def = root["plugins"][plugin]["containerd"]["default_runtime_name"].value<std::string>();
-    if (def && *def != req.name) base = Handler(root, plugin, *def);
-  }
-  toml::table want_handler = base != nullptr ? *base : toml::table{};
+  const toml::table* base = BaseHandler(root, plugin, req, at, edit.notes);
   if (base != nullptr) edit.base_binary = BinaryOf(*base);
-  want_handler.insert_or_assign("runtime_type", "io.containerd.runc.v2");
-  if (!want_handler["options"].is_table()) want_handler.insert_or_assign("options", toml::table{});
-  want_handler["options"].as_table()->insert_or_assign("BinaryName", req.binary);
-  toml::array annotations;
-  if (const toml::array* a = want_handler["pod_annotations"].as_array()) {
-    for (const auto& e : *a) {
-      if (e.is_string()) annotations.push_back(*e.value<std::string>());
-    }
-  }
-  bool have = std::any_of(annotations.begin(), annotations.end(), [](const toml::node& e) {
-    return e.value<std::string>() == kPodAnnotations;
-  });
-  if (!have) annotations.push_back(std::string(kPodAnnotations));
-  want_handler.insert_or_assign("pod_annotations", std::move(annotations));
-
-  if (existing != nullptr && *existing == want_handler && !remove_stale) {
+  const toml::table want_handler = WantedHandler(base, req.binary);
+  if (*existing != nullptr && **existing == want_handler && !remove_stale) {
     edit.text = std::string(text);
     return edit;
   }
 
   toml::table want = root;
   if (!want.contains("version")) want.insert("version", 2);
-  // A runtimes table in the file replaces containerd 1.x's built-in one, so
-  // a file without the default handler would lose runc: declare it as
-  // containerd's default does (UninstallHandler drops it again).
-  const std::string def_name =
-      root["plugins"][plugin]["containerd"]["default_runtime_name"].value_or(std::string("runc"));
-  const bool add_default = Handler(root, plugin, def_name) == nullptr && def_name != req.name &&
-                           !root["plugins"][plugin]["containerd"]["runtimes"][def_name];
-  toml::table block_runtimes;
-  if (add_default) {
-    toml::table minimal{{"runtime_type", "io.containerd.runc.v2"}};
-    RuntimesForWrite(want, plugin).insert_or_assign(def_name, minimal);
-    block_runtimes.insert(def_name, minimal);
-  }
-  block_runtimes.insert(req.name, want_handler);
-  RuntimesForWrite(want, plugin).insert_or_assign(req.name, want_handler);
+  const std::optional<std::string> add_default = DefaultToDeclare(root, plugin, req.name);
+  const toml::table block_runtimes = PutHandlers(want, plugin, req.name, want_handler, add_default);
   if (remove_stale) {
     Runtimes(want, other)->erase(req.name);
     edit.notes.push_back(at + ": removed its table under plugins." + Quote(std::string(other)) +
@@ -414,17 +272,11 @@ Result<ConfigEdit> InstallHandler(std::string_view text, const std::string& sour
 
   std::vector<std::vector<std::string>> cut = {HandlerPath(plugin, req.name)};
   if (remove_stale) cut.push_back(HandlerPath(other, req.name));
-  auto edited = CutSections(text, cut);
+  auto edited = CutSections(text, cut, kMarker);
   if (!edited) return edited.error().Wrap(where);
-  if (add_default) edit.added_default = def_name;
-  std::string out = std::move(*edited);
-  if (!out.empty() && out.back() != '\n') out += '\n';
-  if (!root.contains("version")) out += "version = 2\n";
-  toml::table block;
-  block.insert("plugins",
-               toml::table{{plugin, toml::table{{"containerd",
-                                                 toml::table{{"runtimes", block_runtimes}}}}}});
-  out += "\n" + std::string(kMarker) + "\n" + Serialize(block);
+  if (add_default) edit.added_default = *add_default;
+  std::string out = WithBlock(std::move(*edited), /*add_version=*/!root.contains("version"), plugin,
+                              block_runtimes);
   return Finish(text, where, std::move(out), want, std::move(edit));
 }
 
@@ -473,7 +325,7 @@ Result<ConfigEdit> UninstallHandler(std::string_view text, const std::string& so
     edit.only_version = only_version(root);
     return edit;
   }
-  auto edited = CutSections(text, cut);
+  auto edited = CutSections(text, cut, kMarker);
   if (!edited) return edited.error().Wrap(where);
   edit.only_version = only_version(want);
   return Finish(text, where, std::move(*edited), want, std::move(edit));

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "adapters/engines/constants.h"
+#include "cli/toml_sections.h"
 #include "core/error.h"
 
 namespace ocirlimit::node {
@@ -35,19 +36,6 @@ inline constexpr std::string_view kCriPluginV3 = engines::kCriPluginV3;
 
 // The CRI plugin whose handler table a config of `version` reads, or "".
 std::string_view CriPluginFor(int64_t version);
-
-// A `[a.'b'."c"]` or `[[a.b]]` header line of a TOML text.
-struct TomlHeader {
-  size_t begin = 0;  // offset of the line
-  size_t end = 0;    // where its section ends: the next header's line, or the text's end
-  std::vector<std::string> path;
-  bool array = false;
-};
-
-// Every table header, skipping brackets inside strings, multi-line strings,
-// comments and multi-line array values. Errors only on an unterminated
-// header or string.
-Result<std::vector<TomlHeader>> ScanTomlHeaders(std::string_view text);
 
 struct HandlerRequest {
   std::string name = "oci-rlimit";

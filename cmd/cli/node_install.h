@@ -30,11 +30,15 @@ struct InstallArgs {
   std::string nvidia_runtime;
   std::string source;  // the directory holding the programs
   bool check = false;  // decide and print the plan, write nothing
+
+  bool operator==(const InstallArgs&) const = default;
 };
 
 struct UninstallArgs {
   std::string host;
   bool force = false;
+
+  bool operator==(const UninstallArgs&) const = default;
 };
 
 // Exit statuses: 0 done, 1 refused (nothing written), 3 uninstall kept the

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 #include <system_error>
 
+#include "adapters/oci/runtime_state.h"
 #include "adapters/oci/spec.h"
 #include "core/text.h"
 #include "effects/files.h"
@@ -12,12 +15,11 @@ namespace ocirlimit::node {
 namespace {
 namespace fs = std::filesystem;
 
-constexpr size_t kMaxStateBytes = 4 << 20;
 // CRI-O's annotation naming the handler a container was created for.
 constexpr const char* kCrioHandlerAnnotation = "io.kubernetes.cri-o.RuntimeHandler";
 
 std::optional<std::string> Read(const std::string& path) {
-  auto text = ReadFileBounded(path, kMaxStateBytes);
+  auto text = ReadFileBounded(path, kMaxRuntimeStateBytes);
   if (!text) return std::nullopt;
   return *text;
 }
@@ -47,8 +49,8 @@ bool Ours(const LiveQuery& q, const std::string& bundle) {
 
 // The container in directory `dir` (host path), when it holds runtime state.
 std::optional<std::string> BundleIn(const std::string& dir) {
-  for (const char* name : {"state.json", "status"}) {
-    if (auto text = Read(dir + "/" + name)) return BundleOfState(*text);
+  for (std::string_view name : {kRuncStateFile, kCrunStateFile}) {
+    if (auto text = Read(Cat(dir, "/", name))) return RecordedBundle(*text);
   }
   return std::nullopt;
 }
@@ -64,21 +66,6 @@ std::vector<std::string> Subdirs(const std::string& dir) {
 }
 
 }  // namespace
-
-std::optional<std::string> BundleOfState(std::string_view state_json) {
-  auto j = ParseJsonObject(state_json, "state");
-  if (!j) return std::nullopt;
-  if (j->contains("bundle") && (*j)["bundle"].is_string()) return (*j)["bundle"].get<std::string>();
-  if (!j->contains("config") || !(*j)["config"].is_object()) return std::nullopt;
-  const Json& c = (*j)["config"];
-  if (!c.contains("labels") || !c["labels"].is_array()) return std::nullopt;
-  for (const auto& l : c["labels"]) {
-    if (!l.is_string()) continue;
-    const std::string s = l.get<std::string>();
-    if (s.starts_with("bundle=")) return s.substr(7);
-  }
-  return std::nullopt;
-}
 
 std::vector<LiveContainer> ContainersThroughWrapper(const LiveQuery& q) {
   std::vector<LiveContainer> out;

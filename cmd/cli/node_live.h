@@ -6,19 +6,16 @@
 // A container is the wrapper's when the runc shim's `runtime` file in its
 // bundle names the wrapper (containerd), or when its config.json says CRI-O
 // created it for one of the wrapper's handlers. Uninstall keeps the wrapper
-// while any of them exists: stop, exec and delete all go through it.
+// while any of them exists: stop, exec and delete all go through it. The
+// state files are read as audit reads them (adapters/oci/runtime_state.h),
+// but only for the bundle: a state that audit refuses (no init PID) still
+// keeps the wrapper.
 #pragma once
 
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace ocirlimit::node {
-
-// The bundle directory a runtime's state file names: runc's state.json
-// ("config": {"labels": ["bundle=DIR", ...]}) or crun's status ("bundle").
-std::optional<std::string> BundleOfState(std::string_view state_json);
 
 struct LiveContainer {
   std::string id;

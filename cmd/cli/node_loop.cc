@@ -5,7 +5,7 @@
 #include "adapters/engines/chain.h"
 #include "adapters/engines/constants.h"
 #include "adapters/engines/nvidia.h"
-#include "cli/node_ops.h"
+#include "cli/rooted_node_ops.h"
 #include "core/text.h"
 #include "effects/files.h"
 

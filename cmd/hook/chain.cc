@@ -2,6 +2,9 @@
 
 #include <sys/stat.h>
 
+// NVIDIA's hook name and path, defined once (header-only: the hook links none
+// of the node model's code).
+#include "adapters/engines/constants.h"
 #include "core/text.h"
 
 namespace ocirlimit {
@@ -10,10 +13,11 @@ std::optional<ChainTarget> ResolveChain(const std::string& configured, std::stri
   if (!configured.empty()) return ChainTarget{configured, "hook.chain"};
   size_t slash = argv0.rfind('/');
   std::string_view base = slash == std::string_view::npos ? argv0 : argv0.substr(slash + 1);
-  if (base != kNvidiaHookName) return std::nullopt;
-  return ChainTarget{std::string(kNvidiaHookPath), "chain target (the default when run as " +
-                                                       std::string(kNvidiaHookName) +
-                                                       "; set [hook] chain to change it)"};
+  if (base != engines::kNvidiaHookName) return std::nullopt;
+  return ChainTarget{std::string(engines::kNvidiaHookPath),
+                     "chain target (the default when run as " +
+                         std::string(engines::kNvidiaHookName) +
+                         "; set [hook] chain to change it)"};
 }
 
 Status CheckChainTarget(const ChainTarget& target, const Result<FileId>& target_id,
@@ -26,7 +30,7 @@ Status CheckChainTarget(const ChainTarget& target, const Result<FileId>& target_
   }
   if (*target_id == self) {
     return MakeError(where + " is oci-rlimit-hook itself (same file as /proc/self/exe); point it " +
-                     "at the real " + std::string(kNvidiaHookName) + " or another hook");
+                     "at the real " + std::string(engines::kNvidiaHookName) + " or another hook");
   }
   return Ok{};
 }

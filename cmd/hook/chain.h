@@ -14,10 +14,6 @@
 
 namespace ocirlimit {
 
-inline constexpr std::string_view kNvidiaHookName = "nvidia-container-runtime-hook";
-// Where nvidia-container-toolkit installs its hook.
-inline constexpr std::string_view kNvidiaHookPath = "/usr/bin/nvidia-container-runtime-hook";
-
 struct ChainTarget {
   std::string path;
   std::string origin;  // where the path came from, for error messages

@@ -46,11 +46,66 @@ constexpr const char* kUsage =
 
 void Say(const std::string& msg) { std::cerr << "oci-rlimit-nri: " << msg << "\n"; }
 
+// The signals that came: true to stop; SIGHUP reloads `config` from `where`
+// (a bad one is refused and the old one stays).
+bool OnSignals(const ConfigPath& where, const EnvLookup& env, std::unique_ptr<Config>& config,
+               Output& out) {
+  PendingSignals p = TakeSignals();
+  if (p.stop) return true;
+  if (p.reload) {
+    std::vector<std::string> warnings;
+    auto next = LoadConfigFrom(where, env, &warnings);
+    for (const auto& w : warnings) out.Say("warning: " + w);
+    if (!next) {
+      out.Say("reload refused, the old config stays in force: " + next.error().Text());
+    } else {
+      config = std::make_unique<Config>(std::move(*next));
+      out.Say("config reloaded from " + where.path);
+    }
+  }
+  return false;
+}
+
+// Serves the runtime (the socket or the inherited connection of `args`)
+// with `config` until stopped; the exit status of Serve.
+int ServeWith(const NriArgs& args, const ConfigPath& where, const EnvLookup& env,
+              std::unique_ptr<Config> config) {
+  StderrOutput out;
+  ServeOptions opt;
+  opt.say = [&](const std::string& m) { out.Say(m); };
+  // A container's line waits for its reply's fate: a reply not written, or
+  // too late, is logged as not applied.
+  opt.before_replies = [&] { out.HoldLogLines(); };
+  opt.after_replies = [&](const ReplyFate& fate) { out.ReleaseLogLines(fate); };
+  opt.on_signal = [&] { return OnSignals(where, env, config, out); };
+  const std::string name = args.name;
+  const std::string index = args.index;
+  std::unique_ptr<NriPlugin> plugin;
+  const std::unique_ptr<HealOps> heal_ops = LinuxHealOps(args.status_file);
+  Healer healer(*heal_ops);
+  opt.new_session = [&] {
+    plugin = std::make_unique<NriPlugin>([&]() -> const Config& { return *config; }, out,
+                                         Rfc3339Now, &healer);
+    return std::make_unique<Session>(*plugin, NriPlugin::RegisterPayload(name, index));
+  };
+  std::unique_ptr<Connector> connector;
+  if (args.socket_fd) {
+    opt.reconnect = false;
+    connector = InheritedConnector(*args.socket_fd);
+  } else {
+    connector = UnixConnector(args.socket);
+  }
+  out.Say(std::string("starting as ") + index + "-" + name +
+          (args.socket_fd ? " (pre-registered, fd " + std::to_string(*args.socket_fd) + ")"
+                          : " on " + args.socket));
+  return Serve(*connector, opt);
+}
+
 }  // namespace
 
-int RunNriPlugin(int argc, char** argv) {
+int RunNriPlugin(const std::vector<std::string>& arguments) {
   const EnvLookup env = ProcessEnv();
-  auto args = ParseNriArgs(std::vector<std::string>(argv + 1, argv + argc), env);
+  auto args = ParseNriArgs(arguments, env);
   if (!args) {
     Say(args.error().Text());
     return 2;
@@ -80,51 +135,7 @@ int RunNriPlugin(int argc, char** argv) {
     Say(st.error().Text());
     return 1;
   }
-
-  StderrOutput out;
-  ServeOptions opt;
-  opt.say = [&](const std::string& m) { out.Say(m); };
-  // A container's line waits for its reply's fate: a reply not written, or
-  // too late, is logged as not applied.
-  opt.before_replies = [&] { out.HoldLogLines(); };
-  opt.after_replies = [&](const ReplyFate& fate) { out.ReleaseLogLines(fate); };
-  opt.on_signal = [&] {
-    PendingSignals p = TakeSignals();
-    if (p.stop) return true;
-    if (p.reload) {
-      std::vector<std::string> warnings;
-      auto next = LoadConfigFrom(where, env, &warnings);
-      for (const auto& w : warnings) out.Say("warning: " + w);
-      if (!next) {
-        out.Say("reload refused, the old config stays in force: " + next.error().Text());
-      } else {
-        config = std::make_unique<Config>(std::move(*next));
-        out.Say("config reloaded from " + where.path);
-      }
-    }
-    return false;
-  };
-  const std::string name = args->name;
-  const std::string index = args->index;
-  std::unique_ptr<NriPlugin> plugin;
-  const std::unique_ptr<HealOps> heal_ops = LinuxHealOps(args->status_file);
-  Healer healer(*heal_ops);
-  opt.new_session = [&] {
-    plugin = std::make_unique<NriPlugin>([&]() -> const Config& { return *config; }, out,
-                                         Rfc3339Now, &healer);
-    return std::make_unique<Session>(*plugin, NriPlugin::RegisterPayload(name, index));
-  };
-  std::unique_ptr<Connector> connector;
-  if (args->socket_fd) {
-    opt.reconnect = false;
-    connector = InheritedConnector(*args->socket_fd);
-  } else {
-    connector = UnixConnector(args->socket);
-  }
-  out.Say(std::string("starting as ") + index + "-" + name +
-          (args->socket_fd ? " (pre-registered, fd " + std::to_string(*args->socket_fd) + ")"
-                           : " on " + args->socket));
-  return Serve(*connector, opt);
+  return ServeWith(*args, where, env, std::move(config));
 }
 
 }  // namespace ocirlimit::nri

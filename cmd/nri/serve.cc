@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <string>
 
 namespace ocirlimit::nri {
 namespace {
@@ -24,18 +26,38 @@ ReplyFate Fate(const Session& session, const Status& sent, int64_t elapsed_us) {
   return f;
 }
 
+// Writes `out` to the runtime, if anything, and clears it.
+Status Send(Conn& conn, std::string& out, const ServeOptions& opt) {
+  if (out.empty()) return Ok{};
+  Status st = conn.Write(out, opt.write_timeout_ms);
+  out.clear();
+  return st;
+}
+
+// Reads what the runtime sent and answers it: why the connection ends, or
+// nullopt to go on.
+std::optional<std::string> ReadAndAnswer(Conn& conn, Session& session, const ServeOptions& opt) {
+  const int64_t read_at = Now(opt);
+  auto got = conn.Read();
+  if (!got) return got.error().Text();
+  if (got->eof) return session.EofReason();
+  if (opt.before_replies) opt.before_replies();
+  std::string out;
+  Status fed = session.OnBytes(got->data, out);
+  // Replies produced before a protocol error still go out.
+  Status sent = Send(conn, out, opt);
+  if (opt.after_replies) opt.after_replies(Fate(session, sent, Now(opt) - read_at));
+  if (!fed) return fed.error().Text();
+  if (!sent) return sent.error().Wrap("send reply").Text();
+  return std::nullopt;
+}
+
 }  // namespace
 
 ConnEnd ServeConnection(Conn& conn, Session& session, const ServeOptions& opt) {
   ConnEnd end;
-  auto write = [&](std::string& out) -> Status {
-    if (out.empty()) return Ok{};
-    Status st = conn.Write(out, opt.write_timeout_ms);
-    out.clear();
-    return st;
-  };
   std::string out = session.Start();
-  if (auto st = write(out); !st) {
+  if (auto st = Send(conn, out, opt); !st) {
     end.why = st.error().Wrap("send RegisterPlugin").Text();
     return end;
   }
@@ -61,27 +83,8 @@ ConnEnd ServeConnection(Conn& conn, Session& session, const ServeOptions& opt) {
       }
       continue;
     }
-    const int64_t read_at = Now(opt);
-    auto got = conn.Read();
-    if (!got) {
-      end.why = got.error().Text();
-      break;
-    }
-    if (got->eof) {
-      end.why = session.EofReason();
-      break;
-    }
-    if (opt.before_replies) opt.before_replies();
-    Status fed = session.OnBytes(got->data, out);
-    // Replies produced before a protocol error still go out.
-    Status sent = write(out);
-    if (opt.after_replies) opt.after_replies(Fate(session, sent, Now(opt) - read_at));
-    if (!fed) {
-      end.why = fed.error().Text();
-      break;
-    }
-    if (!sent) {
-      end.why = sent.error().Wrap("send reply").Text();
+    if (auto why = ReadAndAnswer(conn, session, opt)) {
+      end.why = std::move(*why);
       break;
     }
   }

@@ -7,14 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "nri/test_runtime.h"
+#include "tests/testing/nri_peer.h"
 
 namespace ocirlimit::nri {
 namespace {
 
-using testing::ParseSent;
-using testing::RuntimeCall;
-using testing::RuntimeReply;
+using testsupport::ParseSent;
+using testsupport::RawFrame;
+using testsupport::RuntimeCall;
+using testsupport::RuntimeReply;
 
 // One scripted step of the runtime's side.
 struct Step {
@@ -115,7 +116,7 @@ struct Loop {
 Step Bytes(std::string b) { return {Step::kBytes, std::move(b)}; }
 const Step kEofStep{Step::kEof, ""};
 std::string Registered() { return RuntimeReply(1, {}); }
-std::string Garbage() { return std::string("\0\0\0\x01\xff\xff\xff\xff", 8); }
+std::string Garbage() { return RawFrame(1, 0xffffffff); }
 
 // Each scripted connection's written bytes: a RegisterPlugin, then answers.
 size_t Registers(const std::string& written) {
@@ -160,11 +161,10 @@ INSTANTIATE_TEST_SUITE_P(
             "TruncatedFrame",
             {Bytes(Registered()), Bytes(RuntimeCall(1, "Configure", "").substr(0, 9)), kEofStep},
             "the runtime closed the connection in the middle of a frame"},
-        ReconnectCase{
-            "TtrpcOverFourMiB",
-            {Bytes(Registered()),
-             Bytes(std::string("\0\0\0\x01\0\0\0\x0a\x00\x40\x00\x01\0\0\0\x01\x01\0", 18))},
-            "connection 1: ttrpc message length 4194305 is over the limit"},
+        ReconnectCase{"TtrpcOverFourMiB",
+                      {Bytes(Registered()),
+                       Bytes(RawFrame(1, 10, std::string("\x00\x40\x00\x01\0\0\0\x01\x01\0", 10)))},
+                      "connection 1: ttrpc message length 4194305 is over the limit"},
         ReconnectCase{
             "CleanEof", {Bytes(Registered()), kEofStep}, "the runtime closed the connection"},
         ReconnectCase{

@@ -5,15 +5,16 @@
 #include <string>
 #include <vector>
 
-#include "nri/test_runtime.h"
+#include "tests/testing/nri_peer.h"
 
 namespace ocirlimit::nri {
 namespace {
 
-using testing::ParseSent;
-using testing::RuntimeCall;
-using testing::RuntimeReply;
-using testing::Sent;
+using testsupport::ParseSent;
+using testsupport::RawFrame;
+using testsupport::RuntimeCall;
+using testsupport::RuntimeReply;
+using testsupport::Sent;
 
 // Echoes "method:payload", or a reply of `big` bytes for method "Big".
 class EchoService : public PluginService {
@@ -203,22 +204,15 @@ TEST_P(BrokenTable, GarbageLengthIsAnErrorToDisconnectOn) {
   EXPECT_EQ(st.error().Text().find('\n'), std::string::npos);
 }
 
-std::string Raw(uint32_t conn, uint32_t len, const std::string& rest) {
-  std::string out;
-  for (uint32_t v : {conn, len}) {
-    for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<char>(v >> s));
-  }
-  return out + rest;
-}
-
 INSTANTIATE_TEST_SUITE_P(
     Session, BrokenTable,
-    ::testing::Values(BrokenCase{"FrameLength", Raw(1, 0xfffffff0, "")},
-                      // A frame whose ttrpc header claims more than 4 MiB.
-                      BrokenCase{"TtrpcLengthOnConn1",
-                                 Raw(1, 10, std::string("\x7f\xff\xff\xff\0\0\0\x01\x01\0", 10))},
-                      BrokenCase{"TtrpcLengthOnConn2",
-                                 Raw(2, 10, std::string("\x00\x40\x00\x01\0\0\0\x01\x02\0", 10))}),
+    ::testing::Values(
+        BrokenCase{"FrameLength", RawFrame(1, 0xfffffff0)},
+        // A frame whose ttrpc header claims more than 4 MiB.
+        BrokenCase{"TtrpcLengthOnConn1",
+                   RawFrame(1, 10, std::string("\x7f\xff\xff\xff\0\0\0\x01\x01\0", 10))},
+        BrokenCase{"TtrpcLengthOnConn2",
+                   RawFrame(2, 10, std::string("\x00\x40\x00\x01\0\0\0\x01\x02\0", 10))}),
     [](const auto& info) { return info.param.name; });
 
 TEST(Session, TruncatedFrameAtEofIsNamed) {

@@ -118,11 +118,17 @@ bool ReadString(uint32_t wire, Reader& r, std::string& into) {
 
 }  // namespace
 
+void AppendFrameHeader(std::string& out, const FrameHeader& h) {
+  PutU32(out, h.conn);
+  PutU32(out, h.length);
+}
+
+FrameHeader ReadFrameHeader(std::string_view bytes) { return {GetU32(bytes, 0), GetU32(bytes, 4)}; }
+
 void AppendFrames(std::string& out, uint32_t conn, std::string_view payload) {
   while (!payload.empty()) {
     size_t n = std::min(payload.size(), kMaxSendFrame);
-    PutU32(out, conn);
-    PutU32(out, static_cast<uint32_t>(n));
+    AppendFrameHeader(out, {conn, static_cast<uint32_t>(n)});
     out.append(payload.substr(0, n));
     payload.remove_prefix(n);
   }
@@ -132,8 +138,7 @@ Status Demux::Feed(std::string_view bytes) {
   pending_.append(bytes);
   size_t at = 0;
   while (pending_.size() - at >= kFrameHeader) {
-    uint32_t conn = GetU32(pending_, at);
-    uint32_t len = GetU32(pending_, at + 4);
+    const auto [conn, len] = ReadFrameHeader(std::string_view(pending_).substr(at));
     if (len > kMaxRecvFrame) {
       pending_.clear();
       return MakeError("multiplexer frame for connection " + std::to_string(conn) + " is " +

@@ -37,6 +37,15 @@ enum class MsgType : uint8_t { kRequest = 1, kResponse = 2, kData = 3 };
 // kMaxSendFrame payload bytes (an empty payload sends nothing).
 void AppendFrames(std::string& out, uint32_t conn, std::string_view payload);
 
+// One multiplexer header. Append writes any length, so a test peer can also
+// send the frames a runtime never would; Read needs kFrameHeader bytes.
+struct FrameHeader {
+  uint32_t conn = 0;
+  uint32_t length = 0;  // payload bytes after the header
+};
+void AppendFrameHeader(std::string& out, const FrameHeader& h);
+[[nodiscard]] FrameHeader ReadFrameHeader(std::string_view bytes);
+
 // Reassembles the byte streams of connections 1 and 2 from raw socket bytes.
 // Frames for any other id are dropped.
 class Demux {

@@ -13,10 +13,21 @@
 
 namespace ocirlimit {
 
-Result<std::string> RunCaptured(const std::vector<std::string>& argv, int timeout_ms,
-                                size_t max_bytes) {
-  if (argv.empty()) return MakeError("run: no program");
-  const std::string what = "run " + Quote(argv[0]);
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Why a run failed before its exit status counts: a step and its errno.
+struct Failure {
+  std::string what;  // "" while nothing failed
+  int err = 0;
+};
+
+std::string NoExit(int timeout_ms) { return "no exit after " + std::to_string(timeout_ms) + " ms"; }
+
+// Starts argv[0] with stdin /dev/null, stderr discarded and stdout into a
+// pipe: its pid, and the pipe's read end in *stdout_fd.
+Result<pid_t> Spawn(const std::vector<std::string>& argv, const std::string& what, int* stdout_fd) {
   std::vector<char*> cargv;
   cargv.reserve(argv.size() + 1);
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
@@ -42,66 +53,78 @@ Result<std::string> RunCaptured(const std::vector<std::string>& argv, int timeou
     _exit(127);
   }
   close(out[1]);
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  std::string text;
-  std::string failure;
-  int failure_errno = 0;
+  *stdout_fd = out[0];
+  return pid;
+}
+
+// Reads `fd` into *text until EOF, the deadline, or more than max_bytes.
+Failure ReadUntilEof(int fd, Clock::time_point deadline, int timeout_ms, size_t max_bytes,
+                     std::string* text) {
   char buf[8192];
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) {
-      failure = "no exit after " + std::to_string(timeout_ms) + " ms";
-      break;
-    }
+    if (left.count() <= 0) return {NoExit(timeout_ms)};
     struct pollfd p {
-      out[0], POLLIN, 0
+      fd, POLLIN, 0
     };
     int r = poll(&p, 1, static_cast<int>(left.count()));
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      failure = "poll";
-      failure_errno = errno;
-      break;
-    }
+    if (r < 0) return {"poll", errno};
     if (r == 0) continue;
-    ssize_t n = read(out[0], buf, sizeof buf);
+    ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n < 0) {
-      failure = "read";
-      failure_errno = errno;
-      break;
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
-    if (text.size() > max_bytes) {
-      failure = "output larger than " + std::to_string(max_bytes) + " bytes";
-      break;
+    if (n < 0) return {"read", errno};
+    if (n == 0) return {};
+    text->append(buf, static_cast<size_t>(n));
+    if (text->size() > max_bytes) {
+      return {"output larger than " + std::to_string(max_bytes) + " bytes"};
     }
   }
-  close(out[0]);
-  if (!failure.empty()) kill(pid, SIGKILL);
+}
+
+// Waits for `pid` (killed already when *failure is set) and returns its
+// wait status; kills it, and sets *failure, when it outlives the deadline.
+Result<int> Reap(pid_t pid, Clock::time_point deadline, int timeout_ms, const std::string& what,
+                 Failure* failure) {
   int status = 0;
   // EOF came or the child was killed: it exits promptly either way (a child
   // that closed stdout but keeps running is killed at the deadline).
   for (;;) {
-    pid_t w = waitpid(pid, &status, failure.empty() ? WNOHANG : 0);
-    if (w == pid) break;
+    pid_t w = waitpid(pid, &status, failure->what.empty() ? WNOHANG : 0);
+    if (w == pid) return status;
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) return MakeError(what + ": waitpid", errno);
     if (Clock::now() >= deadline) {
       kill(pid, SIGKILL);
-      failure = "no exit after " + std::to_string(timeout_ms) + " ms";
+      failure->what = NoExit(timeout_ms);
       continue;
     }
     usleep(1000);
   }
-  if (!failure.empty()) return MakeError(what + ": " + failure, failure_errno);
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return text;
-  if (WIFEXITED(status)) {
-    return MakeError(what + ": exit status " + std::to_string(WEXITSTATUS(status)));
+}
+
+}  // namespace
+
+Result<std::string> RunCaptured(const std::vector<std::string>& argv, int timeout_ms,
+                                size_t max_bytes) {
+  if (argv.empty()) return MakeError("run: no program");
+  const std::string what = "run " + Quote(argv[0]);
+  int out = -1;
+  auto pid = Spawn(argv, what, &out);
+  if (!pid) return pid.error();
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::string text;
+  Failure failure = ReadUntilEof(out, deadline, timeout_ms, max_bytes, &text);
+  close(out);
+  if (!failure.what.empty()) kill(*pid, SIGKILL);
+  auto status = Reap(*pid, deadline, timeout_ms, what, &failure);
+  if (!status) return status.error();
+  if (!failure.what.empty()) return MakeError(what + ": " + failure.what, failure.err);
+  if (WIFEXITED(*status) && WEXITSTATUS(*status) == 0) return text;
+  if (WIFEXITED(*status)) {
+    return MakeError(what + ": exit status " + std::to_string(WEXITSTATUS(*status)));
   }
-  return MakeError(what + ": killed by signal " + std::to_string(WTERMSIG(status)));
+  return MakeError(what + ": killed by signal " + std::to_string(WTERMSIG(*status)));
 }
 
 }  // namespace ocirlimit

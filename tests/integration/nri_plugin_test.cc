@@ -1,6 +1,7 @@
 // oci-rlimit-nri as a process, against a scripted runtime on a real unix
-// socket (the runtime's side written with the plugin's own wire code, which
-// has its own table tests; containerd itself is in tests/cri/nri_test.cc):
+// socket (the runtime's side is the shared NRI peer, tests/testing/nri_peer.h,
+// on the plugin's own wire code, which has its own table tests; containerd
+// itself is in tests/cri/nri_test.cc):
 // a bad command line or config exits 2 before connecting, SIGHUP reloads,
 // and a bad new config is refused with one line while the old one stays; a
 // stderr nobody reads never delays a reply; a reply too late or never
@@ -18,14 +19,15 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "adapters/nri/facts.h"
 #include "daemons.h"
 #include "harness.h"
 #include "nri/session.h"
-#include "nri/test_runtime.h"
 #include "nri/wire.h"
+#include "tests/testing/nri_peer.h"
 
 namespace ocirlimit::itest {
 namespace {
@@ -34,7 +36,8 @@ namespace nri = ::ocirlimit::nri;
 
 std::string Plugin() { return OurBinary("oci-rlimit-nri"); }
 
-// A listening unix socket standing in for the runtime's NRI socket.
+// A listening unix socket standing in for the runtime's NRI socket; the
+// connection it accepts is spoken through the shared NRI peer.
 class FakeRuntime {
  public:
   explicit FakeRuntime(const std::string& path) {
@@ -64,11 +67,14 @@ class FakeRuntime {
     conn_ = accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC);
     timeval tv{5, 0};
     setsockopt(conn_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    auto reg = Next();
+    peer_.emplace(conn_);
+    auto reg = peer_->Next();
     if (!reg || reg->conn != nri::kRuntimeConn) {
       return ::testing::AssertionFailure() << "no RegisterPlugin";
     }
-    Send(nri::testing::RuntimeReply(reg->msg.stream_id, {}));
+    if (!peer_->Send(testsupport::RuntimeReply(reg->msg.stream_id, {}))) {
+      return ::testing::AssertionFailure() << "could not answer RegisterPlugin";
+    }
     nri::pb::ConfigureRequest c;
     c.set_runtime_name("fake");
     auto resp = Call("Configure", c.SerializeAsString());
@@ -78,14 +84,7 @@ class FakeRuntime {
 
   // One call on connection 1; its reply.
   std::optional<nri::Response> Call(const std::string& method, const std::string& payload) {
-    uint32_t id = next_;
-    next_ += 2;
-    Send(nri::testing::RuntimeCall(id, method, payload));
-    auto got = Next();
-    if (!got || got->conn != nri::kPluginConn || got->msg.stream_id != id) return std::nullopt;
-    auto resp = nri::DecodeResponse(got->msg.payload);
-    if (!resp) return std::nullopt;
-    return *resp;
+    return peer_->Call(method, payload);
   }
 
   // A CreateContainer for `id` whose ttrpc deadline (timeout_nano) is
@@ -93,23 +92,7 @@ class FakeRuntime {
   std::optional<nri::Response> CreateWithTimeout(const std::string& id, int64_t timeout_ns) {
     nri::pb::CreateContainerRequest req;
     req.mutable_container()->set_id(id);
-    nri::Request r{std::string(nri::kPluginService),
-                   "CreateContainer",
-                   req.SerializeAsString(),
-                   timeout_ns,
-                   {}};
-    uint32_t stream = next_;
-    next_ += 2;
-    std::string out;
-    nri::AppendFrames(
-        out, nri::kPluginConn,
-        *nri::EncodeMessage({stream, nri::MsgType::kRequest, 0, nri::EncodeRequest(r)}));
-    Send(out);
-    auto got = Next();
-    if (!got || got->conn != nri::kPluginConn || got->msg.stream_id != stream) return std::nullopt;
-    auto resp = nri::DecodeResponse(got->msg.payload);
-    if (!resp) return std::nullopt;
-    return *resp;
+    return peer_->Call("CreateContainer", req.SerializeAsString(), timeout_ns);
   }
 
   // Sends a CreateContainer for `id` and closes the connection at once, as
@@ -121,8 +104,9 @@ class FakeRuntime {
     nri::pb::CreateContainerRequest req;
     req.mutable_container()->set_id(id);
     ASSERT_EQ(shutdown(conn_, SHUT_RD), 0);
-    Send(nri::testing::RuntimeCall(next_, "CreateContainer", req.SerializeAsString()));
-    next_ += 2;
+    ASSERT_TRUE(peer_->Send(
+        testsupport::RuntimeCall(peer_->NewStream(), "CreateContainer", req.SerializeAsString())));
+    peer_.reset();
     close(conn_);
     conn_ = -1;
   }
@@ -144,25 +128,9 @@ class FakeRuntime {
   }
 
  private:
-  void Send(const std::string& bytes) {
-    ASSERT_EQ(write(conn_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-  }
-  std::optional<nri::testing::Sent> Next() {
-    for (;;) {
-      auto sent = nri::testing::ParseSent(buffer_);
-      if (sent.size() > taken_) return sent[taken_++];
-      char buf[65536];
-      ssize_t n = read(conn_, buf, sizeof buf);
-      if (n <= 0) return std::nullopt;
-      buffer_.append(buf, static_cast<size_t>(n));
-    }
-  }
-
   int listen_ = -1;
   int conn_ = -1;
-  uint32_t next_ = 1;
-  std::string buffer_;
-  size_t taken_ = 0;
+  std::optional<testsupport::RuntimePeer> peer_;
 };
 
 // "a.a.a..." with `parts` parts.

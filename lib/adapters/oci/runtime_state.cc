@@ -28,6 +28,27 @@ Result<std::optional<uint64_t>> StartTime(const Json& j, const char* key,
   return std::optional<uint64_t>{it->get<uint64_t>()};
 }
 
+// runc: config.labels, ["bundle=/run/...", "KEY=VALUE", ...]; the last wins.
+std::string RuncBundle(const Json& j) {
+  std::string bundle;
+  auto config = j.find("config");
+  if (config == j.end() || !config->is_object()) return bundle;
+  auto labels = config->find("labels");
+  if (labels == config->end() || !labels->is_array()) return bundle;
+  for (const auto& l : *labels) {
+    if (l.is_string() && l.get_ref<const std::string&>().starts_with("bundle=")) {
+      bundle = l.get<std::string>().substr(7);
+    }
+  }
+  return bundle;
+}
+
+// crun: "bundle".
+std::string CrunBundle(const Json& j) {
+  auto bundle = j.find("bundle");
+  return bundle != j.end() && bundle->is_string() ? bundle->get<std::string>() : std::string();
+}
+
 }  // namespace
 
 Result<RuntimeState> ParseRuncState(std::string_view text, const std::string& where) {
@@ -41,18 +62,7 @@ Result<RuntimeState> ParseRuncState(std::string_view text, const std::string& wh
   auto start = StartTime(*j, "init_process_start", where);
   if (!start) return start.error();
   s.start_time = *start;
-  // config.labels: ["bundle=/run/...", "KEY=VALUE", ...].
-  auto config = j->find("config");
-  if (config != j->end() && config->is_object()) {
-    auto labels = config->find("labels");
-    if (labels != config->end() && labels->is_array()) {
-      for (const auto& l : *labels) {
-        if (l.is_string() && l.get_ref<const std::string&>().starts_with("bundle=")) {
-          s.bundle = l.get<std::string>().substr(7);
-        }
-      }
-    }
-  }
+  s.bundle = RuncBundle(*j);
   return s;
 }
 
@@ -67,9 +77,17 @@ Result<RuntimeState> ParseCrunStatus(std::string_view text, const std::string& w
   auto start = StartTime(*j, "process-start-time", where);
   if (!start) return start.error();
   s.start_time = *start;
-  auto bundle = j->find("bundle");
-  if (bundle != j->end() && bundle->is_string()) s.bundle = bundle->get<std::string>();
+  s.bundle = CrunBundle(*j);
   return s;
+}
+
+std::optional<std::string> RecordedBundle(std::string_view text) {
+  auto j = ParseJsonObject(text, "state");
+  if (!j) return std::nullopt;
+  std::string bundle = CrunBundle(*j);
+  if (bundle.empty()) bundle = RuncBundle(*j);
+  if (bundle.empty()) return std::nullopt;
+  return bundle;
 }
 
 }  // namespace ocirlimit

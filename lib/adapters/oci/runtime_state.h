@@ -36,4 +36,10 @@ struct RuntimeState {
 [[nodiscard]] Result<RuntimeState> ParseRuncState(std::string_view text, const std::string& where);
 [[nodiscard]] Result<RuntimeState> ParseCrunStatus(std::string_view text, const std::string& where);
 
+// Only the bundle a state file of either format records (crun's "bundle",
+// else runc's "bundle=DIR" label), whatever else it holds or lacks: the node
+// installer's uninstall asks of each container only whose it is. nullopt
+// when `text` is no JSON object or records no bundle.
+[[nodiscard]] std::optional<std::string> RecordedBundle(std::string_view text);
+
 }  // namespace ocirlimit

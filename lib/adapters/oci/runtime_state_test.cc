@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "tests/testing/case_name.h"
@@ -105,6 +106,32 @@ TEST(RuntimeState, NotJson) {
   EXPECT_FALSE(ParseRuncState("{", "F"));
   EXPECT_FALSE(ParseCrunStatus("[]", "F"));
 }
+
+struct BundleCase {
+  const char* name;
+  std::string text;
+  std::optional<std::string> bundle;
+};
+
+class RecordedBundleTable : public testing::TestWithParam<BundleCase> {};
+
+TEST_P(RecordedBundleTable, OnlyTheBundle) {
+  EXPECT_EQ(RecordedBundle(GetParam().text), GetParam().bundle);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, RecordedBundleTable,
+    testing::Values(
+        BundleCase{"Runc", kRunc, "/tmp/audit24probe"},
+        BundleCase{"Crun", kCrun, "/tmp/audit24probe"},
+        // What the parsers refuse still names its bundle.
+        BundleCase{"RuncWithoutPid", R"({"config":{"labels":["bundle=/run/b1"]}})", "/run/b1"},
+        BundleCase{"NoBundle", R"({"init_process_pid":5,"config":{"labels":["a=b"]}})",
+                   std::nullopt},
+        BundleCase{"EmptyBundle", R"({"bundle":""})", std::nullopt},
+        BundleCase{"LabelsNotAList", R"({"config":{"labels":"bundle=/x"}})", std::nullopt},
+        BundleCase{"NotAnObject", "[]", std::nullopt}, BundleCase{"NotJson", "{", std::nullopt}),
+    CaseName{});
 
 }  // namespace
 }  // namespace ocirlimit

@@ -1,0 +1,207 @@
+#include "cli/args.h"
+
+#include "cli/commands.h"
+#include "core/text.h"
+
+namespace ocirlimit::cli {
+namespace {
+
+constexpr FlagSpec kConfig = {.name = "--config", .metavar = "PATH"};
+constexpr FlagSpec kJson = {.name = "--json"};
+constexpr FlagSpec kBundle = {.name = "--bundle", .metavar = "DIR"};
+constexpr FlagSpec kRoot = {.name = "--root", .metavar = "DIR"};
+constexpr FlagSpec kRuntimeRoot = {.name = "--runtime-root", .metavar = "DIR"};
+constexpr FlagSpec kNoDefaultRoots = {.name = "--no-default-roots"};
+constexpr FlagSpec kHeal = {.name = "--heal"};
+
+constexpr FlagSpec kValidateFlags[] = {kConfig, kJson};
+constexpr FlagSpec kExplainFlags[] = {kBundle, kConfig, kJson};
+constexpr FlagSpec kDoctorFlags[] = {kRoot, kConfig, kJson};
+constexpr FlagSpec kAuditFlags[] = {kConfig, kRuntimeRoot, kNoDefaultRoots, kJson, kHeal};
+
+// What the reader knows before it knows the command: every command's flags,
+// --help and --version (the command then says which flags are its own).
+constexpr FlagSpec kReaderFlags[] = {
+    {.name = "--help", .short_name = "-h"},
+    {.name = "--version"},
+    kConfig,
+    kJson,
+    kBundle,
+    kRoot,
+    kRuntimeRoot,
+    kNoDefaultRoots,
+    kHeal,
+};
+
+constexpr CommandSpec kCommands[] = {
+    {.name = "validate",
+     .usage = "validate [--config PATH] [--json]",
+     .about = "checks a config and prints the effective limits, rules and requests;\n"
+              "labels each rule condition [author] or [node] and warns on a rule that\n"
+              "reads only facts a container's author sets (env, annotations).",
+     .flags = kValidateFlags,
+     .run = ValidateCommand},
+    {.name = "explain",
+     .usage = "explain --bundle DIR [--config PATH] [--json]",
+     .about = "shows which rules match DIR/config.json, the limits oci-rlimit would set,\n"
+              "conflicts with the spec's own process.rlimits, and what runc, crun and\n"
+              "oci-rlimit-runtime each end up giving the container.",
+     .flags = kExplainFlags,
+     .run = ExplainCommand},
+    {.name = "doctor",
+     .usage = "doctor [--root DIR] [--config PATH] [--json]",
+     .about = "inspects the node (or a copy of one under --root): runc and crun, docker,\n"
+              "containerd, CRI-O, each handler's exec chain and what its pods get, NRI,\n"
+              "podman/CRI-O hooks dirs, systemd LimitMEMLOCK, CAP_SYS_RESOURCE. Its --config\n"
+              "is a node path (inside --root), else the default; not $OCI_RLIMIT_CONFIG.",
+     .flags = kDoctorFlags,
+     .run = DoctorCommand},
+    {.name = "audit",
+     .usage = "audit [--config PATH] [--runtime-root DIR]... [--no-default-roots]\n"
+              "                        [--json] [--heal]",
+     .about = "finds the running containers in the runtimes' state roots (containerd's\n"
+              "runc roots in every namespace, docker, CRI-O and podman's /run/runc and\n"
+              "/run/crun, plus each --runtime-root; with --no-default-roots only those)\n"
+              "and says of each init process: ok, missing (lower than the policy gives),\n"
+              "over (higher), refused (its request is refused, yet it runs) or unknown\n"
+              "(why). --heal sets each missing, over or refused one to what the policy\n"
+              "gives (refused: the node's limits); exec sessions started later still\n"
+              "follow the spec's own rlimits.",
+     .flags = kAuditFlags,
+     .run = AuditCommand},
+    {.name = "node",
+     .usage = "node install|uninstall|containerd ...  (oci-rlimit node --help)",
+     .about = "installs oci-rlimit on a node, as packaging/kubernetes/install.sh does, or\n"
+              "edits containerd's runtime handlers.",
+     .flags = {},
+     .run_argv = NodeCommand},
+};
+
+constexpr const char* kUsageEnd =
+    "Config: --config PATH, else $OCI_RLIMIT_CONFIG, else /etc/oci-rlimit/config.toml,\n"
+    "with the $OCI_RLIMIT_RLIMITS overrides, as the hook and the wrapper read it.\n"
+    "Exit status: 0 fine, 1 something is wrong, 2 usage error (audit: or a config error).\n";
+
+// "\n" followed by `indent` spaces wherever `text` has a "\n".
+std::string Indented(std::string_view text, size_t indent) {
+  std::string out;
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out.append(indent, ' ');
+  }
+  return out;
+}
+
+// "a, b or c".
+std::string JoinWords(const std::vector<std::string>& words) {
+  std::string out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (i > 0) out += i + 1 == words.size() ? " or " : ", ";
+    out += words[i];
+  }
+  return out;
+}
+
+bool Takes(const CommandSpec& c, std::string_view flag) {
+  for (const FlagSpec& f : c.flags) {
+    if (f.name == flag) return true;
+  }
+  return false;
+}
+
+// "--root: only for doctor": the commands whose table holds `flag`.
+Error OnlyFor(std::string_view flag) {
+  std::vector<std::string> names;
+  for (const CommandSpec& c : kCommands) {
+    if (Takes(c, flag)) names.emplace_back(c.name);
+  }
+  return MakeError(std::string(flag) + ": only for " + JoinWords(names));
+}
+
+void Set(CliArgs& out, const ArgItem& a) {
+  if (a.Is("--config")) out.config = a.value;
+  if (a.Is("--json")) out.json = true;
+  if (a.Is("--bundle")) out.bundle = a.value;
+  if (a.Is("--root")) out.root = a.value;
+  if (a.Is("--runtime-root")) out.runtime_roots.push_back(a.value);
+  if (a.Is("--no-default-roots")) out.no_default_roots = true;
+  if (a.Is("--heal")) out.heal = true;
+}
+
+// The command's own checks, once argv is read.
+Status Check(const CliArgs& out, const std::vector<std::string_view>& flags) {
+  const CommandSpec* c = FindCommand(out.command);
+  if (!c) return MakeError("unknown command " + Quote(out.command));
+  if (c->run_argv) return MakeError(out.command + ": must be the first argument");
+  for (std::string_view flag : flags) {
+    if (!Takes(*c, flag)) return OnlyFor(flag);
+  }
+  if (out.command == "explain" && out.bundle.empty()) {
+    return MakeError("explain: --bundle is required");
+  }
+  if (out.no_default_roots && out.runtime_roots.empty()) {
+    return MakeError("--no-default-roots: needs a --runtime-root");
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+std::span<const CommandSpec> Commands() { return kCommands; }
+
+std::string CliUsage() {
+  constexpr size_t kColumn = 10;  // where each command's paragraph starts
+  std::string out;
+  for (const CommandSpec& c : kCommands) {
+    out += out.empty() ? "usage: oci-rlimit " : "       oci-rlimit ";
+    out += std::string(c.usage) + "\n";
+  }
+  out += "       oci-rlimit --help | --version\n\n";
+  for (const CommandSpec& c : kCommands) {
+    std::string name(c.name);
+    name.resize(kColumn, ' ');
+    out += name + Indented(c.about, kColumn) + "\n";
+  }
+  return out + "\n" + kUsageEnd;
+}
+
+const CommandSpec* FindCommand(std::string_view name) {
+  for (const CommandSpec& c : kCommands) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+Result<CliArgs> ParseCliArgs(const std::vector<std::string>& args) {
+  CliArgs out;
+  std::vector<std::string_view> flags;  // the flags given, to check against the command's
+  ArgReader reader(args, kReaderFlags);
+  for (;;) {
+    auto next = reader.Next();
+    if (!next) return next.error();
+    if (!*next) break;
+    const ArgItem& a = **next;
+    if (a.Is("--help") || a.Is("--version")) {
+      out.mode = a.Is("--help") ? CliMode::kHelp : CliMode::kVersion;
+      out.command.clear();
+      return out;
+    }
+    if (a.flag) {
+      flags.push_back(a.flag->name);
+      Set(out, a);
+    } else if (out.command.empty()) {
+      out.command = a.value;
+    } else {
+      return MakeError("unexpected argument " + Quote(a.value));
+    }
+  }
+  if (out.command.empty()) {
+    std::vector<std::string> names;
+    for (const CommandSpec& c : kCommands) names.emplace_back(c.name);
+    return MakeError("missing command: " + JoinWords(names));
+  }
+  if (auto st = Check(out, flags); !st) return st.error();
+  return out;
+}
+
+}  // namespace ocirlimit::cli
