@@ -6,14 +6,6 @@
 
 namespace ocirlimit {
 
-namespace {
-constexpr FlagSpec kHookFlags[] = {
-    {.name = "--help", .short_name = "-h"},
-    {.name = "--version"},
-    {.name = "--config", .metavar = "PATH"},
-};
-}  // namespace
-
 Result<HookArgs> ParseHookArgs(const std::vector<std::string>& args) {
   HookArgs out;
   ArgReader reader(args, kHookFlags);

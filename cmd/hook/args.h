@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/argv.h"
 #include "core/error.h"
 
 namespace ocirlimit {
@@ -15,9 +16,18 @@ struct HookArgs {
   HookMode mode = HookMode::kApply;
   std::optional<std::string> config;
   std::string stage;  // as given, may be empty
+
+  bool operator==(const HookArgs&) const = default;
+};
+
+// Its flags: ParseHookArgs reads them, its test reads every one both ways.
+inline constexpr FlagSpec kHookFlags[] = {
+    {.name = "--help", .short_name = "-h"},
+    {.name = "--version"},
+    {.name = "--config", .metavar = "PATH"},
 };
 
 // oci-rlimit-hook [--config PATH] [STAGE]; args excludes argv[0].
-Result<HookArgs> ParseHookArgs(const std::vector<std::string>& args);
+[[nodiscard]] Result<HookArgs> ParseHookArgs(const std::vector<std::string>& args);
 
 }  // namespace ocirlimit

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include "tests/testing/case_name.h"
+#include "tests/testing/flag_forms.h"
 
 namespace ocirlimit {
 namespace {
@@ -94,6 +95,22 @@ INSTANTIATE_TEST_SUITE_P(
                     {"prestart", "createRuntime"},
                     "unexpected argument \"createRuntime\" after stage \"prestart\""}),
     [](const ::testing::TestParamInfo<BadArgsCase>& info) { return std::string(info.param.name); });
+
+// Every flag of kHookFlags, both ways (tests/testing/flag_forms.h). A flag
+// added to the table without a sample here fails.
+const FlagSample kHookSamples[] = {
+    {.flag = "--config", .value = "/c.toml", .rest = {"prestart"}},
+};
+
+class HookFlagForms : public ::testing::TestWithParam<FlagFormCase> {};
+
+TEST_P(HookFlagForms, BothFormsReadTheSame) {
+  ExpectFlagForms(GetParam(),
+                  [](const std::vector<std::string>& args) { return ParseHookArgs(args); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Hook, HookFlagForms,
+                         ::testing::ValuesIn(FlagFormCases(kHookFlags, kHookSamples)), CaseName{});
 
 }  // namespace
 }  // namespace ocirlimit

@@ -103,9 +103,9 @@ int ServeWith(const NriArgs& args, const ConfigPath& where, const EnvLookup& env
 
 }  // namespace
 
-int RunNriPlugin(int argc, char** argv) {
+int RunNriPlugin(const std::vector<std::string>& arguments) {
   const EnvLookup env = ProcessEnv();
-  auto args = ParseNriArgs(std::vector<std::string>(argv + 1, argv + argc), env);
+  auto args = ParseNriArgs(arguments, env);
   if (!args) {
     Say(args.error().Text());
     return 2;

@@ -2,8 +2,12 @@
 // the connection loop.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace ocirlimit::nri {
 
-int RunNriPlugin(int argc, char** argv);
+// arguments excludes argv[0]. Returns the exit status.
+int RunNriPlugin(const std::vector<std::string>& arguments);
 
 }  // namespace ocirlimit::nri

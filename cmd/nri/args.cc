@@ -21,53 +21,68 @@ bool ValidIndex(const std::string& s) {
          std::isdigit(static_cast<unsigned char>(s[1])) != 0;
 }
 
-}  // namespace
+// The identity flags given: they win over a pre-registered plugin's
+// environment.
+struct Given {
+  bool name = false;
+  bool index = false;
+  bool socket = false;
+};
 
-Result<NriArgs> ParseNriArgs(const std::vector<std::string>& args, const EnvLookup& env) {
-  NriArgs out;
-  bool name_flag = false;
-  bool index_flag = false;
-  bool socket_flag = false;
+// The flags into out; stops at --help or --version (out.mode says which).
+Status ReadFlags(const std::vector<std::string>& args, NriArgs& out, Given& given) {
   ArgReader reader(args, kNriFlags);
   for (;;) {
     auto next = reader.Next();
     if (!next) return next.error();
-    if (!*next) break;
+    if (!*next) return Ok{};
     const ArgItem& a = **next;
-    if (a.Is("--help")) {
-      out.mode = NriMode::kHelp;
-      return out;
-    }
-    if (a.Is("--version")) {
-      out.mode = NriMode::kVersion;
-      return out;
+    if (a.Is("--help") || a.Is("--version")) {
+      out.mode = a.Is("--help") ? NriMode::kHelp : NriMode::kVersion;
+      return Ok{};
     }
     if (!a.flag) return MakeError("unexpected argument " + Quote(a.value));
     if (a.Is("--config")) {
       out.config = a.value;
     } else if (a.Is("--socket")) {
       out.socket = a.value;
-      socket_flag = true;
+      given.socket = true;
     } else if (a.Is("--status-file")) {
       out.status_file = a.value;
     } else if (a.Is("--name")) {
       out.name = a.value;
-      name_flag = true;
+      given.name = true;
     } else {
       out.index = a.value;
-      index_flag = true;
+      given.index = true;
     }
   }
-  if (auto fd = env("NRI_PLUGIN_SOCKET"); fd && !socket_flag) {
-    const std::string& v = *fd;
-    if (v.empty() || v.size() > 4 ||
-        !std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) {
-      return MakeError("NRI_PLUGIN_SOCKET " + Quote(v) + ": not a file descriptor number");
-    }
-    out.socket_fd = std::stoi(v);
-    if (auto n = env("NRI_PLUGIN_NAME"); n && !name_flag) out.name = *n;
-    if (auto n = env("NRI_PLUGIN_IDX"); n && !index_flag) out.index = *n;
+}
+
+// Pre-registered (containerd exec'd us with NRI_PLUGIN_SOCKET=FD): the
+// socket, name and index from the environment, unless given as flags.
+Status TakePluginEnv(const EnvLookup& env, const Given& given, NriArgs& out) {
+  auto fd = env("NRI_PLUGIN_SOCKET");
+  if (!fd || given.socket) return Ok{};
+  const std::string& v = *fd;
+  if (v.empty() || v.size() > 4 ||
+      !std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) {
+    return MakeError("NRI_PLUGIN_SOCKET " + Quote(v) + ": not a file descriptor number");
   }
+  out.socket_fd = std::stoi(v);
+  if (auto n = env("NRI_PLUGIN_NAME"); n && !given.name) out.name = *n;
+  if (auto n = env("NRI_PLUGIN_IDX"); n && !given.index) out.index = *n;
+  return Ok{};
+}
+
+}  // namespace
+
+Result<NriArgs> ParseNriArgs(const std::vector<std::string>& args, const EnvLookup& env) {
+  NriArgs out;
+  Given given;
+  if (auto read = ReadFlags(args, out, given); !read) return read.error();
+  if (out.mode != NriMode::kRun) return out;
+  if (auto taken = TakePluginEnv(env, given, out); !taken) return taken.error();
   if (!ValidName(out.name)) {
     return MakeError("--name " + Quote(out.name) + ": use letters, digits, '-', '_' or '.'");
   }

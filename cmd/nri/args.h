@@ -1,4 +1,6 @@
-// oci-rlimit-nri's command line and environment. Pure.
+// oci-rlimit-nri's command line and environment. Pure. Its flags are
+// kNriFlags (core/nri_status.h), which doctor reads a running plugin's argv
+// with.
 #pragma once
 
 #include <optional>
@@ -27,6 +29,8 @@ struct NriArgs {
   std::string status_file = std::string(kNriStatusPath);
   // Pre-registered: containerd exec'd us with NRI_PLUGIN_SOCKET=FD.
   std::optional<int> socket_fd;
+
+  bool operator==(const NriArgs&) const = default;
 };
 
 // argv without argv[0]; env gives NRI_PLUGIN_NAME, NRI_PLUGIN_IDX and

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/testing/case_name.h"
+#include "tests/testing/flag_forms.h"
+
 namespace ocirlimit::nri {
 namespace {
 
@@ -119,6 +122,27 @@ TEST(NriArgs, HelpAndVersion) {
   EXPECT_EQ(ParseNriArgs({"--help"}, none)->mode, NriMode::kHelp);
   EXPECT_EQ(ParseNriArgs({"--version"}, none)->mode, NriMode::kVersion);
 }
+
+// Every flag of kNriFlags, both ways (tests/testing/flag_forms.h). A flag
+// added to the table without a sample here fails.
+const FlagSample kNriSamples[] = {
+    {.flag = "--config", .value = "/etc/x.toml"},
+    {.flag = "--socket", .value = "/run/n.sock"},
+    {.flag = "--name", .value = "limits"},
+    {.flag = "--index", .value = "42"},
+    {.flag = "--status-file", .value = "/run/x.status"},
+};
+
+class NriFlagForms : public ::testing::TestWithParam<FlagFormCase> {};
+
+TEST_P(NriFlagForms, BothFormsReadTheSame) {
+  ExpectFlagForms(GetParam(), [](const std::vector<std::string>& args) {
+    return ParseNriArgs(args, [](std::string_view) { return std::optional<std::string>(); });
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Nri, NriFlagForms,
+                         ::testing::ValuesIn(FlagFormCases(kNriFlags, kNriSamples)), CaseName{});
 
 }  // namespace
 }  // namespace ocirlimit::nri

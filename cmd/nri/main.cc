@@ -1,4 +1,10 @@
-// oci-rlimit-nri: oci-rlimit's NRI plugin (docs/nri.md).
+// oci-rlimit-nri: oci-rlimit's NRI plugin (docs/nri.md). The flow is
+// nri/app.h.
+#include "effects/run_main.h"
 #include "nri/app.h"
 
-int main(int argc, char** argv) { return ocirlimit::nri::RunNriPlugin(argc, argv); }
+int main(int argc, char** argv) {
+  return ocirlimit::RunMain("oci-rlimit-nri", [&] {
+    return ocirlimit::nri::RunNriPlugin(ocirlimit::ArgsOf(argc, argv));
+  });
+}

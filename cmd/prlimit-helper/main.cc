@@ -1,9 +1,9 @@
 // oci-prlimit-helper: sets rlimits on another process (a container's init)
 // from the host, holding no capability but CAP_SYS_RESOURCE. Also usable as a
-// createRuntime/prestart hook with --state. The flow is helper_flow.cc; the
+// createRuntime/prestart hook with --state. The flow is flow.cc; the
 // test build (oci-prlimit-helper-testing) adds only test_pause.cc's ops.
 #include "effects/run_main.h"
-#include "prlimit-helper/helper_flow.h"
+#include "prlimit-helper/flow.h"
 #ifdef OCI_RLIMIT_HELPER_TESTING
 #include "prlimit-helper/test_pause.h"
 #endif

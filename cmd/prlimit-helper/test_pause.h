@@ -9,7 +9,7 @@
 #include <string>
 
 #include "effects/process_ops.h"
-#include "prlimit-helper/helper_ops.h"
+#include "prlimit-helper/ops.h"
 
 namespace ocirlimit {
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/argv.h"
 #include "core/error.h"
 #include "core/rlimit.h"
 
@@ -32,14 +33,31 @@ struct HelperArgs {
   bool debug_caps = false;
   // Test-only: after the pidfd is open, wait on this FIFO before applying.
   std::optional<std::string> test_pause_fifo;
+
+  bool operator==(const HelperArgs&) const = default;
 };
 
 // Flag spelled out for the tests and docs; never shown in --help, and known
 // only to the test build (oci-prlimit-helper-testing).
 inline constexpr const char* kTestPauseFlag = "--test-only-pause-after-pidfd";
 
+// Its flags: ParseHelperArgs reads them, its test reads every one both ways.
+// The test build's flag comes last: the installed helper reads all but it,
+// so there it is an unknown flag like any other.
+inline constexpr FlagSpec kHelperFlags[] = {
+    {.name = "--help", .short_name = "-h"},
+    {.name = "--version"},
+    {.name = "--pid", .metavar = "PID"},
+    {.name = "--state"},
+    {.name = "--get"},
+    {.name = "--json"},
+    {.name = "--debug-caps"},
+    {.name = kTestPauseFlag, .metavar = "FIFO path"},
+};
+
 // args excludes argv[0]. With test_flags false (the installed helper),
 // kTestPauseFlag is an unknown flag like any other.
-Result<HelperArgs> ParseHelperArgs(const std::vector<std::string>& args, bool test_flags = false);
+[[nodiscard]] Result<HelperArgs> ParseHelperArgs(const std::vector<std::string>& args,
+                                                 bool test_flags = false);
 
 }  // namespace ocirlimit

@@ -6,7 +6,7 @@
 #include "effects/files.h"
 #include "effects/process_ops.h"
 #include "hook/chain_exec.h"
-#include "hook/hook_ops.h"
+#include "hook/ops.h"
 
 namespace ocirlimit {
 namespace {

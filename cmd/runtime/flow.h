@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/runtime_ops.h"
+#include "runtime/ops.h"
 
 namespace ocirlimit {
 

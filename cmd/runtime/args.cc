@@ -1,40 +1,19 @@
-#include "runtime/runtime_args.h"
+#include "runtime/args.h"
 
-#include <algorithm>
 #include <optional>
+#include <span>
 
 namespace ocirlimit {
 namespace {
 
-// runc's and crun's global flags that take a value.
-constexpr std::string_view kGlobalValueFlags[] = {
-    "root", "log", "log-format", "criu", "rootless", "cgroup-manager", "log-level"};
-
-// Flags of runc/crun create, run and exec that take a value. The rest are
-// booleans (--detach, --tty, --no-pivot, ...).
-constexpr std::string_view kCommandValueFlags[] = {"bundle",
-                                                   "b",
-                                                   "console-socket",
-                                                   "pidfd-socket",
-                                                   "pid-file",
-                                                   "preserve-fds",
-                                                   "cwd",
-                                                   "env",
-                                                   "e",
-                                                   "user",
-                                                   "u",
-                                                   "cap",
-                                                   "c",
-                                                   "additional-gids",
-                                                   "g",
-                                                   "process",
-                                                   "p",
-                                                   "process-label",
-                                                   "apparmor",
-                                                   "cgroup"};
-
-bool Contains(const auto& list, std::string_view name) {
-  return std::find(std::begin(list), std::end(list), name) != std::end(list);
+// The flag of `specs` that `name` (without its dashes, as Go reads it)
+// names, by its long or its short name.
+const FlagSpec* FindGoFlag(std::span<const FlagSpec> specs, std::string_view name) {
+  for (const FlagSpec& spec : specs) {
+    if (spec.name.substr(2) == name) return &spec;
+    if (!spec.short_name.empty() && spec.short_name.substr(1) == name) return &spec;
+  }
+  return nullptr;
 }
 
 struct FlagToken {
@@ -90,16 +69,17 @@ Result<GlobalFlags> ParseGlobalFlags(const std::vector<std::string>& args) {
       return g;
     }
     // --oci-rlimit-help wins over --version wherever both appear.
-    if (flag->name == kSelfHelpFlag) g.self = SelfRequest::kHelp;
-    if ((flag->name == "version" || flag->name == "v") && g.self == SelfRequest::kNone) {
-      g.self = SelfRequest::kVersion;
+    if (const FlagSpec* self = FindGoFlag(kRuntimeSelfFlags, flag->name)) {
+      if (self->name == "--oci-rlimit-help") g.self = SelfRequest::kHelp;
+      if (self->name == "--version" && g.self == SelfRequest::kNone) g.self = SelfRequest::kVersion;
     }
-    if (!Contains(kGlobalValueFlags, flag->name)) continue;
+    const FlagSpec* spec = FindGoFlag(kRuncGlobalValueFlags, flag->name);
+    if (!spec) continue;
     auto value = TakeValue(*flag, args, i, "global ");
     if (!value) return value.error();
-    if (flag->name == "root") g.root = *value;
-    if (flag->name == "log") g.log = *value;
-    if (flag->name == "log-format") g.log_format = *value;
+    if (spec->name == "--root") g.root = *value;
+    if (spec->name == "--log") g.log = *value;
+    if (spec->name == "--log-format") g.log_format = *value;
   }
   return g;
 }
@@ -120,12 +100,13 @@ Result<CommandFlags> ParseCommandFlags(const std::vector<std::string>& args, siz
       c.id = args[i];
       break;
     }
-    if (!Contains(kCommandValueFlags, flag->name)) continue;
+    const FlagSpec* spec = FindGoFlag(kRuncCommandValueFlags, flag->name);
+    if (!spec) continue;
     auto value = TakeValue(*flag, args, i, where);
     if (!value) return value.error();
     // As in runc, an empty --bundle means the cwd and an empty --process none.
-    if (flag->name == "bundle" || flag->name == "b") c.bundle = value->empty() ? "." : *value;
-    if (flag->name == "process" || flag->name == "p") c.process = *value;
+    if (spec->name == "--bundle") c.bundle = value->empty() ? "." : *value;
+    if (spec->name == "--process") c.process = *value;
   }
   return c;
 }

@@ -1,8 +1,12 @@
-#include "runtime/runtime_args.h"
+#include "runtime/args.h"
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <tuple>
+
 #include "tests/testing/case_name.h"
+#include "tests/testing/flag_forms.h"
 
 namespace ocirlimit {
 namespace {
@@ -303,6 +307,110 @@ TEST(ParseCommandFlags, GlobalFlagsSurviveACommandError) {
   EXPECT_EQ(g->log, "/l");
   EXPECT_FALSE(ParseCommandFlags(args, g->subcommand_at + 1, g->subcommand).ok());
 }
+
+// Every flag of the wrapper's tables (runtime/args.h), in each of Go's
+// spellings, the value joined by '=' or given apart: a flag added to a table
+// is tested here without a new case.
+
+// --name and -name, and a short name's -x and --x.
+std::vector<std::string> GoSpellings(const FlagSpec& flag) {
+  const std::string name(flag.name.substr(2));
+  std::vector<std::string> out = {"--" + name, "-" + name};
+  if (!flag.short_name.empty()) {
+    const std::string short_name(flag.short_name.substr(1));
+    out.insert(out.end(), {"-" + short_name, "--" + short_name});
+  }
+  return out;
+}
+
+// Each spelling, `value` joined and apart (none for a switch), before `rest`.
+std::vector<std::vector<std::string>> Forms(const FlagSpec& flag, const std::string& value,
+                                            const std::vector<std::string>& rest) {
+  std::vector<std::vector<std::string>> out;
+  for (const std::string& spelled : GoSpellings(flag)) {
+    std::vector<std::vector<std::string>> heads = {{spelled}};
+    if (!flag.metavar.empty()) heads = {{spelled + "=" + value}, {spelled, value}};
+    for (auto args : heads) {
+      args.insert(args.end(), rest.begin(), rest.end());
+      out.push_back(std::move(args));
+    }
+  }
+  return out;
+}
+
+// All a parse gives but where the subcommand sits, which moves with the
+// number of arguments.
+auto Fields(const RuntimeArgs& r) {
+  return std::tuple(r.global.root, r.global.log, r.global.log_format, r.global.subcommand,
+                    r.global.command, r.global.self, r.command.bundle, r.command.process,
+                    r.command.id);
+}
+
+// Every form of c's flag reads, and reads as the first; `check` says what
+// each must give besides.
+template <class Check>
+void ExpectGoForms(const FlagFormCase& c, const std::string& value,
+                   const std::vector<std::string>& front, const std::vector<std::string>& rest,
+                   const Check& check) {
+  std::optional<decltype(Fields(RuntimeArgs{}))> first;
+  for (auto args : Forms(c.flag, value, rest)) {
+    args.insert(args.begin(), front.begin(), front.end());
+    std::string shown;
+    for (const auto& a : args) shown += " " + a;
+    SCOPED_TRACE("args:" + shown);
+    auto r = ParseRuntimeArgs(args);
+    ASSERT_TRUE(r.ok()) << r.error().Text();
+    check(*r);
+    if (!r->global.subcommand.empty()) {
+      EXPECT_EQ(args.at(r->global.subcommand_at), r->global.subcommand);
+    }
+    if (!first) first = Fields(*r);
+    EXPECT_EQ(Fields(*r), *first);
+  }
+}
+
+class RuntimeGlobalFlagForms : public ::testing::TestWithParam<FlagFormCase> {};
+
+// The value, a subcommand's name, is the flag's: the subcommand is the next.
+TEST_P(RuntimeGlobalFlagForms, EverySpellingReadsTheSame) {
+  ExpectGoForms(GetParam(), "create", {}, {"state", "c1"}, [](const RuntimeArgs& r) {
+    EXPECT_EQ(r.global.subcommand, "state");
+    EXPECT_EQ(r.global.command, RC::kOther);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Forms, RuntimeGlobalFlagForms,
+                         ::testing::ValuesIn(FlagFormCases(kRuncGlobalValueFlags, {})), CaseName{});
+
+class RuntimeCommandFlagForms : public ::testing::TestWithParam<FlagFormCase> {};
+
+// The value, an id-like word, is the flag's: the id is the next argument.
+TEST_P(RuntimeCommandFlagForms, EverySpellingReadsTheSame) {
+  for (const char* sub : {"create", "run", "exec"}) {
+    ExpectGoForms(GetParam(), "c9", {sub}, {"c1"}, [&](const RuntimeArgs& r) {
+      EXPECT_EQ(r.global.subcommand, sub);
+      EXPECT_EQ(r.command.id, "c1");
+    });
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Forms, RuntimeCommandFlagForms,
+                         ::testing::ValuesIn(FlagFormCases(kRuncCommandValueFlags, {})),
+                         CaseName{});
+
+class RuntimeSelfFlagForms : public ::testing::TestWithParam<FlagFormCase> {};
+
+// The wrapper's own switches, before the subcommand.
+TEST_P(RuntimeSelfFlagForms, EverySpellingReadsTheSame) {
+  ExpectGoForms(GetParam(), "", {"--root", "/r"}, {"state", "c1"}, [](const RuntimeArgs& r) {
+    EXPECT_NE(r.global.self, SelfRequest::kNone);
+    EXPECT_EQ(r.global.root, "/r");
+    EXPECT_EQ(r.global.subcommand, "state");
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Forms, RuntimeSelfFlagForms,
+                         ::testing::ValuesIn(FlagFormCases(kRuntimeSelfFlags, {})), CaseName{});
 
 }  // namespace
 }  // namespace ocirlimit

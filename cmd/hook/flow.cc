@@ -1,4 +1,4 @@
-#include "hook/hook_flow.h"
+#include "hook/flow.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "runtime/runtime_plan.h"
+#include "runtime/plan.h"
 
 #include "core/text.h"
 

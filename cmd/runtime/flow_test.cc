@@ -1,6 +1,6 @@
 // The wrapper's flow against a fake world: what it writes, what it runs,
 // and that a failure before the exec means no write and no exec.
-#include "runtime/runtime_wrapper.h"
+#include "runtime/flow.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -8,7 +8,7 @@
 #include <map>
 
 #include "core/version.h"
-#include "runtime/runtime_plan.h"
+#include "runtime/plan.h"
 #include "tests/testing/case_name.h"
 
 namespace ocirlimit {

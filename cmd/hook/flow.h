@@ -1,7 +1,7 @@
 // oci-rlimit-hook's flow: parse argv, load the config, then either apply
 // (createRuntime/prestart: state on stdin, limits on the container's init
 // process, then chain mode) or edit (precreate: spec on stdin, spec on
-// stdout). Every effect goes through HookOps (hook/hook_ops.h).
+// stdout). Every effect goes through HookOps (hook/ops.h).
 //
 // on-error: a failure about this container (bad state, unreadable spec,
 // malformed or rejected request, failed apply) exits 1 under "fail" and 0
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "hook/hook_ops.h"
+#include "hook/ops.h"
 
 namespace ocirlimit {
 

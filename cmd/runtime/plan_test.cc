@@ -1,4 +1,4 @@
-#include "runtime/runtime_plan.h"
+#include "runtime/plan.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

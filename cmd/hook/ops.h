@@ -1,6 +1,6 @@
 // Everything oci-rlimit-hook does to the outside world, behind one
 // interface, so the hook's flow (on-error, chain mode, precreate) can be
-// unit-tested with a fake (hook/hook_flow_test.cc).
+// unit-tested with a fake (hook/flow_test.cc).
 #pragma once
 
 #include <sys/types.h>

@@ -1,6 +1,6 @@
-// The hook's flow against a fake world (hook/hook_ops.h): its on-error,
+// The hook's flow against a fake world (hook/ops.h): its on-error,
 // chain and precreate decisions, what it applies, writes, logs and execs.
-#include "hook/hook_flow.h"
+#include "hook/flow.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

@@ -1,9 +1,10 @@
-#include "prlimit-helper/helper_args.h"
+#include "prlimit-helper/args.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
 #include "tests/testing/case_name.h"
+#include "tests/testing/flag_forms.h"
 
 namespace ocirlimit {
 namespace {
@@ -224,6 +225,28 @@ TEST(HelperArgs, TestPauseFifoIsKeptInTheTestBuild) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().Text(), "--test-only-pause-after-pidfd: missing FIFO path");
 }
+
+// Every flag of kHelperFlags, both ways (tests/testing/flag_forms.h), read
+// as the test build reads them (its pause flag included). A flag added to
+// the table without a sample here fails; a switch without one is read alone.
+const FlagSample kHelperSamples[] = {
+    {.flag = "--pid", .value = "42", .rest = {"memlock=1"}},
+    {.flag = "--state", .rest = {"memlock=1"}},
+    {.flag = "--get", .rest = {"--pid", "1"}},
+    {.flag = "--json", .rest = {"--pid", "1", "memlock=1"}},
+    {.flag = kTestPauseFlag, .value = "/run/pause.fifo", .rest = {"--pid", "1", "memlock=1"}},
+};
+
+class HelperFlagForms : public ::testing::TestWithParam<FlagFormCase> {};
+
+TEST_P(HelperFlagForms, BothFormsReadTheSame) {
+  ExpectFlagForms(GetParam(),
+                  [](const std::vector<std::string>& args) { return ParseHelperArgs(args, true); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Argv, HelperFlagForms,
+                         ::testing::ValuesIn(FlagFormCases(kHelperFlags, kHelperSamples)),
+                         CaseName{});
 
 }  // namespace
 }  // namespace ocirlimit

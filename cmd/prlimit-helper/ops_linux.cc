@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "effects/files.h"
-#include "prlimit-helper/helper_ops.h"
+#include "prlimit-helper/ops.h"
 
 namespace ocirlimit {
 namespace {

@@ -1,4 +1,4 @@
-#include "prlimit-helper/helper_flow.h"
+#include "prlimit-helper/flow.h"
 
 #include <optional>
 #include <string>

@@ -1,6 +1,6 @@
-// What oci-prlimit-helper's flow (helper_flow.h) does to the world, behind one
-// interface: a Linux implementation (helper_ops_linux.cc) and a fake in
-// helper_flow_test.cc.
+// What oci-prlimit-helper's flow (flow.h) does to the world, behind one
+// interface: a Linux implementation (ops_linux.cc) and a fake in
+// flow_test.cc.
 #pragma once
 
 #include <sys/types.h>
@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "effects/process_ops.h"
-#include "prlimit-helper/helper_args.h"
+#include "prlimit-helper/args.h"
 #include "prlimit-helper/privileges.h"
 
 namespace ocirlimit {

@@ -1,4 +1,4 @@
-#include "runtime/runtime_wrapper.h"
+#include "runtime/flow.h"
 
 #include <algorithm>
 
@@ -10,8 +10,8 @@
 #include "core/text.h"
 #include "core/unprivileged.h"
 #include "core/version.h"
-#include "runtime/runtime_args.h"
-#include "runtime/runtime_plan.h"
+#include "runtime/args.h"
+#include "runtime/plan.h"
 
 namespace ocirlimit {
 namespace {

@@ -1,12 +1,12 @@
 // oci-prlimit-helper's flow: argv, the privilege drop, the target (--pid, or
 // a hook's state on stdin), its checks, then --get or the apply, over
-// HelperOps (helper_ops.h). main.cc only picks the ops.
+// HelperOps (ops.h). main.cc only picks the ops.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "prlimit-helper/helper_ops.h"
+#include "prlimit-helper/ops.h"
 
 namespace ocirlimit {
 

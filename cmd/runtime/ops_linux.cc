@@ -10,7 +10,7 @@
 #include "effects/exec.h"
 #include "effects/files.h"
 #include "effects/process_ops.h"
-#include "runtime/runtime_ops.h"
+#include "runtime/ops.h"
 
 namespace ocirlimit {
 namespace {
