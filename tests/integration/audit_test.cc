@@ -138,12 +138,21 @@ TEST_F(AuditTest, InitExitedIsUnknownAndAReusedPidIsNeverTouched) {
       Sh("prlimit --memlock=1048576:8388608 sleep 1000 </dev/null >/dev/null 2>&1 & echo $!");
   ASSERT_EQ(other.status, 0);
   const std::string other_pid = other.out.substr(0, other.out.find('\n'));
+  // `$!` names prlimit, which sets its limit and then execs sleep: wait until
+  // the limit is in place, so the process audit meets is the one asserted on.
+  const std::string other_limits = "/proc/" + other_pid + "/limits";
+  for (int i = 0; i < 250; ++i) {
+    if (LimitRow(ReadFile(other_limits), kMemlock) == (Limit{1 * kM, 8 * kM})) break;
+    usleep(20000);
+  }
   Json state = Json::parse(ReadFile(root() + "/" + exited + "/state.json"));
   state["init_process_pid"] = std::stoi(other_pid);
   ASSERT_EQ(RunCmd({"mkdir", root() + "/reused"}).status, 0);
   WriteFile(root() + "/reused/state.json", state.dump());
 
   CmdResult heal = Audit({"--json", "--heal"});
+  // Read before the kill: once it exits, its /proc entry goes with it.
+  const std::string limits_after = ReadFile(other_limits);
   RunCmd({"kill", other_pid});
   EXPECT_EQ(heal.status, 1) << heal.out << heal.err;
   Json report = Json::parse(heal.out);
@@ -159,8 +168,7 @@ TEST_F(AuditTest, InitExitedIsUnknownAndAReusedPidIsNeverTouched) {
       << heal.out;
   EXPECT_TRUE((*reused)["heal"].is_null());
   // The process that reused the PID keeps its own limits.
-  EXPECT_EQ(LimitRow(ReadFile("/proc/" + other_pid + "/limits"), kMemlock),
-            (Limit{1 * kM, 8 * kM}));
+  EXPECT_EQ(LimitRow(limits_after, kMemlock), (Limit{1 * kM, 8 * kM})) << limits_after;
 }
 
 TEST_F(AuditTest, UsageAndConfigErrorsExitTwo) {
