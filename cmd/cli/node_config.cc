@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <optional>
-#include <sstream>
 
 #include "adapters/engines/toml_read.h"
+#include "cli/toml_write.h"
 #include "core/text.h"
 
 namespace ocirlimit::node {
@@ -19,14 +19,6 @@ constexpr std::string_view kMarker =
 // Every TOML file goes through the node model's one guarded parse.
 Result<toml::table> Parse(std::string_view text, const std::string& where) {
   return engines::ParseToml(text, where);
-}
-
-std::string Serialize(const toml::table& t) {
-  std::ostringstream os;
-  os << t;
-  std::string s = os.str();
-  if (!s.empty() && s.back() != '\n') s += '\n';
-  return s;
 }
 
 // A copy with every empty table dropped, for comparing meanings: an empty
@@ -97,7 +89,7 @@ Result<ConfigEdit> Finish(std::string_view text, const std::string& where, std::
   if (reparsed && Pruned(*reparsed) == Pruned(want)) {
     edit.text = std::move(edited);
   } else {
-    edit.text = Serialize(want);
+    edit.text = SerializeToml(want);
     edit.rewritten = true;
     edit.notes.push_back(where +
                          ": the handler could not be edited in place; wrote the whole file "
@@ -222,7 +214,7 @@ std::string WithBlock(std::string text, bool add_version, std::string_view plugi
   block.insert(
       "plugins",
       toml::table{{plugin, toml::table{{"containerd", toml::table{{"runtimes", runtimes}}}}}});
-  text += "\n" + std::string(kMarker) + "\n" + Serialize(block);
+  text += "\n" + std::string(kMarker) + "\n" + SerializeToml(block);
   return text;
 }
 

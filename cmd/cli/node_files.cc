@@ -5,19 +5,12 @@
 #include <sstream>
 
 #include "adapters/oci/spec.h"
+#include "cli/toml_write.h"
 #include "core/config.h"
 #include "core/text.h"
 
 namespace ocirlimit::node {
 namespace {
-
-std::string Serialize(const toml::table& t) {
-  std::ostringstream os;
-  os << t;
-  std::string s = os.str();
-  if (!s.empty() && s.back() != '\n') s += '\n';
-  return s;
-}
 
 toml::array Strings(const std::vector<std::string>& v) {
   toml::array out;
@@ -149,7 +142,7 @@ Result<std::string> RenderDropin(const std::vector<std::string>& rlimits,
         "# execs runc. There is no fallback: a node without any fails the pod\n"
         "# instead of running it without its GPUs.\n";
   }
-  text += Serialize(t);
+  text += SerializeToml(t);
   // The text every program will read, read as they read it.
   if (auto c = ParseConfig(text, std::string(kDropin)); !c) {
     return c.error().Wrap("internal error: the drop-in does not read back");
@@ -176,7 +169,7 @@ std::string RenderCrioHandler(const std::string& prefix) {
   return "# Written by oci-rlimit's node installer; install.sh --uninstall removes it.\n"
          "# The handler for runtimeClassName: oci-rlimit. oci-rlimit-runtime reads\n"
          "# /etc/oci-rlimit/config.d/*.toml and /etc/oci-rlimit/config.toml.\n" +
-         Serialize(t);
+         SerializeToml(t);
 }
 
 }  // namespace ocirlimit::node

@@ -1,7 +1,7 @@
 // oci-rlimit-nri: oci-rlimit's NRI plugin (docs/nri.md). The flow is
-// nri/app.h.
+// nri/flow.h.
 #include "effects/run_main.h"
-#include "nri/app.h"
+#include "nri/flow.h"
 
 int main(int argc, char** argv) {
   return ocirlimit::RunMain("oci-rlimit-nri", [&] {

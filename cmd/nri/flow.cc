@@ -1,4 +1,4 @@
-#include "nri/app.h"
+#include "nri/flow.h"
 
 #include <google/protobuf/stubs/logging.h>
 
