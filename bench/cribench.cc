@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -273,9 +274,7 @@ int RunRelease(const ContainerdRelease& release, const Options& opts) {
   std::exit(2);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   Options opts;
   opts.plugin = OurBinary("oci-rlimit-nri");
   std::string which = "all";
@@ -306,4 +305,16 @@ int main(int argc, char** argv) {
     if (RunRelease(r, opts) != 0) return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+// The fixtures throw on a daemon that never comes up: one line, exit 1.
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cribench: %s\n", e.what());
+    return 1;
+  }
 }
