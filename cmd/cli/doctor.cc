@@ -84,6 +84,7 @@ bool DoctorReport::ok() const {
 
 DoctorReport RunDoctor(NodeOps& ops, const DoctorOptions& options) {
   doctor::Context c(ops, options);
+  doctor::LoadInstallerMode(c);
   doctor::CheckRuntimes(c);
   doctor::CheckOurPrograms(c);
   doctor::CheckOurConfig(c);

@@ -73,7 +73,10 @@ HandlerSet Handlers(const ContainerdConfig& cfg, const std::string& path_list) {
 void PodAnnotations(Context& c, const ContainerdConfig& cfg, const HandlerSet& set) {
   const std::string key(kRequestAnnotation);
   for (size_t i = 0; i < set.handlers.size(); ++i) {
-    if (!set.chains[i].wrapper || set.chains[i].end != engines::ChainEnd::kRuntime) continue;
+    if (!set.chains[i].wrapper || set.chains[i].end != engines::ChainEnd::kRuntime ||
+        set.failed[i]) {
+      continue;
+    }
     const ContainerdHandler* h = engines::FindHandler(cfg, set.handlers[i].name);
     if (h == nullptr) continue;
     bool passes = std::any_of(h->pod_annotations.begin(), h->pod_annotations.end(),

@@ -3,12 +3,14 @@
 // programs read it, and the NRI plugin's state.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "adapters/engines/chain.h"
 #include "adapters/engines/our_config.h"
 #include "cli/doctor.h"
+#include "cli/node_files.h"
 
 namespace ocirlimit::doctor {
 
@@ -33,6 +35,11 @@ class Context {
   // advice that must not send a CRI-O node to the RuntimeClass path.
   std::vector<std::string> nri_engines;
 
+  // The node's mode as `oci-rlimit node install` remembered it (its
+  // mode.json, node_record.h), or nullopt when the installer never ran here.
+  std::optional<node::NodeMode> installer_mode;
+  std::string installer_mode_path;
+
  private:
   NodeOps& ops_;
   DoctorOptions options_;
@@ -52,6 +59,7 @@ void CheckContainerd(Context& c);    // doctor_containerd.cc
 void CheckCrio(Context& c);          // doctor_crio.cc
 void CheckHooksDirs(Context& c);     // doctor_hooks.cc
 void CheckCapabilities(Context& c);  // doctor.cc
+void LoadInstallerMode(Context& c);  // doctor_handlers.cc
 
 // One engine's NRI endpoint (doctor_nri.cc).
 struct NriEndpoint {
@@ -78,12 +86,15 @@ struct HandlerSet {
   std::string area;  // "containerd", "CRI-O", "docker"
   std::string kind;  // "runtime handler", "daemon.json runtime"
   std::vector<Handler> handlers;
-  std::vector<engines::Chain> chains;  // filled by ResolveHandlers, one per handler
+  std::vector<engines::Chain> chains = {};  // filled by ResolveHandlers, one per handler
+  std::vector<bool> failed = {};            // filled by ReportHandlers: its line is FAIL
 };
 void ResolveHandlers(Context& c, HandlerSet& set);
 // One verdict line per handler: ok only for a chain proved to end at runc
-// or crun; FAIL for one that cannot start a container; never both.
-void ReportHandlers(Context& c, const HandlerSet& set);
+// or crun; FAIL for one that cannot start a container, or that skips
+// NVIDIA's runtime where the node or the handler's name says it is meant
+// to run; never both.
+void ReportHandlers(Context& c, HandlerSet& set);
 // What pods without a runtimeClassName (or containers without --runtime) get.
 struct DefaultHandler {
   std::string name;    // a handler of the set

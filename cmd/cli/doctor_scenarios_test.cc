@@ -53,6 +53,7 @@ class FakeNode : public testing::FakeFilesT<NodeOps> {
 constexpr const char* kWrapper = "/usr/bin/oci-rlimit-runtime";
 constexpr const char* kToolkit = "/usr/local/nvidia/toolkit";
 constexpr const char* kDropIn = "/etc/oci-rlimit/config.d/50-installer.toml";
+constexpr const char* kModeJson = "/var/lib/oci-rlimit/node-install/mode.json";
 constexpr const char* kOperatorNvidiaConfig =
     "/usr/local/nvidia/toolkit/.config/nvidia-container-runtime/config.toml";
 
@@ -167,13 +168,55 @@ FakeNode NvidiaLoopsBack() {
   return n;
 }
 
-// containerd 2.x after the shipped DaemonSet reran the installer without
-// --nvidia: the drop-in lost [runtime], so oci-rlimit runs runc directly.
-FakeNode DaemonSetRerunBypassesNvidia() {
+// The installer's remembered mode: `nvidia` and the engines it set up.
+std::string ModeJson(bool nvidia, const std::string& runtimes) {
+  return std::string(R"({"prefix": "/usr", "runtimes": )") + runtimes + R"(, "nvidia": )" +
+         (nvidia ? "true" : "false") +
+         R"(, "nvidia_runtime": "", "containerd_added_default": ""})" + "\n";
+}
+
+// containerd 2.x on an operator node whose drop-in has no [runtime]
+// runtimes: oci-rlimit runs runc directly, skipping NVIDIA's runtime.
+FakeNode WrapperSkipsNvidia() {
   FakeNode n = BaseNode();
   OperatorToolkit(n);
   Containerd(n, kCtd2, OperatorContainerd(3));
   n.files[kDropIn] = "rlimits = ['memlock=unlimited']\n";
+  return n;
+}
+
+// ... on a node installed with --nvidia, as after the shipped DaemonSet's
+// rerun without --nvidia by an installer that did not remember the mode.
+FakeNode DaemonSetRerunBypassesNvidia() {
+  FakeNode n = WrapperSkipsNvidia();
+  n.files[kModeJson] = ModeJson(true, R"(["containerd"])");
+  return n;
+}
+
+// ... on a node installed without --nvidia: nothing says NVIDIA was meant.
+FakeNode InstalledWithoutNvidia() {
+  FakeNode n = WrapperSkipsNvidia();
+  n.files[kModeJson] = ModeJson(false, R"(["containerd"])");
+  return n;
+}
+
+// ... installed with --nvidia for CRI-O only: containerd's handler is not
+// the one the mode speaks of.
+FakeNode InstalledWithNvidiaForCrioOnly() {
+  FakeNode n = WrapperSkipsNvidia();
+  n.files[kModeJson] = ModeJson(true, R"(["crio"])");
+  return n;
+}
+
+// ... with no installer state, and a handler named for NVIDIA that runs
+// the wrapper straight to runc.
+FakeNode NvidiaNamedHandlerSkipsNvidia() {
+  FakeNode n = WrapperSkipsNvidia();
+  n.files["/etc/containerd/config.toml"] +=
+      "[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.oci-rlimit-nvidia]\n"
+      "runtime_type = \"io.containerd.runc.v2\"\n"
+      "[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.oci-rlimit-nvidia.options]\n"
+      "BinaryName = \"/usr/bin/oci-rlimit-runtime\"\n";
   return n;
 }
 
@@ -281,6 +324,49 @@ FakeNode CopyWithoutProc() {
   return n;
 }
 
+// The containerd lines of WrapperSkipsNvidia's node, with `ours` as the
+// verdicts on the handlers that run the wrapper; `annotations`: the ok line
+// for oci-rlimit's pod_annotations (absent when its verdict is FAIL).
+constexpr const char* kSkipsNvidiaWarn =
+    "warn containerd runtime handler \"oci-rlimit\": /usr/bin/oci-rlimit-runtime -> "
+    "/usr/sbin/runc: pods with runtimeClassName oci-rlimit get oci-rlimit's limits (by default "
+    "memlock=unlimited:unlimited), not NVIDIA's runtime, which runtime handler \"nvidia\" runs: "
+    "GPU pods through it start without their GPUs @/etc/containerd/config.toml";
+
+std::vector<std::string> SkipsNvidiaLines(const std::vector<std::string>& ours, bool annotations) {
+  std::vector<std::string> out = {
+      "ok containerd containerd 2.1.9 @/usr/bin/containerd",
+      "info containerd config version 3: handlers under "
+      "plugins.\"io.containerd.cri.v1.runtime\" (containerd 2.x) @/etc/containerd/config.toml",
+      "info containerd runtime handler \"nvidia\": "
+      "/usr/local/nvidia/toolkit/nvidia-container-runtime -> /usr/sbin/runc: pods with "
+      "runtimeClassName nvidia get no oci-rlimit-runtime limits and NVIDIA's runtime "
+      "@/etc/containerd/config.toml",
+      "info containerd runtime handler \"nvidia-cdi\": "
+      "/usr/local/nvidia/toolkit/nvidia-container-runtime.cdi -> /usr/sbin/runc: pods with "
+      "runtimeClassName nvidia-cdi get no oci-rlimit-runtime limits and NVIDIA's runtime "
+      "@/etc/containerd/config.toml",
+      "info containerd runtime handler \"nvidia-legacy\": "
+      "/usr/local/nvidia/toolkit/nvidia-container-runtime.legacy -> /usr/sbin/runc: pods with "
+      "runtimeClassName nvidia-legacy get no oci-rlimit-runtime limits and NVIDIA's runtime "
+      "@/etc/containerd/config.toml"};
+  out.insert(out.end(), ours.begin(), ours.end());
+  out.push_back(
+      "info containerd runtime handler \"runc\": /usr/sbin/runc: pods with runtimeClassName "
+      "runc get no oci-rlimit-runtime limits, not NVIDIA's runtime @/etc/containerd/config.toml");
+  if (annotations) {
+    out.push_back(
+        "ok containerd handler \"oci-rlimit\" passes the pod annotation oci-rlimit.io/rlimits "
+        "to the spec @/etc/containerd/config.toml");
+  }
+  out.push_back(
+      "warn containerd pods without a runtimeClassName get runtime handler \"nvidia\" "
+      "(default_runtime_name): no oci-rlimit-runtime limits and NVIDIA's runtime "
+      "@/etc/containerd/config.toml");
+  out.push_back("info containerd no systemd unit containerd.service in the unit directories");
+  return out;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Doctor, Scenarios,
     ::testing::Values(
@@ -329,37 +415,37 @@ INSTANTIATE_TEST_SUITE_P(
         ScenarioCase{"Containerd2DaemonSetRerunBypassesNvidia",
                      DaemonSetRerunBypassesNvidia,
                      {"containerd"},
-                     {"ok containerd containerd 2.1.9 @/usr/bin/containerd",
-                      "info containerd config version 3: handlers under "
-                      "plugins.\"io.containerd.cri.v1.runtime\" (containerd 2.x) "
-                      "@/etc/containerd/config.toml",
-                      "info containerd runtime handler \"nvidia\": "
-                      "/usr/local/nvidia/toolkit/nvidia-container-runtime -> /usr/sbin/runc: pods "
-                      "with runtimeClassName nvidia get no oci-rlimit-runtime limits and NVIDIA's "
-                      "runtime @/etc/containerd/config.toml",
-                      "info containerd runtime handler \"nvidia-cdi\": "
-                      "/usr/local/nvidia/toolkit/nvidia-container-runtime.cdi -> /usr/sbin/runc: "
-                      "pods with runtimeClassName nvidia-cdi get no oci-rlimit-runtime limits and "
-                      "NVIDIA's runtime @/etc/containerd/config.toml",
-                      "info containerd runtime handler \"nvidia-legacy\": "
-                      "/usr/local/nvidia/toolkit/nvidia-container-runtime.legacy -> "
-                      "/usr/sbin/runc: pods with runtimeClassName nvidia-legacy get no "
-                      "oci-rlimit-runtime limits and NVIDIA's runtime @/etc/containerd/config.toml",
-                      "warn containerd runtime handler \"oci-rlimit\": /usr/bin/oci-rlimit-runtime "
-                      "-> /usr/sbin/runc: pods with runtimeClassName oci-rlimit get oci-rlimit's "
-                      "limits (by default memlock=unlimited:unlimited), not NVIDIA's runtime, "
-                      "which runtime handler \"nvidia\" runs: GPU pods through it start without "
-                      "their GPUs @/etc/containerd/config.toml",
-                      "info containerd runtime handler \"runc\": /usr/sbin/runc: pods with "
-                      "runtimeClassName runc get no oci-rlimit-runtime limits, not NVIDIA's "
-                      "runtime @/etc/containerd/config.toml",
-                      "ok containerd handler \"oci-rlimit\" passes the pod annotation "
-                      "oci-rlimit.io/rlimits to the spec @/etc/containerd/config.toml",
-                      "warn containerd pods without a runtimeClassName get runtime handler "
-                      "\"nvidia\" (default_runtime_name): no oci-rlimit-runtime limits and "
-                      "NVIDIA's runtime @/etc/containerd/config.toml",
-                      "info containerd no systemd unit containerd.service in the unit directories"},
+                     SkipsNvidiaLines(
+                         {"FAIL containerd runtime handler \"oci-rlimit\": "
+                          "/usr/bin/oci-rlimit-runtime -> /usr/sbin/runc: the node was installed "
+                          "with --nvidia (/var/lib/oci-rlimit/node-install/mode.json), but the "
+                          "chain reaches /usr/sbin/runc, not NVIDIA's runtime: pods with "
+                          "runtimeClassName oci-rlimit start without their GPUs "
+                          "@/etc/containerd/config.toml"},
+                         false),
+                     1},
+        ScenarioCase{"Containerd2WrapperSkipsNvidiaNotMeantToRunIt",
+                     InstalledWithoutNvidia,
+                     {"containerd"},
+                     SkipsNvidiaLines({kSkipsNvidiaWarn}, true),
                      0},
+        ScenarioCase{"Containerd2NvidiaModeForCrioOnlyLeavesContainerdAWarn",
+                     InstalledWithNvidiaForCrioOnly,
+                     {"containerd"},
+                     SkipsNvidiaLines({kSkipsNvidiaWarn}, true),
+                     0},
+        ScenarioCase{"Containerd2NvidiaNamedHandlerBypassesNvidia",
+                     NvidiaNamedHandlerSkipsNvidia,
+                     {"containerd"},
+                     SkipsNvidiaLines(
+                         {kSkipsNvidiaWarn,
+                          "FAIL containerd runtime handler \"oci-rlimit-nvidia\": "
+                          "/usr/bin/oci-rlimit-runtime -> /usr/sbin/runc: its name says NVIDIA, "
+                          "but the chain reaches /usr/sbin/runc, not NVIDIA's runtime: pods with "
+                          "runtimeClassName oci-rlimit-nvidia start without their GPUs "
+                          "@/etc/containerd/config.toml"},
+                         true),
+                     1},
         ScenarioCase{
             "Containerd2OperatorNodeWithNvidia",
             OperatorNodeWithNvidia,
