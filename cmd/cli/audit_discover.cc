@@ -95,18 +95,6 @@ void ReadContainer(FsOps& fs, FoundContainer& c, bool need_facts) {
 
 }  // namespace
 
-const std::vector<std::string>& DefaultStateRoots() {
-  static const std::vector<std::string> roots = {
-      "/run/containerd/runc/*",
-      "/run/docker/runtime-runc/moby",
-      "/run/runc",
-      "/run/crun",
-      "/run/user/*/runc",
-      "/run/user/*/crun",
-  };
-  return roots;
-}
-
 Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns, bool need_facts) {
   std::vector<std::string> expanded;
   for (const auto& p : patterns) Expand(fs, p, expanded);

@@ -15,14 +15,8 @@
 
 namespace ocirlimit {
 
-// The roots the runtimes use by default; a "*" component stands for every
-// subdirectory there (containerd's namespaces, rootless users' runtime dirs):
-//   /run/containerd/runc/*        containerd's runc shim, each namespace
-//                                 (k8s.io, moby, default, ...), runc or crun
-//   /run/docker/runtime-runc/moby docker 20.10+ through its own containerd
-//   /run/runc, /run/crun          CRI-O and rootful podman
-//   /run/user/*/runc, /run/user/*/crun  rootless podman ($XDG_RUNTIME_DIR)
-const std::vector<std::string>& DefaultStateRoots();
+// The roots audit looks in by default: DefaultStateRoots()
+// (adapters/oci/runtime_state.h).
 
 struct FoundContainer {
   std::string root;  // the state root it was found under

@@ -5,12 +5,16 @@
 #include <algorithm>
 #include <optional>
 
+#include "adapters/engines/containerd.h"
 #include "adapters/engines/toml_read.h"
 #include "cli/toml_write.h"
 #include "core/text.h"
 
 namespace ocirlimit::node {
 namespace {
+
+// The runtime_type of every handler install writes (runc's v2 shim).
+std::string RuncShim() { return std::string(engines::kRuncShimV2); }
 
 constexpr std::string_view kMarker =
     "# oci-rlimit: this handler is written by oci-rlimit's node installer (install.sh); "
@@ -112,7 +116,7 @@ Result<int64_t> VersionOf(const toml::table& root, const std::string& where, boo
                      "migrate it first (containerd config migrate)");
   }
   auto n = v->value<int64_t>();
-  if (!n || CriPluginFor(*n).empty()) {
+  if (!n || engines::CriPluginFor(*n).empty()) {
     return MakeError(where + ": version: " +
                      (n ? std::to_string(*n) : std::string("a non-integer")) + " is not 2 or 3");
   }
@@ -156,7 +160,7 @@ const toml::table* BaseHandler(toml::table& root, std::string_view plugin,
 // runs `binary` as a runc v2 shim and passes our pod annotations.
 toml::table WantedHandler(const toml::table* base, const std::string& binary) {
   toml::table want = base != nullptr ? *base : toml::table{};
-  want.insert_or_assign("runtime_type", "io.containerd.runc.v2");
+  want.insert_or_assign("runtime_type", RuncShim());
   if (!want["options"].is_table()) want.insert_or_assign("options", toml::table{});
   want["options"].as_table()->insert_or_assign("BinaryName", binary);
   toml::array annotations;
@@ -194,7 +198,7 @@ toml::table PutHandlers(toml::table& want, std::string_view plugin, const std::s
                         const toml::table& handler, const std::optional<std::string>& add_default) {
   toml::table block_runtimes;
   if (add_default) {
-    toml::table minimal{{"runtime_type", "io.containerd.runc.v2"}};
+    toml::table minimal{{"runtime_type", RuncShim()}};
     RuntimesForWrite(want, plugin).insert_or_assign(*add_default, minimal);
     block_runtimes.insert(*add_default, minimal);
   }
@@ -220,12 +224,6 @@ std::string WithBlock(std::string text, bool add_version, std::string_view plugi
 
 }  // namespace
 
-std::string_view CriPluginFor(int64_t version) {
-  if (version == 2) return kCriPluginV2;
-  if (version == 3) return kCriPluginV3;
-  return "";
-}
-
 Result<ConfigEdit> InstallHandler(std::string_view text, const std::string& source,
                                   const HandlerRequest& req) {
   const std::string where = "containerd config " + Quote(source);
@@ -236,7 +234,7 @@ Result<ConfigEdit> InstallHandler(std::string_view text, const std::string& sour
   if (!version) return version.error();
   ConfigEdit edit;
   edit.version = *version;
-  const std::string_view plugin = CriPluginFor(*version);
+  const std::string_view plugin = engines::CriPluginFor(*version);
   const std::string_view other = OtherPlugin(plugin);
   const std::string at = where + ": handler " + Quote(req.name);
 
@@ -302,7 +300,7 @@ Result<ConfigEdit> UninstallHandler(std::string_view text, const std::string& so
         root["plugins"][plugin]["containerd"]["default_runtime_name"].value_or(std::string("runc"));
     const toml::table* def = (*rt)[def_name].as_table();
     if (!added_default.empty() && def_name == added_default && rt->size() == 1 && def != nullptr &&
-        *def == toml::table{{"runtime_type", "io.containerd.runc.v2"}}) {
+        *def == toml::table{{"runtime_type", RuncShim()}}) {
       rt->erase(def_name);
       cut.push_back(HandlerPath(plugin, def_name));
     }

@@ -34,9 +34,6 @@ inline constexpr std::string_view kPodAnnotations = engines::kPodAnnotationsGlob
 inline constexpr std::string_view kCriPluginV2 = engines::kCriPluginV2;
 inline constexpr std::string_view kCriPluginV3 = engines::kCriPluginV3;
 
-// The CRI plugin whose handler table a config of `version` reads, or "".
-std::string_view CriPluginFor(int64_t version);
-
 struct HandlerRequest {
   std::string name = "oci-rlimit";
   std::string binary;         // options.BinaryName: the wrapper's absolute path

@@ -144,9 +144,12 @@ Result<Plan> Decide(const InstallArgs& a, const NodeRecord& rec) {
   }
   if (p.mode.nvidia) {
     p.nvidia_runtimes = NvidiaRuntimes(p);
-    LoopQuery q{a.host, p.mode.prefix + "/bin/" + std::string(kRuntimeBinaryName),
+    LoopQuery q{a.host,
+                p.mode.prefix + "/bin/" + std::string(kRuntimeBinaryName),
                 a.source.empty() ? "" : a.source + "/" + std::string(kRuntimeBinaryName),
-                p.nvidia_runtimes, !p.mode.nvidia_runtime.empty()};
+                p.nvidia_runtimes,
+                !p.mode.nvidia_runtime.empty(),
+                p.mode.runtimes};
     if (auto st = CheckNoLoop(q); !st) return st.error();
   }
   auto dropin = RenderDropin(p.rlimits, p.nvidia_runtimes);

@@ -65,12 +65,41 @@ std::vector<std::string> Subdirs(const std::string& dir) {
   return out;
 }
 
+// The node paths `pattern` names under `host`: a "*" component stands for
+// every subdirectory there (DefaultStateRoots' patterns).
+std::vector<std::string> Expand(const std::string& host, const std::string& pattern) {
+  std::vector<std::string> done = {""};
+  size_t pos = 1;
+  while (pos <= pattern.size()) {
+    size_t slash = pattern.find('/', pos);
+    if (slash == std::string::npos) slash = pattern.size();
+    const std::string part = pattern.substr(pos, slash - pos);
+    pos = slash + 1;
+    if (part.empty()) continue;
+    std::vector<std::string> next;
+    for (const auto& d : done) {
+      if (part != "*") {
+        next.push_back(Cat(d, "/", part));
+        continue;
+      }
+      for (const auto& sub : Subdirs(host + (d.empty() ? "/" : d)))
+        next.push_back(Cat(d, "/", sub));
+    }
+    done = std::move(next);
+  }
+  return done;
+}
+
 }  // namespace
 
 std::vector<LiveContainer> ContainersThroughWrapper(const LiveQuery& q) {
+  std::vector<std::string> roots;
+  for (const auto& pattern : q.roots) {
+    for (auto& r : Expand(q.host, pattern)) roots.push_back(std::move(r));
+  }
   std::vector<LiveContainer> out;
   std::vector<std::string> seen_roots;
-  for (const auto& root : q.roots) {
+  for (const auto& root : roots) {
     if (std::find(seen_roots.begin(), seen_roots.end(), root) != seen_roots.end()) continue;
     seen_roots.push_back(root);
     for (const auto& entry : Subdirs(q.host + root)) {

@@ -23,8 +23,10 @@ struct LiveContainer {
 };
 
 struct LiveQuery {
-  std::string host;                        // the node's root directory
-  std::vector<std::string> roots;          // node paths; each holds IDs or NAMESPACE/IDs
+  std::string host;  // the node's root directory
+  // Node paths, each holding IDs or NAMESPACE/IDs; a "*" component stands
+  // for every subdirectory there (DefaultStateRoots()).
+  std::vector<std::string> roots;
   std::string wrapper;                     // PREFIX/bin/oci-rlimit-runtime (a node path)
   std::vector<std::string> crio_handlers;  // CRI-O handler names that run the wrapper
 };

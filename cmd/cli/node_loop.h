@@ -18,6 +18,10 @@ struct LoopQuery {
   std::string source_wrapper;         // the copy about to be installed (a real path), or ""
   std::vector<std::string> runtimes;  // the drop-in's [runtime] runtimes (node paths)
   bool named = false;                 // runtimes[0] came from --nvidia-runtime
+  // The engines installed for ("containerd", "crio"): NVIDIA's runtime finds
+  // its runtimes on the PATH the engine gives the wrapper (containerd's unit
+  // PATH, conmon's default for CRI-O).
+  std::vector<std::string> engines = {};
 };
 
 Status CheckNoLoop(const LoopQuery& q);

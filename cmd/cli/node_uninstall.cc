@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "adapters/oci/runtime_state.h"
 #include "cli/node_config.h"
 #include "cli/node_install.h"
 #include "cli/node_live.h"
@@ -16,9 +17,6 @@ namespace ocirlimit::node {
 namespace {
 
 constexpr size_t kMaxConfigBytes = 4 << 20;
-// Where runc and crun keep state when nobody passes --root: containerd's runc
-// shim (ROOT/NAMESPACE/ID), and CRI-O's handlers without runtime_root.
-constexpr const char* kDefaultRoots[] = {"/run/containerd/runc", "/run/runc", "/run/crun"};
 
 struct Removal {
   std::vector<std::string> restart;
@@ -118,7 +116,10 @@ int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
     if (e.kind == "root") r.roots.push_back(e.path);
   }
   LiveQuery q{a.host, r.roots, prefix + "/bin/" + std::string(kRuntimeBinaryName), {"oci-rlimit"}};
-  q.roots.insert(q.roots.end(), std::begin(kDefaultRoots), std::end(kDefaultRoots));
+  // Where runc and crun keep state when nobody passes --root (containerd's
+  // runc shim, CRI-O's handlers without runtime_root), as audit looks.
+  const auto& defaults = DefaultStateRoots();
+  q.roots.insert(q.roots.end(), defaults.begin(), defaults.end());
   std::vector<std::string> ids;
   for (const auto& c : ContainersThroughWrapper(q)) ids.push_back(c.id);
   std::vector<std::string> keep;

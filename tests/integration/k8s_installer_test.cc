@@ -745,6 +745,63 @@ TEST_F(K8sInstallerTest, UninstallForceRemovesTheWrapper) {
             std::vector<std::string>{});
 }
 
+// CRI-O's containers, as crun and runc leave them under CRI-O's default
+// roots (/run/crun/ID/status, /run/runc/ID/state.json) naming a bundle whose
+// config.json carries CRI-O's io.kubernetes.cri-o.RuntimeHandler annotation:
+// uninstall removes the handler's drop-in, keeps the wrapper for the
+// oci-rlimit ones and names them (exit 3); --force proceeds.
+TEST_F(K8sInstallerTest, UninstallFindsCrioContainersByTheirHandler) {
+  fs::remove_all(host_ + "/etc/containerd");
+  fs::create_directories(host_ + "/etc/crio");
+  Tree original = SnapshotTree(host_);
+  ASSERT_EQ(Install({"--runtime", "crio"}).status, 0);
+  auto container = [&](const std::string& root, const std::string& id, const std::string& handler) {
+    const std::string b = "/run/containers/storage/overlay-containers/" + id + "/userdata";
+    fs::create_directories(host_ + b);
+    WriteFile(host_ + b + "/config.json",
+              Json{{"ociVersion", "1.0.2"},
+                   {"annotations", {{"io.kubernetes.cri-o.RuntimeHandler", handler}}}}
+                  .dump());
+    fs::create_directories(host_ + root + "/" + id);
+    if (root == "/run/crun") {
+      WriteFile(host_ + root + "/" + id + "/status",
+                Json{{"pid", 1}, {"process-start-time", 1}, {"bundle", b}}.dump());
+    } else {
+      WriteFile(host_ + root + "/" + id + "/state.json",
+                Json{{"id", id},
+                     {"init_process_pid", 1},
+                     {"config", {{"labels", Json::array({"bundle=" + b})}}}}
+                    .dump());
+    }
+  };
+  container("/run/crun", "crun0ours", "oci-rlimit");
+  container("/run/runc", "runc0ours", "oci-rlimit");
+  container("/run/crun", "crun0plain", "crun");
+  container("/run/runc", "runc0plain", "runc");
+
+  CmdResult kept = Uninstall();
+  EXPECT_EQ(kept.status, 3) << kept.out << kept.err;
+  EXPECT_NE(kept.err.find("2 container(s) created through it still exist (crun0ours, "
+                          "runc0ours)"),
+            std::string::npos)
+      << kept.err;
+  EXPECT_FALSE(fs::exists(host_ + "/etc/crio/crio.conf.d/50-oci-rlimit.conf"))
+      << "the handler goes first";
+  EXPECT_TRUE(fs::exists(host_ + kWrapper));
+
+  CmdResult forced = RunCmd({"bash", kInstaller, "--uninstall", "--force", "--host-root", host_,
+                             "--source", fs::path(OurBinary("oci-rlimit-hook")).parent_path()});
+  ASSERT_EQ(forced.status, 0) << forced.out << forced.err;
+  EXPECT_NE(forced.err.find("--force: removed /usr/local/bin/oci-rlimit-runtime while 2 "
+                            "container(s) created through it still exist (crun0ours, runc0ours)"),
+            std::string::npos)
+      << forced.err;
+  EXPECT_FALSE(fs::exists(host_ + kWrapper));
+  fs::remove_all(host_ + "/run");
+  EXPECT_EQ(Differences(original, SnapshotTree(host_), /*mtimes=*/false),
+            std::vector<std::string>{});
+}
+
 // A real containerd reads the installed config: `config dump` shows the
 // handler, and the CRI plugin (which validates its runtimes) loads.
 class ContainerdConfigTest : public K8sInstallerTest,

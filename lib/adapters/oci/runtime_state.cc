@@ -81,6 +81,18 @@ Result<RuntimeState> ParseCrunStatus(std::string_view text, const std::string& w
   return s;
 }
 
+const std::vector<std::string>& DefaultStateRoots() {
+  static const std::vector<std::string> roots = {
+      "/run/containerd/runc/*",
+      "/run/docker/runtime-runc/moby",
+      "/run/runc",
+      "/run/crun",
+      "/run/user/*/runc",
+      "/run/user/*/crun",
+  };
+  return roots;
+}
+
 std::optional<std::string> RecordedBundle(std::string_view text) {
   auto j = ParseJsonObject(text, "state");
   if (!j) return std::nullopt;

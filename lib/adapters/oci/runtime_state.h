@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.h"
 
@@ -31,6 +32,18 @@ struct RuntimeState {
   std::optional<uint64_t> start_time;  // its starttime; nullopt when not recorded
   std::string bundle;                  // empty when not recorded
 };
+
+// The state roots the runtimes use when nobody passes --root; a "*"
+// component stands for every subdirectory there (containerd's namespaces,
+// rootless users' runtime dirs). Audit's discovery and the node installer's
+// uninstall both look here:
+//   /run/containerd/runc/*        containerd's runc shim, each namespace
+//                                 (k8s.io, moby, default, ...), runc or crun
+//   /run/docker/runtime-runc/moby docker 20.10+ through its own containerd
+//   /run/runc, /run/crun          CRI-O (handlers without runtime_root) and
+//                                 rootful podman
+//   /run/user/*/runc, /run/user/*/crun  rootless podman ($XDG_RUNTIME_DIR)
+const std::vector<std::string>& DefaultStateRoots();
 
 // `where` names the file in errors.
 [[nodiscard]] Result<RuntimeState> ParseRuncState(std::string_view text, const std::string& where);
