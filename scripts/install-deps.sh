@@ -3,8 +3,14 @@
 # Only missing packages are installed, so a warm machine pays nothing.
 set -euo pipefail
 
-# The build and the .deb: `file` is what cpack's CPACK_DEBIAN_PACKAGE_SHLIBDEPS
-# (dpkg-shlibdeps) runs on every binary.
+# The demo (scripts/demo.sh): what configuring without tests and without the
+# NRI plugin needs (CMake finds the JSON and TOML headers and libcap), what
+# builds the hook and the probe, and what runs them (runc, the busybox rootfs,
+# jq for the spec, util-linux's prlimit).
+demo=(build-essential cmake ninja-build pkg-config
+      nlohmann-json3-dev libtomlplusplus-dev libcap-dev runc busybox-static util-linux jq)
+# The build with its unit tests, and the .deb: `file` is what cpack's
+# CPACK_DEBIAN_PACKAGE_SHLIBDEPS (dpkg-shlibdeps) runs on every binary.
 build=(build-essential cmake ninja-build pkg-config git ca-certificates file
        nlohmann-json3-dev libtomlplusplus-dev libcap-dev googletest libgtest-dev libgmock-dev)
 # The tests: the real runtimes and daemons (on a machine running systemd, the
@@ -22,7 +28,7 @@ portable=(g++-aarch64-linux-gnu binutils qemu-user-static)
 
 case "${1:-all}" in
   build) want=("${build[@]}") ;;
-  demo) want=("${build[@]}" runc busybox-static util-linux jq) ;;
+  demo) want=("${demo[@]}") ;;
   portable) want=("${build[@]}" "${portable[@]}") ;;
   all) want=("${build[@]}" "${runtimes[@]}" "${portable[@]}") ;;
   *) echo "usage: $0 [build|demo|portable|all]" >&2; exit 2 ;;

@@ -135,7 +135,15 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(HostileId{"Newline", "evil\nT id=\"x\" pid=1", R"("evil\nT id=\"x\" pid=1")"},
                       HostileId{"Quote", "a\"b", R"("a\"b")"},
                       HostileId{"Backslash", "a\\b", R"("a\\b")"},
-                      HostileId{"InvalidUtf8", "a\xff", "\"a\xEF\xBF\xBD\""}),
+                      HostileId{"InvalidUtf8", "a\xff", "\"a\xEF\xBF\xBD\""},
+                      // Shown raw, these end a line or reorder it in a
+                      // viewer: escaped, never written as they are.
+                      HostileId{"LineSeparator", "a\u2028T id=\"x\"", R"("a\u2028T id=\"x\"")"},
+                      HostileId{"ParagraphSeparator", "a\u2029b", R"("a\u2029b")"},
+                      HostileId{"NextLine", "a\u0085T id=\"x\"", R"("a\u0085T id=\"x\"")"},
+                      HostileId{"BidiOverride", "a\u202eb", R"("a\u202eb")"},
+                      HostileId{"BidiIsolate", "a\u2066b\u2069", R"("a\u2066b\u2069")"},
+                      HostileId{"C1Csi", "a\u009b31m", R"("a\u009b31m")"}),
     [](const ::testing::TestParamInfo<HostileId>& info) { return std::string(info.param.name); });
 
 // A verdict whose reply missed the runtime's deadline is not logged as set.

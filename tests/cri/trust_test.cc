@@ -2,7 +2,8 @@
 // `namespaces` rule matches a pod by the namespace containerd itself writes
 // into the spec (io.kubernetes.cri.sandbox-namespace), on containerd 1.6, 1.7
 // and 2.x. The handler passes every pod annotation on (pod_annotations =
-// ["*"]), so a pod can try to forge that key, or CRI-O's; neither may match.
+// ["*", "oci-rlimit.io/*"]), so a pod can try to forge that key, or CRI-O's;
+// neither may match.
 // Every assertion is on what the container's init reads from
 // /proc/self/limits.
 //
@@ -46,7 +47,11 @@ class CriTrustTest : public ::testing::TestWithParam<ContainerdRelease> {
     WriteFile(dir_ / "config.toml", kNamespaceRule);
     CriContainerd::Options opts;
     opts.release = GetParam();
-    opts.handlers = {{"oci-rlimit", OurBinary("oci-rlimit-runtime"), {"*"}, {}, {}}};
+    // containerd matches pod_annotations with Go's filepath.Match, whose `*`
+    // stops at a `/`: "*" passes io.kubernetes.pod.namespace but not
+    // oci-rlimit.io/rlimits, which needs its own pattern.
+    opts.handlers = {
+        {"oci-rlimit", OurBinary("oci-rlimit-runtime"), {"*", "oci-rlimit.io/*"}, {}, {}}};
     opts.prefix = kDaemonPrefix;
     opts.env = {"OCI_RLIMIT_CONFIG=" + (dir_ / "config.toml")};
     containerd_ = std::make_unique<CriContainerd>(opts);
@@ -55,6 +60,7 @@ class CriTrustTest : public ::testing::TestWithParam<ContainerdRelease> {
   }
 
   struct Seen {
+    std::string id;
     std::optional<Limit> init;
     std::map<std::string, std::string> annotations;  // the container's config.json
   };
@@ -71,6 +77,7 @@ class CriTrustTest : public ::testing::TestWithParam<ContainerdRelease> {
         RunProbe(*containerd_, spec, CriContainerd::NewContainer("limits", kInitPrintsLimits));
     EXPECT_TRUE(probe.error.empty()) << probe.error;
     if (probe.id.empty()) return seen;
+    seen.id = probe.id;
     seen.init = probe.init;
     const std::string bundle =
         containerd_->dir() / ("state/io.containerd.runtime.v2.task/k8s.io/" + probe.id);
@@ -145,12 +152,83 @@ TEST_P(CriTrustTest, ADisputedNamespaceGetsNoRaise) {
   EXPECT_EQ(RunPod("trainer", "gpu-a", {}).init, kConfigured);
 }
 
+// Disputed pod facts that would escape a cap (docs/policy.md): a pod in
+// untrusted-a that adds CRI-O's namespace key, or a web-* pod in ml that adds
+// CRI-O's name key, is decided for every candidate and keeps the lowest: the
+// cap, not the 6M default.
+constexpr const char* kCaps = R"(rlimits = ["memlock=6M"]
+log-file = "LOG"
+[[rule]]
+name = "untrusted"
+rlimits = ["memlock=64K"]
+match = { namespaces = ["untrusted-*"] }
+[[rule]]
+name = "cap-web"
+rlimits = ["memlock=128K"]
+match = { namespaces = ["ml"], pods = ["web-*"] }
+)";
+constexpr Limit k64K{64 << 10, 64 << 10};
+constexpr Limit k128K{128 << 10, 128 << 10};
+constexpr Limit k6M{6 << 20, 6 << 20};
+constexpr const char* kCrioNameKey = "io.kubernetes.pod.name";
+
+std::string WithLog(std::string toml, const std::string& log) {
+  toml.replace(toml.find("LOG"), 3, log);
+  return toml;
+}
+
+TEST_P(CriTrustTest, ADisputedNamespaceKeepsTheCap) {
+  const std::string log = dir_ / "oci.log";
+  WriteFile(dir_ / "config.toml", WithLog(kCaps, log));
+  Seen forged = RunPod("escaper", "untrusted-a", {{kCrioKey, "x"}});
+  EXPECT_EQ(forged.init, k64K) << "a pod in untrusted-a claiming namespace x";
+  EXPECT_EQ(forged.annotations[kCrioKey], "x") << "passed on by pod_annotations = [\"*\"]";
+  EXPECT_EQ(forged.annotations[kContainerdKey], "untrusted-a");
+  EXPECT_NE(Unescaped(ReadFile(log))
+                .find("disputed pod facts (the pod's namespace: annotation "
+                      "\"io.kubernetes.cri.sandbox-namespace\" = "
+                      "\"untrusted-a\" but \"io.kubernetes.pod.namespace\" = "
+                      "\"x\")"),
+            std::string::npos)
+      << ReadFile(log);
+  EXPECT_EQ(RunPod("web", "x", {}).init, k6M) << "the namespace it claims gets the default";
+}
+
+TEST_P(CriTrustTest, ADisputedPodNameKeepsTheCap) {
+  WriteFile(dir_ / "config.toml", WithLog(kCaps, dir_ / "oci.log"));
+  Seen forged = RunPod("web-0", "ml", {{kCrioNameKey, "job"}});
+  EXPECT_EQ(forged.init, k128K) << "pod web-0 in ml claiming the name job";
+  EXPECT_EQ(forged.annotations[kCrioNameKey], "job");
+  EXPECT_EQ(RunPod("job", "ml", {}).init, k6M) << "the name it claims gets the default";
+}
+
+// A bad request through the wrapper handler: under on-error = "warn" the
+// container keeps the top-level limits, for init and for an exec.
+TEST_P(CriTrustTest, ABadRequestUnderWarnKeepsTheNodesLimits) {
+  const std::string log = dir_ / "oci.log";
+  WriteFile(dir_ / "config.toml",
+            "rlimits = [\"memlock=64K\", \"nofile=512\"]\non-error = \"warn\"\nlog-file = \"" +
+                log + "\"\n[requests]\nenabled = true\nceilings = [\"memlock=1M\"]\n");
+  Seen p = RunPod("asks", "default", {{"oci-rlimit.io/rlimits", "please"}});
+  ASSERT_FALSE(p.id.empty());
+  EXPECT_EQ(p.annotations["oci-rlimit.io/rlimits"], "please") << "passed on by pod_annotations";
+  EXPECT_EQ(p.init, k64K);
+  auto exec = containerd_->cri().ExecSync(p.id, kCatLimits);
+  ASSERT_TRUE(exec) << exec.error().Text();
+  EXPECT_EQ(LimitRow(exec->out, kMemlock), k64K) << "an exec through the wrapper";
+  EXPECT_EQ(LimitRow(exec->out, "Max open files"), (Limit{512, 512}));
+  EXPECT_NE(Unescaped(ReadFile(log)).find("on-error = \"warn\": the request is left out"),
+            std::string::npos)
+      << ReadFile(log);
+}
+
 INSTANTIATE_TEST_SUITE_P(Releases, CriTrustTest, ::testing::ValuesIn(AllContainerdReleases()),
                          [](const auto& info) { return TestName(info.param); });
 
 // The NRI plugin on containerd 1.7 and 2.x, pods on the default handler.
-// NRI's pod namespace and name are the PodSandbox's fields, never disputed;
-// a pods rule alone and a bad request under on-error = "warn" apply.
+// NRI's pod namespace and name are the PodSandbox's fields, never disputed:
+// forged annotations keep the caps; a pods rule alone and a bad request under
+// on-error = "warn" apply.
 class CriNriTrustTest : public ::testing::TestWithParam<ContainerdRelease> {
  protected:
   void SetUp() override {
@@ -224,6 +302,28 @@ TEST_P(CriNriTrustTest, NriABadRequestUnderWarnKeepsTheNodesLimits) {
   EXPECT_NE(Unescaped(ReadFile(log)).find("on-error = \"warn\": the request is left out"),
             std::string::npos)
       << ReadFile(log);
+}
+
+// The same forgeries as CriTrustTest's caps: NRI reads the PodSandbox's
+// namespace and name, so the forged annotations change nothing and the cap holds.
+TEST_P(CriNriTrustTest, NriAForgedNamespaceAnnotationKeepsTheCap) {
+  const std::string log = dir_ / "oci.log";
+  ASSERT_NO_FATAL_FAILURE(Start(WithLog(kCaps, log)));
+  EXPECT_EQ(Run("escaper", "untrusted-a", {{kCrioKey, "x"}}).init, k64K);
+  EXPECT_EQ(Run("escaper-2", "untrusted-a", {{kCrioKey, "x"}, {kContainerdKey, "x"}}).init, k64K)
+      << "both families forged";
+  EXPECT_EQ(Run("web", "x").init, k6M);
+  EXPECT_EQ(ReadFile(log).find("disputed"), std::string::npos) << ReadFile(log);
+}
+
+TEST_P(CriNriTrustTest, NriAForgedPodNameAnnotationKeepsTheCap) {
+  ASSERT_NO_FATAL_FAILURE(Start(WithLog(kCaps, dir_ / "oci.log")));
+  EXPECT_EQ(Run("web-0", "ml", {{kCrioNameKey, "job"}}).init, k128K);
+  EXPECT_EQ(
+      Run("web-1", "ml", {{kCrioNameKey, "job"}, {"io.kubernetes.cri.sandbox-name", "job"}}).init,
+      k128K)
+      << "both families forged";
+  EXPECT_EQ(Run("job", "ml").init, k6M);
 }
 
 INSTANTIATE_TEST_SUITE_P(Releases, CriNriTrustTest,

@@ -3,7 +3,9 @@
 // /proc/self/limits.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
+#include <sstream>
 
 #include "daemons.h"
 #include "harness.h"
@@ -24,6 +26,63 @@ constexpr const char* kRequestConfig =
 constexpr const char* kRequestKey = "oci-rlimit.io/rlimits";
 constexpr const char* kRequestValue = "memlock=2M:6M";
 constexpr Limit kRequested{2 << 20, 6 << 20};
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// The lines of the first ```sh block after the README.md line that starts
+// with `lead`.
+std::vector<std::string> ReadmeBlockAfter(const std::string& lead) {
+  std::istringstream in(ReadFile(std::string(OCI_RLIMIT_SOURCE_DIR) + "/README.md"));
+  std::vector<std::string> block;
+  bool found = false;
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    if (!found) {
+      found = line.starts_with(lead);
+    } else if (!inside) {
+      inside = line == "```sh";
+    } else if (line == "```") {
+      break;
+    } else {
+      block.push_back(line);
+    }
+  }
+  return block;
+}
+
+// What a README line echoes into a file: the text between `echo '` and `' >`.
+std::string Echoed(const std::string& line) {
+  const std::string open = "echo '";
+  const size_t begin = line.find(open);
+  const size_t end = line.find("' >");
+  if (begin == std::string::npos || end == std::string::npos || end < begin) return "";
+  return line.substr(begin + open.size(), end - begin - open.size());
+}
+
+// A command line's words as sh splits them, for lines whose only quotes are '...'.
+std::vector<std::string> ShellWords(const std::string& line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool quoted = false;
+  bool any = false;
+  for (char c : line) {
+    if (c == '\'') {
+      quoted = !quoted;
+      any = true;
+    } else if (c == ' ' && !quoted) {
+      if (any) words.push_back(word);
+      word.clear();
+      any = false;
+    } else {
+      word += c;
+      any = true;
+    }
+  }
+  if (any) words.push_back(word);
+  return words;
+}
 
 // One dockerd for the suite. Its environment names a config file that each
 // test rewrites: the wrapper reads it afresh on every runtime call.
@@ -168,6 +227,87 @@ TEST_F(DockerTest, BrokenConfigFailsTheRunWithOurMessage) {
   shown = Unescaped(shown);
   EXPECT_NE(shown.find("oci-rlimit-runtime: "), std::string::npos) << r.err;
   EXPECT_NE(shown.find("unknown name \"memlok\""), std::string::npos) << r.err;
+}
+
+// README's docker runtime-mode quick start, read from README.md: its config
+// line is the config, its daemon.json names the runtime the suite's dockerd
+// has, and its `docker run` line runs as written (plus `--network none`: the
+// suite's dockerd has no bridge). Here the packaged /usr/bin/oci-rlimit-runtime
+// is the build's wrapper, and memlock=unlimited stands for 4M: nothing here
+// may raise a hard limit, and 4M is neither the daemon's 8M nor the suite's 1M.
+TEST_F(DockerTest, ReadmeQuickStartRunsAsWritten) {
+  AssertWrapperBuilt();
+  std::string config;
+  std::string daemon_json;
+  std::vector<std::string> run;
+  for (const std::string& line : ReadmeBlockAfter("Docker runtime mode")) {
+    if (Contains(line, " >/etc/oci-rlimit/config.toml")) config = Echoed(line);
+    if (Contains(line, " >/etc/docker/daemon.json")) daemon_json = Echoed(line);
+    if (size_t at = line.find("docker run --rm --runtime oci-rlimit "); at != std::string::npos) {
+      run = ShellWords(line.substr(at));
+    }
+  }
+  ASSERT_TRUE(Contains(config, "memlock=unlimited")) << "README's config: " << config;
+  EXPECT_TRUE(Contains(RunCmd({Wrapper(), "--oci-rlimit-help"}).out,
+                       "Here: config /etc/oci-rlimit/config.toml"))
+      << "README's file is the one the wrapper reads by default";
+  Json runtimes = Json::parse(daemon_json).at("runtimes");
+  ASSERT_EQ(runtimes.size(), 1u) << daemon_json;
+  EXPECT_EQ(runtimes["oci-rlimit"]["path"], "/usr/bin/oci-rlimit-runtime") << daemon_json;
+  ASSERT_GE(run.size(), 6u);
+  ASSERT_EQ(run[5], "busybox");
+  run[5] = kBusyboxImage;
+  run.insert(run.begin() + 2, {"--network", "none"});
+
+  const std::string four_mib = "memlock=4M";
+  config.replace(config.find("memlock=unlimited"), std::string("memlock=unlimited").size(),
+                 four_mib);
+  WriteFile(ConfigPath(), config + "\n");
+  CmdResult r = dockerd_->Docker({run.begin() + 1, run.end()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "Max locked memory")) << "README's grep: " << r.out;
+  EXPECT_EQ(MemlockOf(r), (Limit{4 << 20, 4 << 20})) << r.out;
+}
+
+// README: with no config at all the wrapper changes nothing and says so in
+// the runtime log. Under docker that log is containerd's shim's: the
+// runtime's --log is log.json in the container's bundle directory
+// (/run/containerd/io.containerd.runtime.v2.task/moby/ID/ under a system
+// dockerd; under the suite's own dockerd, below its exec root), kept while
+// the container exists. The container's own output never gets the line.
+TEST(DockerNoConfigTest, NoConfigSaysSoInTheShimsLog) {
+  OCI_RLIMIT_REQUIRE("dockerd", "runc");
+  const std::string wrapper = OurBinary("oci-rlimit-runtime");
+  ASSERT_TRUE(Which(wrapper)) << wrapper << " has not been built";
+  ASSERT_FALSE(std::filesystem::exists("/etc/oci-rlimit/config.toml") ||
+               std::filesystem::exists("/etc/oci-rlimit/config.d"))
+      << "this test needs a host with no oci-rlimit config";
+  Dockerd::Options opts;
+  opts.daemon_json = Json{{"runtimes", {{"oci-rlimit", {{"path", wrapper}}}}}}.dump(2);
+  Dockerd dockerd(opts);
+  ASSERT_TRUE(dockerd.ok()) << dockerd.error();
+  const std::string name = UniqueId("docker");
+  CmdResult started = dockerd.Docker({"run", "-d", "--network", "none", "--name", name, "--runtime",
+                                      "oci-rlimit", kBusyboxImage, "sleep", "60"});
+  ASSERT_EQ(started.status, 0) << started.err;
+  const std::string id = started.out.substr(0, started.out.find('\n'));
+  EXPECT_EQ(MemlockOf(dockerd.Docker({"exec", name, "cat", "/proc/1/limits"})), kHost)
+      << "the wrapper changed nothing";
+
+  std::string log;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dockerd.dir().path())) {
+    if (e.path().filename() == "log.json" && e.path().parent_path().filename() == id &&
+        e.path().parent_path().parent_path().parent_path().filename() ==
+            "io.containerd.runtime.v2.task") {
+      log = ReadFile(e.path());
+    }
+  }
+  const std::string said = "oci-rlimit-runtime: warning: no config (/etc/oci-rlimit/config.toml";
+  EXPECT_TRUE(Contains(log, said)) << "the bundle's log.json: " << log;
+  EXPECT_TRUE(Contains(log, id)) << log;
+  CmdResult logs = dockerd.Docker({"logs", name});
+  EXPECT_FALSE(Contains(logs.out + logs.err, "no config")) << "the container's own output";
+  dockerd.Docker({"rm", "-f", name});
 }
 
 }  // namespace

@@ -10,10 +10,12 @@
 
 #include <chrono>
 #include <cstring>
+#include <sstream>
 #include <thread>
 
 #include "daemons.h"
 #include "harness.h"
+#include "tests/testing/deep_toml.h"
 
 namespace ocirlimit::itest {
 namespace {
@@ -162,6 +164,68 @@ TEST_F(DoctorFixture, ExitsNonZeroOnABrokenNode) {
   EXPECT_EQ(table.status, 1);
   EXPECT_NE(table.out.find("FAIL  config"), std::string::npos) << table.out;
 }
+
+// An engine's TOML nested past the guard (toml++ recursed once per part of
+// a dotted key or a [table] header and crashed, rc 139): doctor reports one
+// FAIL line naming the file, in --json and in the table, and exits 1.
+struct DeepEngineFile {
+  std::string name;
+  std::string area;
+  std::string file;  // node path, written under the root
+  std::string text;
+  std::string what;  // the FAIL check's text begins with it
+};
+void PrintTo(const DeepEngineFile& c, std::ostream* os) { *os << c.name; }
+
+class DoctorDeepToml : public DoctorFixture,
+                       public ::testing::WithParamInterface<DeepEngineFile> {};
+
+TEST_P(DoctorDeepToml, FailsTheFileInOneLine) {
+  const DeepEngineFile& c = GetParam();
+  if (c.area == "CRI-O") {
+    Sh("mkdir -p " + (root_ / "etc/crio/crio.conf.d"));
+    Script(root_ / "usr/bin/crio", "crio version 1.31.13");
+    WriteFile(root_ / "etc/crio/crio.conf", "[crio.runtime]\n");
+  }
+  WriteFile(root_.path() + c.file, c.text);
+  CmdResult r = Doctor(true);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err, "");
+  Json j = ParseJson(r);
+  Json fail = FindCheck(j, c.area, c.what);
+  ASSERT_FALSE(fail.is_null()) << j.dump(2).substr(0, 4000);
+  EXPECT_EQ(fail["status"], "FAIL");
+  CmdResult table = Doctor(false);
+  EXPECT_EQ(table.status, 1) << table.err;
+  EXPECT_EQ(table.err, "");
+  std::istringstream lines(table.out);
+  std::string line, found;
+  while (std::getline(lines, line)) {
+    if (line.starts_with("FAIL") && line.find(c.what) != std::string::npos) found = line;
+  }
+  EXPECT_NE(found, "") << table.out.substr(0, 4000);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Engines, DoctorDeepToml,
+    ::testing::Values(
+        DeepEngineFile{"ContainerdDeepDottedKey", "containerd", "/etc/containerd/config.toml",
+                       testsupport::DeepTomlDottedKey(),
+                       "/etc/containerd/config.toml: line 1, column 200: keys nested deeper "
+                       "than 100 levels"},
+        DeepEngineFile{"ContainerdDeepHeader", "containerd", "/etc/containerd/config.toml",
+                       "version = 2\n" + testsupport::DeepTomlHeader(),
+                       "/etc/containerd/config.toml: line 2, column 201: keys nested deeper "
+                       "than 100 levels"},
+        DeepEngineFile{"CrioDropInDeepHeader", "CRI-O", "/etc/crio/crio.conf.d/50-deep.conf",
+                       testsupport::DeepTomlHeader(),
+                       "/etc/crio/crio.conf.d/50-deep.conf: line 1, column 201: keys nested "
+                       "deeper than 100 levels"},
+        DeepEngineFile{"CrioDropInDeepDottedKey", "CRI-O", "/etc/crio/crio.conf.d/50-deep.conf",
+                       testsupport::DeepTomlDottedKey(),
+                       "/etc/crio/crio.conf.d/50-deep.conf: line 1, column 200: keys nested "
+                       "deeper than 100 levels"}),
+    [](const auto& info) { return info.param.name; });
 
 // CRI-O with an empty crio.conf (no [crio] table) and its handler in
 // crio.conf.d, the config named with --config (a node path under --root),

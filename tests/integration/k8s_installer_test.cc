@@ -1152,6 +1152,10 @@ print(json.dumps(out))
   const std::string label =
       m["selector"].begin().key() + "=" + m["selector"].begin().value().get<std::string>();
   EXPECT_NE(qs.find("kubectl label node NODE " + label + "\n"), std::string::npos) << label;
+  // The apply line names the DaemonSet and the RuntimeClass files parsed above.
+  const std::string apply = std::string("kubectl apply -f packaging/kubernetes/daemonset.yaml") +
+                            " -f packaging/kubernetes/runtimeclass.yaml\n";
+  EXPECT_NE(qs.find(apply), std::string::npos) << apply;
   std::string command = "install.sh";
   for (size_t i = 1; i < m["command"].size(); ++i)
     command += " " + m["command"][i].get<std::string>();

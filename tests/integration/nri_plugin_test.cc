@@ -19,7 +19,9 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "adapters/nri/facts.h"
@@ -27,6 +29,8 @@
 #include "harness.h"
 #include "nri/session.h"
 #include "nri/wire.h"
+#include "tests/testing/deep_toml.h"
+#include "tests/testing/log_record.h"
 #include "tests/testing/nri_peer.h"
 
 namespace ocirlimit::itest {
@@ -95,6 +99,16 @@ class FakeRuntime {
     return peer_->Call("CreateContainer", req.SerializeAsString(), timeout_ns);
   }
 
+  // A CreateContainer for `id` whose container carries `annotations`; the
+  // memlock of its reply, as CreateMemlock says it.
+  std::string CreateMemlockWith(const std::string& id,
+                                const std::map<std::string, std::string>& annotations) {
+    nri::pb::CreateContainerRequest req;
+    req.mutable_container()->set_id(id);
+    for (const auto& [k, v] : annotations) (*req.mutable_container()->mutable_annotations())[k] = v;
+    return MemlockOf(Call("CreateContainer", req.SerializeAsString()));
+  }
+
   // Sends a CreateContainer for `id` and closes the connection at once, as
   // a runtime that gave up on the plugin does: the reply cannot be written.
   // The reply can never be written: the read side is shut before the request
@@ -112,10 +126,10 @@ class FakeRuntime {
   }
 
   // The memlock the plugin answers a CreateContainer with, as "soft:hard".
-  std::string CreateMemlock() {
-    nri::pb::CreateContainerRequest req;
-    req.mutable_container()->set_id("c1");
-    auto resp = Call("CreateContainer", req.SerializeAsString());
+  std::string CreateMemlock() { return CreateMemlockWith("c1", {}); }
+
+  // A reply's memlock, as "soft:hard", "none", or what went wrong.
+  static std::string MemlockOf(const std::optional<nri::Response>& resp) {
     if (!resp) return "no reply";
     if (resp->status.code != 0) return "error: " + resp->status.message;
     nri::pb::CreateContainerResponse r;
@@ -132,13 +146,6 @@ class FakeRuntime {
   int conn_ = -1;
   std::optional<testsupport::RuntimePeer> peer_;
 };
-
-// "a.a.a..." with `parts` parts.
-std::string DeepKey(int parts) {
-  std::string s = "a";
-  for (int i = 1; i < parts; ++i) s += ".a";
-  return s;
-}
 
 struct BadStart {
   std::string name;
@@ -191,13 +198,13 @@ INSTANTIATE_TEST_SUITE_P(
         // toml++ recursed once per level of these and crashed (SIGSEGV).
         BadStart{"DeepDottedKey",
                  {},
-                 DeepKey(60000) + " = 1\n",
+                 testsupport::DeepTomlDottedKey(),
                  "config \"CONFIG\": line 1, column 200: keys nested deeper than 100 levels"},
         BadStart{"DeepHeaderInADropIn",
                  {},
                  "rlimits = [\"memlock=1M\"]\n",
                  "config \"",
-                 "[" + DeepKey(80000) + "]\n"},
+                 testsupport::DeepTomlHeader()},
         BadStart{"MissingNamedConfig",
                  {"--config", "/nonexistent/oci.toml"},
                  "",
@@ -245,7 +252,18 @@ TEST(NriPlugin, ReloadRefusesABadConfigAndKeepsTheOldOne) {
   EXPECT_TRUE(plugin.Running());
 }
 
-TEST(NriPlugin, ReloadRefusesADeepDropInAndKeepsTheOldConfig) {
+// A drop-in nested past the guard, as a dotted key and as a [table] header:
+// before the guard, toml++ crashed on these (SIGSEGV) and the plugin died.
+struct DeepDropIn {
+  std::string name;
+  std::string text;
+  std::string where;  // the guard's "line L, column C"
+};
+void PrintTo(const DeepDropIn& c, std::ostream* os) { *os << c.name; }
+
+class NriPluginDeepReload : public ::testing::TestWithParam<DeepDropIn> {};
+
+TEST_P(NriPluginDeepReload, ReloadRefusesADeepDropInAndKeepsTheOldConfig) {
   TempDir dir;
   FakeRuntime runtime(dir / "nri.sock");
   const std::string config = dir / "c.toml";
@@ -257,19 +275,92 @@ TEST(NriPlugin, ReloadRefusesADeepDropInAndKeepsTheOldConfig) {
   ASSERT_TRUE(runtime.Accept()) << ReadFile(dir / "plugin.log");
   EXPECT_EQ(runtime.CreateMemlock(), "1048576:1048576");
 
-  // Before the depth guard, toml++ crashed on this (SIGSEGV) and the plugin died.
   std::filesystem::create_directories(dir / "c.d");
-  WriteFile(dir / "c.d/50-deep.toml", DeepKey(60000) + " = 1\n");
+  WriteFile(dir / "c.d/50-deep.toml", GetParam().text);
   ASSERT_EQ(kill(plugin.pid(), SIGHUP), 0);
   ASSERT_TRUE(WaitFor(dir / "plugin.log", "reload refused")) << ReadFile(dir / "plugin.log");
   EXPECT_TRUE(plugin.Running());
   EXPECT_EQ(runtime.CreateMemlock(), "1048576:1048576") << "the old config stays in force";
   const std::string log = ReadFile(dir / "plugin.log");
-  EXPECT_NE(log.find("reload refused, the old config stays in force: config \"" +
-                     (dir / "c.d/50-deep.toml") +
-                     "\": line 1, column 200: keys nested deeper than 100 levels"),
-            std::string::npos)
-      << log;
+  const std::string line =
+      "oci-rlimit-nri: reload refused, the old config stays in force: "
+      "config \"" +
+      (dir / "c.d/50-deep.toml") + "\": " + GetParam().where +
+      ": keys nested deeper than 100 levels";
+  const size_t at = log.find(line);
+  ASSERT_NE(at, std::string::npos) << log;
+  EXPECT_TRUE(at == 0 || log[at - 1] == '\n') << "not a line of its own: " << log;
+  const size_t end = log.find('\n', at);
+  ASSERT_NE(end, std::string::npos) << log;
+  EXPECT_TRUE(log.substr(at, end - at).ends_with("; the limit is 100")) << "one line: " << log;
+}
+
+INSTANTIATE_TEST_SUITE_P(Nri, NriPluginDeepReload,
+                         ::testing::Values(DeepDropIn{"DottedKey", testsupport::DeepTomlDottedKey(),
+                                                      "line 1, column 200"},
+                                           DeepDropIn{"Header", testsupport::DeepTomlHeader(),
+                                                      "line 1, column 201"}),
+                         [](const auto& info) { return info.param.name; });
+
+// A config.d drop-in gone when it is opened (a dangling symlink, or removed
+// after the directory was listed), at start and on a reload: skipped with
+// one warning line each time, the rest of the config applied.
+TEST(NriPlugin, ADropInGoneIsSkippedWithOneWarningAndTheRestApplies) {
+  TempDir dir;
+  FakeRuntime runtime(dir / "nri.sock");
+  const std::string config = dir / "c.toml";
+  WriteFile(config, "rlimits = [\"memlock=1M\"]\n");
+  std::filesystem::create_directories(dir / "c.d");
+  std::filesystem::create_symlink(dir / "c.d/20-gone.toml.tmp", dir / "c.d/20-gone.toml");
+  BackgroundProcess plugin;
+  auto err = plugin.Start({Plugin(), "--config", config, "--socket", dir / "nri.sock"}, {},
+                          dir / "plugin.log");
+  ASSERT_FALSE(err) << *err;
+  ASSERT_TRUE(runtime.Accept()) << ReadFile(dir / "plugin.log");
+  EXPECT_EQ(runtime.CreateMemlock(), "1048576:1048576");
+  const std::string warning =
+      "oci-rlimit-nri: warning: config drop-in \"" + (dir / "c.d/20-gone.toml") + "\" is gone";
+  auto warnings = [&] {
+    std::vector<std::string> out;
+    std::istringstream lines(ReadFile(dir / "plugin.log"));
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("20-gone.toml") != std::string::npos) out.push_back(line);
+    }
+    return out;
+  };
+  ASSERT_EQ(warnings().size(), 1u) << ReadFile(dir / "plugin.log");
+  EXPECT_TRUE(warnings()[0].starts_with(warning)) << warnings()[0];
+
+  WriteFile(config, "rlimits = [\"memlock=2M\"]\n");
+  ASSERT_EQ(kill(plugin.pid(), SIGHUP), 0);
+  ASSERT_TRUE(WaitFor(dir / "plugin.log", "config reloaded")) << ReadFile(dir / "plugin.log");
+  EXPECT_EQ(runtime.CreateMemlock(), "2097152:2097152");
+  ASSERT_EQ(warnings().size(), 2u) << ReadFile(dir / "plugin.log");
+  EXPECT_TRUE(warnings()[1].starts_with(warning)) << warnings()[1];
+  EXPECT_TRUE(plugin.Running());
+}
+
+// A request value forging log records (a quote, a backslash, U+2028, U+0085,
+// U+202E): the log-file line is one record with them escaped, and under
+// on-error = "warn" the container gets the node's limits.
+TEST(NriPlugin, ARequestForgingALogRecordIsOneEscapedLine) {
+  TempDir dir;
+  FakeRuntime runtime(dir / "nri.sock");
+  const std::string config = dir / "c.toml";
+  WriteFile(config, "rlimits = [\"memlock=1M\"]\non-error = \"warn\"\nlog-file = \"" +
+                        (dir / "decisions.log") +
+                        "\"\n[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\n");
+  BackgroundProcess plugin;
+  auto err = plugin.Start({Plugin(), "--config", config, "--socket", dir / "nri.sock"}, {},
+                          dir / "plugin.log");
+  ASSERT_FALSE(err) << *err;
+  ASSERT_TRUE(runtime.Accept()) << ReadFile(dir / "plugin.log");
+  EXPECT_EQ(
+      runtime.CreateMemlockWith("c1", {{"oci-rlimit.io/rlimits", testsupport::HostileRequest()}}),
+      "1048576:1048576");
+  ASSERT_TRUE(WaitFor(dir / "decisions.log", "\n")) << ReadFile(dir / "plugin.log");
+  testsupport::ExpectOneEscapedRecord(dir / "decisions.log");
+  EXPECT_TRUE(plugin.Running());
 }
 
 // The plugin with its stderr a pipe nobody reads (a supervisor that stopped

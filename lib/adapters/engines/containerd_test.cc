@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "tests/testing/case_name.h"
+#include "tests/testing/deep_toml.h"
 #include "tests/testing/fake_node_files.h"
 
 namespace ocirlimit {
 namespace {
 
 using namespace ocirlimit::engines;  // NOLINT(google-build-using-namespace)
+using testsupport::DeepTomlDottedKey;
+using testsupport::DeepTomlHeader;
 
 struct ContainerdCase {
   std::string name;
@@ -27,6 +30,7 @@ TEST_P(ContainerdTable, ReadsHandlersAndDefault) {
   if (!c.error.empty()) {
     ASSERT_FALSE(cfg);
     EXPECT_NE(cfg.error().Text().find(c.error), std::string::npos) << cfg.error().Text();
+    EXPECT_EQ(cfg.error().Text().find('\n'), std::string::npos) << "not one line";
     return;
   }
   ASSERT_TRUE(cfg) << cfg.error().Text();
@@ -85,7 +89,19 @@ INSTANTIATE_TEST_SUITE_P(
                        "",
                        "runtime \"a\": options: BinaryName: must be a string"},
         ContainerdCase{"BadToml", "version = [", {}, "", "/etc/containerd/config.toml: line 1"},
-        ContainerdCase{"VersionNotANumber", "version = 'x'\n", {}, "", "version: must be"}),
+        ContainerdCase{"VersionNotANumber", "version = 'x'\n", {}, "", "version: must be"},
+        ContainerdCase{"DeepDottedKeyIsOneLine",
+                       DeepTomlDottedKey(),
+                       {},
+                       "",
+                       "/etc/containerd/config.toml: line 1, column 200: keys nested deeper than "
+                       "100 levels"},
+        ContainerdCase{"DeepHeaderIsOneLine",
+                       "version = 2\n" + DeepTomlHeader(),
+                       {},
+                       "",
+                       "/etc/containerd/config.toml: line 2, column 201: keys nested deeper than "
+                       "100 levels"}),
     CaseName{});
 
 struct NriCase {

@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "tests/testing/case_name.h"
+#include "tests/testing/deep_toml.h"
 #include "tests/testing/fake_node_files.h"
 
 namespace ocirlimit {
 namespace {
 
 using namespace ocirlimit::engines;  // NOLINT(google-build-using-namespace)
+using testsupport::DeepTomlDottedKey;
+using testsupport::DeepTomlHeader;
 
 struct CrioCase {
   std::string name;
@@ -31,6 +34,7 @@ TEST_P(CrioTable, ReadsCrioConfAndDropInsInNameOrder) {
   if (!c.error.empty()) {
     ASSERT_FALSE(cfg);
     EXPECT_NE(cfg.error().Text().find(c.error), std::string::npos) << cfg.error().Text();
+    EXPECT_EQ(cfg.error().Text().find('\n'), std::string::npos) << "not one line";
     return;
   }
   ASSERT_TRUE(cfg) << cfg.error().Text();
@@ -90,7 +94,23 @@ INSTANTIATE_TEST_SUITE_P(
                  "",
                  {},
                  true,
-                 "/etc/crio/crio.conf: line 1"}),
+                 "/etc/crio/crio.conf: line 1"},
+        CrioCase{"DeepDottedKeyInCrioConf",
+                 {{"/etc/crio/crio.conf", DeepTomlDottedKey()}},
+                 {},
+                 "",
+                 {},
+                 true,
+                 "/etc/crio/crio.conf: line 1, column 200: keys nested deeper than 100 levels"},
+        CrioCase{"DeepHeaderInADropIn",
+                 {{"/etc/crio/crio.conf", "[crio.runtime]\n"},
+                  {"/etc/crio/crio.conf.d/50-deep.conf", DeepTomlHeader()}},
+                 {},
+                 "",
+                 {},
+                 true,
+                 "/etc/crio/crio.conf.d/50-deep.conf: line 1, column 201: keys nested deeper "
+                 "than 100 levels"}),
     CaseName{});
 
 TEST(MonitorPath, MonitorEnvOrConmonsDefault) {
