@@ -61,7 +61,8 @@ class Wrapper {
     auto cfg = ops_.LoadConfig();
     if (!cfg) return Fail(cfg.error());
     cfg_ = std::move(cfg->config);
-    for (const auto& w : cfg->warnings) ops_.Stderr(std::string(kRuntimeName) + ": warning: " + w);
+    // Where every warning of ours goes (Warn): never the exec session's stdio.
+    for (const auto& w : cfg->warnings) Warn(w);
     load_warned_ = !cfg->warnings.empty();
     auto runtime = FindRuntime();
     // --version without a runtime fails like any other call: CRI-O and docker

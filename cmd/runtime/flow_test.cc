@@ -721,14 +721,65 @@ TEST(RuntimeWrapper, InTheInitialNamespaceAnImpossibleValueIsLeftForTheRuntimeTo
   EXPECT_TRUE(Warnings(ops).empty());
 }
 
-TEST(RuntimeWrapper, LoadWarningsAreShownAndTheRuntimeRuns) {
+// A warning from loading the config (an unreadable file, a drop-in gone)
+// goes where the wrapper's other warnings go: stderr by hand, the --log
+// file under an engine, and on an exec (whose stdio is the exec session's)
+// the config's log-file line, never the session's stderr.
+struct LoadWarningCase {
+  std::string name;
+  std::vector<std::string> argv;
+  bool on_stderr;
+  std::string log;  // the file whose line carries it, or ""
+  std::string in_line;
+};
+void PrintTo(const LoadWarningCase& c, std::ostream* os) { *os << c.name; }
+
+class RuntimeWrapperLoadWarnings : public ::testing::TestWithParam<LoadWarningCase> {};
+
+TEST_P(RuntimeWrapperLoadWarnings, GoWhereWarningsGoAndTheRuntimeRuns) {
+  const LoadWarningCase& c = GetParam();
   FakeOps ops;
-  ops.load_warnings = {"rootless (not the initial user namespace): config: open \"/c\": denied"};
-  RunRuntimeWrapper({"x", "create", "--bundle", "/b", "c1"}, ops);
-  ASSERT_EQ(Warnings(ops).size(), 1u);
-  EXPECT_EQ(Warnings(ops)[0], "oci-rlimit-runtime: warning: " + ops.load_warnings[0]);
+  ops.load_warnings = {"config drop-in \"/c.d/20-gone.toml\" is gone"};
+  Config cfg;
+  cfg.rlimits = {{RLIMIT_MEMLOCK, 1 << 20, 1 << 20}};
+  cfg.log_file = "/decisions.log";
+  ops.config = cfg;
+  ops.files["/b/config.json"] = R"({"process":{}})";
+  ops.files["/p.json"] = R"({"args":["sh"]})";
+  RunRuntimeWrapper(c.argv, ops);
+  if (c.on_stderr) {
+    ASSERT_EQ(Warnings(ops).size(), 1u);
+    EXPECT_EQ(Warnings(ops)[0], "oci-rlimit-runtime: warning: " + ops.load_warnings[0]);
+  } else {
+    EXPECT_EQ(Warnings(ops), std::vector<std::string>{});
+  }
+  int found = 0;
+  for (const auto& [path, line] : ops.log_lines) {
+    if (line.find("20-gone.toml") == std::string::npos) continue;
+    ++found;
+    EXPECT_EQ(path, c.log);
+    EXPECT_NE(line.find(c.in_line), std::string::npos) << line;
+  }
+  EXPECT_EQ(found, c.log.empty() ? 0 : 1);
   EXPECT_TRUE(ops.exec_argv.has_value());
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Wrapper, RuntimeWrapperLoadWarnings,
+    ::testing::Values(
+        LoadWarningCase{"CreateByHand", {"x", "create", "--bundle", "/b", "c1"}, true, "", ""},
+        LoadWarningCase{
+            "CreateWithLog",
+            {"x", "--log", "/l.json", "--log-format", "json", "create", "--bundle", "/b", "c1"},
+            false,
+            "/l.json",
+            R"("level":"warning")"},
+        LoadWarningCase{"ExecWithoutLog",
+                        {"x", "exec", "--process", "/p.json", "c1"},
+                        false,
+                        "/decisions.log",
+                        R"(via="exec" set memlock=1048576:1048576 warning="config drop-in)"}),
+    [](const auto& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace ocirlimit

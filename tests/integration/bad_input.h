@@ -1,7 +1,8 @@
 // The bad-input catalogue: tables of cases over oci-rlimit-hook,
 // oci-rlimit-runtime, oci-prlimit-helper and oci-rlimit-nri, each run as the
-// real executable, one table per file (bad_input_<program>*_test.cc). Every
-// case asserts three things (the one TEST_P, in bad_input.cc):
+// real executable (and the admin CLI oci-rlimit), one table per file
+// (bad_input_<program>*_test.cc). Every case asserts three things (the one TEST_P, in
+// bad_input.cc):
 //
 //  1. the exact exit status;
 //  2. a single-line error: stderr is exactly one line (one trailing newline,
@@ -28,10 +29,11 @@
 #include <vector>
 
 #include "harness.h"
+#include "tests/testing/log_record.h"
 
 namespace ocirlimit::itest::badinput {
 
-enum class Prog { kHook, kRuntime, kHelper, kNri };
+enum class Prog { kHook, kRuntime, kHelper, kNri, kCli };
 
 const char* ProgName(Prog p);
 
@@ -67,11 +69,25 @@ struct Case {
   const char* name;
   Prog prog;
   int status;
-  std::vector<std::string> needles;  // {dir}, {bundle}, {config}, {pid}, {live} are replaced
+  std::vector<std::string> needles;  // {dir}, {bundle}, {config}, {pid}, {live}, {outside}
   std::function<void(World&)> setup;
   // The program applies (exit 0 with one warning line): the live target's
-  // limits are then expected to change.
+  // limits are then expected to change, and the wrapper's stand-in runtime
+  // to run.
   bool applies = false;
+  // Where the one line goes when not on stderr (which must then be empty):
+  // a log outside the snapshot ("{outside}/runtime.log"), as the wrapper
+  // keeps its warnings out of the container's and the exec session's stdio.
+  std::string line_in = "";
+  // Paths under `dir`, as the snapshot names them ("bundle/config.json"),
+  // that an applying wrapper or precreate rewrites: left out of "nothing
+  // modified" (their temp files are not).
+  std::vector<std::string> rewrites = {};
+  // Stdout is the program's output (precreate's spec): not required empty.
+  bool prints = false;
+  // What an applying case's program did besides its one line (the limits
+  // it wrote, the log-file record), checked after the shared asserts.
+  std::function<void(World&, const CmdResult&)> then = nullptr;
 };
 // gtest prints a parameter with PrintTo: the case's name, not a hex dump.
 void PrintTo(const Case& c, std::ostream* os);
@@ -88,6 +104,7 @@ std::vector<Case> RuntimeSpecCases();  // bad_input_runtime_spec_test.cc
 std::vector<Case> RuntimeCases();      // bad_input_runtime_test.cc
 std::vector<Case> HelperCases();       // bad_input_helper_test.cc
 std::vector<Case> NriCases();          // bad_input_nri_test.cc
+std::vector<Case> CliCases();          // bad_input_cli_test.cc
 const std::vector<Case>& AllCases();
 
 // A table from its parts (the builder functions of one file).
@@ -113,6 +130,22 @@ std::string DeepToml(int parts);
 
 // A drop-in beside the case's config (config.d/, core/config.h DropInDir).
 void DeepDropIn(World& w, const std::string& text);
+
+// {dir}/full/x.log on a full tmpfs, its last page full too: no room for one
+// more byte. Returns its path.
+std::string FullDiskLog(World& w);
+
+// config.d/20-gone.toml, a dangling symlink: a drop-in that is gone when it
+// is opened (removed or renamed after the directory was listed).
+void GoneDropIn(World& w);
+// The warning each program gives for it, after "PROGRAM: warning: ".
+inline constexpr const char* kGoneDropInWarning =
+    "config drop-in \"{dir}/config.d/20-gone.toml\" is gone";
+
+// The memlock entry of a spec's or process file's process.rlimits,
+// "soft:hard", or "none".
+std::string MemlockIn(const std::string& json_text);
+// HostileRequest() and ExpectOneEscapedRecord() are tests/testing/log_record.h's.
 
 // Something at `path` that is not a regular file and must never be waited on.
 enum class NotAFile { kFifo, kDirectory, kSocket };

@@ -14,16 +14,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The hook's log-file on a full tmpfs, its last page full too: no room for
-// one more byte.
+// The hook's log-file on a full tmpfs (FullDiskLog).
 void HookLogOnFullDisk(World& w) {
-  const std::string mnt = w.dir / "full";
-  fs::create_directories(mnt);
-  ASSERT_EQ(mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=64k,mode=0755"), 0) << strerror(errno);
-  WriteFile(mnt + "/hook.log", std::string(4095, 'x') + "\n");
-  Sh("dd if=/dev/zero of=" + mnt + "/filler bs=1k 2>/dev/null; sync");
-  WriteFile(w.config,
-            "rlimits = [\"memlock=1M:4M\"]\nlog-file = \"" + (mnt + "/hook.log") + "\"\n");
+  const std::string log = FullDiskLog(w);
+  if (::testing::Test::HasFatalFailure()) return;
+  WriteFile(w.config, "rlimits = [\"memlock=1M:4M\"]\nlog-file = \"" + log + "\"\n");
 }
 
 // The hook applies to a live target, then cannot log: one warning, exit 0.
@@ -204,17 +199,30 @@ std::vector<Case> DecisionLog() {
       {"HookConfigDropInGoneWarnsAndApplies",
        Prog::kHook,
        0,
-       {"warning: config drop-in \"{dir}/config.d/20-gone.toml\" is gone"},
+       {std::string("warning: ") + kGoneDropInWarning},
        [](World& w) {
-         fs::create_directories(w.dir / "config.d");
-         fs::create_symlink(w.dir / "config.d/20-gone.toml.tmp", w.dir / "config.d/20-gone.toml");
+         GoneDropIn(w);
          w.stdin_data = w.State(std::to_string(w.Live()));
        },
        true},
+      {"HookPrecreateConfigDropInGoneWarnsAndApplies",
+       Prog::kHook,
+       0,
+       {std::string("warning: ") + kGoneDropInWarning},
+       [](World& w) {
+         GoneDropIn(w);
+         w.args = {"--config", w.config, "precreate"};
+         HookState(w, kMinimalSpec);
+       },
+       true,
+       "",
+       {},
+       true,
+       [](World&, const CmdResult& r) { EXPECT_EQ(MemlockIn(r.out), "1048576:4194304") << r.out; }},
       {"HookLogOnAFullDiskDropsTheLineWhole",
        Prog::kHook,
        0,
-       {"warning: log \"{dir}/full/hook.log\": a line of ", "bytes dropped, nothing written"},
+       {"warning: log \"{dir}/full/x.log\": a line of ", "bytes dropped, nothing written"},
        [](World& w) {
          HookLogOnFullDisk(w);
          w.stdin_data = w.State(std::to_string(w.Live()));
@@ -223,10 +231,60 @@ std::vector<Case> DecisionLog() {
   };
 }
 
+// Requests on, a bad request excused (on-error = "warn"), decisions logged
+// outside the snapshot; the spec's request annotation is HostileRequest().
+void HostileRequestWorld(World& w) {
+  WriteFile(w.config, "rlimits = [\"memlock=1M:4M\"]\non-error = \"warn\"\nlog-file = \"" +
+                          (w.outside / "decisions.log") +
+                          "\"\n[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\n");
+  Json spec = Json::parse(kMinimalSpec);
+  spec["annotations"]["oci-rlimit.io/rlimits"] = testsupport::HostileRequest();
+  WriteFile(w.bundle + "/config.json", spec.dump());
+}
+
+// A request value forging log records: the log-file line is one record with
+// the value escaped, and the container gets the node's limits.
+std::vector<Case> HostileRequestLog() {
+  return {
+      {"HookRequestForgingALogRecordIsOneEscapedLine",
+       Prog::kHook,
+       0,
+       {"warning: ", "oci-rlimit.io/rlimits"},
+       [](World& w) {
+         HostileRequestWorld(w);
+         w.stdin_data = w.State(std::to_string(w.Live()));
+       },
+       true,
+       "",
+       {},
+       false,
+       [](World& w, const CmdResult&) {
+         testsupport::ExpectOneEscapedRecord(w.outside / "decisions.log");
+       }},
+      {"HookPrecreateRequestForgingALogRecordIsOneEscapedLine",
+       Prog::kHook,
+       0,
+       {"warning: ", "oci-rlimit.io/rlimits"},
+       [](World& w) {
+         HostileRequestWorld(w);
+         w.args = {"--config", w.config, "precreate"};
+         HookState(w, ReadFile(w.bundle + "/config.json"));
+       },
+       true,
+       "",
+       {},
+       true,
+       [](World& w, const CmdResult& r) {
+         EXPECT_EQ(MemlockIn(r.out), "1048576:4194304") << r.out;
+         testsupport::ExpectOneEscapedRecord(w.outside / "decisions.log");
+       }},
+  };
+}
+
 }  // namespace
 
 std::vector<Case> HookConfigCases() {
-  return Join({ConfigValues(), ConfigFile(), ConfigDeepToml(), DecisionLog()});
+  return Join({ConfigValues(), ConfigFile(), ConfigDeepToml(), DecisionLog(), HostileRequestLog()});
 }
 
 INSTANTIATE_TEST_SUITE_P(HookConfig, BadInput, ::testing::ValuesIn(HookConfigCases()), CaseName);

@@ -184,10 +184,93 @@ std::vector<Case> Log() {
   };
 }
 
+// A drop-in gone when opened: skipped with one warning, the rest applied.
+// The warning goes where the wrapper's warnings go: stderr by hand, the
+// --log file under an engine, the config's log-file line on an exec (whose
+// stdio is the exec session's).
+std::vector<Case> DropInGone() {
+  const std::string warning = std::string("oci-rlimit-runtime: warning: ") + kGoneDropInWarning;
+  return {
+      {"RuntimeCreateConfigDropInGoneWarnsAndApplies",
+       Prog::kRuntime,
+       0,
+       {warning},
+       [](World& w) { GoneDropIn(w); },
+       true,
+       "",
+       {"bundle/config.json"},
+       false,
+       [](World& w, const CmdResult&) {
+         EXPECT_EQ(MemlockIn(ReadFile(w.bundle + "/config.json")), "1048576:4194304");
+       }},
+      {"RuntimeCreateWithLogConfigDropInGoneWarnsInTheLog",
+       Prog::kRuntime,
+       0,
+       {"\"level\":\"warning\"", "config drop-in \\\"{dir}/config.d/20-gone.toml\\\" is gone"},
+       [](World& w) {
+         GoneDropIn(w);
+         w.args = {"--log",        w.outside / "runtime.log",
+                   "--log-format", "json",
+                   "create",       "--bundle",
+                   w.bundle,       "bad-input"};
+       },
+       true,
+       "{outside}/runtime.log",
+       {"bundle/config.json"},
+       false,
+       [](World& w, const CmdResult&) {
+         EXPECT_EQ(MemlockIn(ReadFile(w.bundle + "/config.json")), "1048576:4194304");
+       }},
+      {"RuntimeExecConfigDropInGoneLogsAndApplies",
+       Prog::kRuntime,
+       0,
+       {"via=\"exec\" set memlock=1048576:4194304",
+        "warning=\"config drop-in \\\"{dir}/config.d/20-gone.toml\\\" is gone"},
+       [](World& w) {
+         GoneDropIn(w);
+         RuntimeConfig(w, "rlimits = [\"memlock=1M:4M\"]\nlog-file = \"" +
+                              (w.outside / "decisions.log") + "\"\n");
+         WriteFile(w.dir / "process.json", R"({"args":["sh"],"cwd":"/"})");
+         w.args = {"exec", "--process", w.dir / "process.json", "bad-input"};
+       },
+       true,
+       "{outside}/decisions.log",
+       {"process.json"},
+       false,
+       [](World& w, const CmdResult&) {
+         EXPECT_EQ(MemlockIn(ReadFile(w.dir / "process.json")), "1048576:4194304");
+       }},
+  };
+}
+
+// The config's log-file on a full disk: the line is dropped whole (no torn
+// line), one warning says so, and the container is created with its limits.
+std::vector<Case> FullDisk() {
+  return {
+      {"RuntimeLogOnAFullDiskDropsTheLineWhole",
+       Prog::kRuntime,
+       0,
+       {"oci-rlimit-runtime: warning: log \"{dir}/full/x.log\": a line of ",
+        "bytes dropped, nothing written"},
+       [](World& w) {
+         const std::string log = FullDiskLog(w);
+         RuntimeConfig(w, "rlimits = [\"memlock=1M:4M\"]\nlog-file = \"" + log + "\"\n");
+       },
+       true,
+       "",
+       {"bundle/config.json"},
+       false,
+       [](World& w, const CmdResult&) {
+         EXPECT_EQ(MemlockIn(ReadFile(w.bundle + "/config.json")), "1048576:4194304");
+         EXPECT_EQ(ReadFile(w.dir / "full/x.log"), std::string(4095, 'x') + "\n");
+       }},
+  };
+}
+
 }  // namespace
 
 std::vector<Case> RuntimeCases() {
-  return Join({ExecProcess(), ConfigAndArgv(), ConfigDeepToml(), Log()});
+  return Join({ExecProcess(), ConfigAndArgv(), ConfigDeepToml(), Log(), DropInGone(), FullDisk()});
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtime, BadInput, ::testing::ValuesIn(RuntimeCases()), CaseName);
