@@ -10,7 +10,11 @@
 //   - the real binary, `oci-rlimit audit --no-default-roots --runtime-root R`;
 // and the processes one run of the binary spawns (under strace -f).
 //
-// usage: auditbench [--containers N] [--runs N] [--dir DIR] OCI_RLIMIT_BINARY
+// usage: auditbench [--containers N] [--runs N] [--dir DIR] [--no-spawn] OCI_RLIMIT_BINARY
+//
+// --no-spawn (the ctest bench.auditbench_smoke): exit 1 when the binary
+// spawned any process; without strace, exit 77 (skipped), or 1 under CI
+// (OCI_RLIMIT_REQUIRE_RUNTIMES=1). Timings are printed, never judged.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -249,9 +253,12 @@ int Main(int argc, char** argv) {
   int runs = 50;
   std::string dir;
   std::string binary;
+  bool no_spawn = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--containers" && i + 1 < argc) {
+    if (a == "--no-spawn") {
+      no_spawn = true;
+    } else if (a == "--containers" && i + 1 < argc) {
       n = std::atoi(argv[++i]);
     } else if (a == "--runs" && i + 1 < argc) {
       runs = std::atoi(argv[++i]);
@@ -262,7 +269,8 @@ int Main(int argc, char** argv) {
     }
   }
   if (binary.empty() || n <= 0 || runs <= 0) {
-    std::cerr << "usage: auditbench [--containers N] [--runs N] [--dir DIR] OCI_RLIMIT_BINARY\n";
+    std::cerr << "usage: auditbench [--containers N] [--runs N] [--dir DIR] [--no-spawn] "
+                 "OCI_RLIMIT_BINARY\n";
     return 2;
   }
   if (dir.empty()) {
@@ -366,10 +374,22 @@ int Main(int argc, char** argv) {
   for (pid_t p : pids) kill(p, SIGKILL);
   for (pid_t p : pids) waitpid(p, nullptr, 0);
   RunBinary({"/bin/rm", "-rf", dir});
-  return found == static_cast<size_t>(n) && missing == static_cast<size_t>(n) &&
-                 healed == static_cast<size_t>(n)
-             ? 0
-             : 1;
+  if (found != static_cast<size_t>(n) || missing != static_cast<size_t>(n) ||
+      healed != static_cast<size_t>(n)) {
+    return 1;
+  }
+  if (!no_spawn) return 0;
+  if (spawned < 0) {
+    const char* ci = std::getenv("OCI_RLIMIT_REQUIRE_RUNTIMES");
+    std::fprintf(stderr, "auditbench: --no-spawn needs /usr/bin/strace\n");
+    return ci != nullptr && std::string(ci) == "1" ? 1 : 77;
+  }
+  if (spawned != 0) {
+    std::fprintf(stderr, "auditbench: `oci-rlimit audit` spawned %d process(es), want none\n",
+                 spawned);
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace

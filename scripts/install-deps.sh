@@ -16,9 +16,10 @@ build=(build-essential cmake ninja-build pkg-config git ca-certificates file
 # The tests: the real runtimes and daemons (on a machine running systemd, the
 # docker.io, containerd and podman packages may start system services), the
 # demo's rootfs, lint, ASan/fuzz (clang), man-page checks (man-db, groff-base),
-# and debootstrap for the fresh-root CI step (tests/fresh-root/run.sh).
+# debootstrap for the fresh-root CI step (tests/fresh-root/run.sh), and strace (the
+# processes `oci-rlimit audit` spawns, bench.auditbench_smoke).
 runtimes=(runc crun podman docker.io containerd busybox-static util-linux libcap2-bin
-          iproute2 hyperfine jq clang-format clang-tidy clang libclang-rt-14-dev python3-yaml shellcheck
+          iproute2 hyperfine jq strace clang-format clang-tidy clang libclang-rt-14-dev python3-yaml shellcheck
           protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc
           uidmap slirp4netns man-db groff-base debootstrap)
 # The portable node builds (scripts/build-node.sh) and their tests: the arm64

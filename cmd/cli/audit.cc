@@ -89,7 +89,10 @@ bool AuditReport::ok() const {
 }
 
 AuditReport RunAudit(const AuditRun& run) {
-  Discovery d = DiscoverContainers(run.fs, run.roots, PolicyNeedsSpec(run.cfg));
+  // The spec is read whenever the policy gives anything: beside the rules'
+  // and requests' facts, its annotations say whether it is a pod sandbox.
+  const bool need_facts = !run.cfg.rlimits.empty() || PolicyNeedsSpec(run.cfg);
+  Discovery d = DiscoverContainers(run.fs, run.roots, need_facts);
   AuditReport r;
   r.healing = run.heal;
   r.roots = std::move(d.roots);
@@ -101,7 +104,7 @@ AuditReport RunAudit(const AuditRun& run) {
 namespace {
 
 std::string LimitsText(const AuditVerdict& v) {
-  if (v.status == AuditStatus::kUnknown) return v.why;
+  if (v.status == AuditStatus::kUnknown || !v.judged) return v.why;
   if (v.limits.empty()) return "(the policy gives none)";
   std::string out;
   for (const auto& l : v.limits) {
@@ -193,6 +196,7 @@ Json AuditJson(const AuditReport& r) {
            {"pid", e.pid > 0 ? Json(e.pid) : Json()},
            {"status", AuditStatusName(e.verdict.status)},
            {"why", e.verdict.why.empty() ? Json() : Json(e.verdict.why)},
+           {"judged", e.verdict.judged},
            {"limits", limits},
            {"matched", e.verdict.matched},
            {"notes", e.verdict.notes},

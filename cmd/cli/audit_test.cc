@@ -208,6 +208,35 @@ std::vector<Container> Containers() {
        false,
        {64 << 10, 8 * kM},
        true},
+      // A pod sandbox (pause) below the top-level limits, as an NRI-only node
+      // leaves it: not judged, never healed, no attention.
+      {"SandboxBelowTopLevel",
+       R"({"io.kubernetes.cri.container-type":"sandbox"})",
+       {64 << 10, 64 << 10},
+       100,
+       true,
+       AuditStatus::kOk,
+       "pod sandbox (pause): runs no workload, not judged",
+       false,
+       {64 << 10, 64 << 10}},
+      {"CrioSandboxAboveTopLevel",
+       R"({"io.kubernetes.cri-o.ContainerType":"sandbox"})",
+       {32 * kM, 32 * kM},
+       100,
+       true,
+       AuditStatus::kOk,
+       "not judged",
+       false,
+       {32 * kM, 32 * kM}},
+      // The same state in a workload container is missing.
+      {"WorkloadBelowTopLevel",
+       R"({"io.kubernetes.cri.container-type":"container"})",
+       {64 << 10, 8 * kM},
+       100,
+       true,
+       AuditStatus::kMissing,
+       "",
+       true},
       // Raising a hard limit needs CAP_SYS_RESOURCE: the heal says it failed.
       {"MissingHardCannotRaise",
        "{}",
@@ -299,6 +328,49 @@ TEST_P(AuditRunTable, Heal) {
 
 INSTANTIATE_TEST_SUITE_P(Containers, AuditRunTable, testing::ValuesIn(Containers()), CaseName{});
 
+// With only top-level limits (no rule, no request) the spec is still read:
+// its annotations tell a pod sandbox, which is not judged, from a workload.
+TEST(AuditTest, TopLevelOnlyPolicyLeavesSandboxesAlone) {
+  FakeNode node;
+  const std::string root = "/run/containerd/runc/k8s.io";
+  node.File(root + "/pause/state.json", FakeNode::RuncState("pause", 4242, 100, "/b/pause"));
+  node.File("/b/pause/config.json", Spec(R"({"io.kubernetes.cri.container-type":"sandbox"})"));
+  node.File(root + "/work/state.json", FakeNode::RuncState("work", 4343, 100, "/b/work"));
+  node.File("/b/work/config.json", Spec(R"({"io.kubernetes.cri.container-type":"container"})"));
+  node.procs[4242] = {100, 'S', {{RLIMIT_MEMLOCK, {64 << 10, 8 * kM}}}};
+  node.procs[4343] = {100, 'S', {{RLIMIT_MEMLOCK, {64 << 10, 8 * kM}}}};
+  auto cfg = ParseConfig("rlimits = [\"memlock=8M\"]\n", "test.toml");
+  ASSERT_TRUE(cfg) << cfg.error().Text();
+  ASSERT_FALSE(PolicyNeedsSpec(*cfg));
+  for (bool heal : {false, true}) {
+    SCOPED_TRACE(heal ? "--heal" : "audit");
+    std::vector<std::string> log;
+    AuditRun run{*cfg,   node,
+                 node,   DefaultStateRoots(),
+                 heal,   [&log](const std::string& line) { log.push_back(line); },
+                 nullptr};
+    AuditReport r = RunAudit(run);
+    ASSERT_EQ(r.entries.size(), 2u);
+    const AuditEntry& pause = r.entries[0];
+    EXPECT_EQ(pause.id, "pause");
+    EXPECT_EQ(pause.verdict.status, AuditStatus::kOk);
+    EXPECT_FALSE(pause.verdict.judged);
+    EXPECT_FALSE(pause.attention());
+    EXPECT_FALSE(pause.heal);
+    const AuditEntry& work = r.entries[1];
+    EXPECT_EQ(work.verdict.status, AuditStatus::kMissing);
+    EXPECT_TRUE(work.verdict.judged);
+    EXPECT_EQ(r.ok(), heal);
+    EXPECT_EQ(log.size(), heal ? 1u : 0u);
+    EXPECT_EQ(AuditJson(r)["containers"][0]["judged"], false);
+    EXPECT_NE(AuditText(r).find("ok       pause 4242     pod sandbox (pause)"), std::string::npos)
+        << AuditText(r);
+  }
+  EXPECT_EQ(node.procs[4242].limits[RLIMIT_MEMLOCK], (LimitPair{64 << 10, 8 * kM}));
+  EXPECT_EQ(node.procs[4343].limits[RLIMIT_MEMLOCK], (LimitPair{8 * kM, 8 * kM}));
+  EXPECT_EQ(node.set_pids, (std::vector<pid_t>{4343}));
+}
+
 // As a user, root's 0700 state roots cannot be listed: said, and not ok.
 class DeniedNode : public FakeNode {
  public:
@@ -358,13 +430,14 @@ TEST(AuditJsonTest, Schema) {
   EXPECT_EQ(j["roots"], Json::array({"/run/runc"}));
   ASSERT_EQ(j["containers"].size(), 2u);
   for (const Json& c : j["containers"]) {
-    EXPECT_EQ(c.size(), 11u) << c.dump();
+    EXPECT_EQ(c.size(), 12u) << c.dump();
     ExpectType(c, "root", Json::value_t::string);
     ExpectType(c, "id", Json::value_t::string);
     ExpectType(c, "runtime", Json::value_t::string, true);
     ExpectType(c, "pid", Json::value_t::number_integer, true);
     ExpectType(c, "status", Json::value_t::string);
     ExpectType(c, "why", Json::value_t::string, true);
+    ExpectType(c, "judged", Json::value_t::boolean);
     ExpectType(c, "limits", Json::value_t::array);
     ExpectType(c, "matched", Json::value_t::array);
     ExpectType(c, "notes", Json::value_t::array);
@@ -375,6 +448,7 @@ TEST(AuditJsonTest, Schema) {
   EXPECT_EQ(a["status"], "missing");
   EXPECT_EQ(a["attention"], false);
   EXPECT_TRUE(a["why"].is_null());
+  EXPECT_EQ(a["judged"], true);
   ASSERT_EQ(a["limits"].size(), 1u);
   EXPECT_EQ(a["limits"][0], Json::parse(R"({"type":"RLIMIT_MEMLOCK","status":"missing",)"
                                         R"("want":{"soft":8388608,"hard":8388608},)"

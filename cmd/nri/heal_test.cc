@@ -356,6 +356,74 @@ TEST(Heal, CannotSetIsSaidOnceAcrossReconnects) {
   EXPECT_EQ(out.lines.size(), 2u) << "each Synchronize reports the container";
 }
 
+// Two containers the policy gives limits, in a pod the plugin sees without
+// the host's PIDs: c1 (pid 100) and c2 (pid 101).
+pb::SynchronizeRequest TwoContainers() {
+  pb::SynchronizeRequest req = OneContainer(kAsks);
+  pb::Container* c = req.add_containers();
+  *c = req.containers(0);
+  c->set_id("c2");
+  c->set_pid(101);
+  return req;
+}
+
+TEST(Heal, CanOnlyReportIsSaidOnceAcrossContainersAndReconnects) {
+  FakeHealOps ops;
+  ops.host_pid = false;
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  ops.procs[101] = InitOf("c2", {kM, 8 * kM});
+  RecordingOutput out;
+  Healer healer(ops);
+  const Config cfg = MustParse(kPolicy);
+  for (int i = 0; i < 2; ++i) {
+    healer.Connected("T", out);
+    healer.Synchronize(cfg, TwoContainers(), out, [] { return "T"; });
+    EXPECT_EQ(healer.last().of(HealResult::kCannot), 2u);
+  }
+  int said = 0;
+  for (const auto& s : out.said) said += s.find("it can only report") != std::string::npos ? 1 : 0;
+  EXPECT_EQ(said, 1) << testing::PrintToString(out.said);
+  const std::string c1 =
+      R"(T id="c1" pid=100 via="nri-sync" unchanged error="not checked (no host PID )"
+      R"(namespace); the policy gives memlock=2097152:4194304")";
+  const std::string c2 =
+      R"(T id="c2" pid=101 via="nri-sync" unchanged error="not checked (no host PID )"
+      R"(namespace); the policy gives memlock=2097152:4194304")";
+  EXPECT_EQ(out.lines, (std::vector<std::string>{c1, c2, c1, c2}));
+  EXPECT_EQ(ops.pidfd_opens, 0) << "a PID of another namespace is never pinned";
+  EXPECT_EQ(ops.procs[100].limits[kMemlock], (LimitPair{kM, 8 * kM}));
+  auto st = ParseNriStatus(ops.status);
+  ASSERT_TRUE(st) << st.error().Text();
+  EXPECT_TRUE(st->report_only);
+  EXPECT_EQ(st->unhealed, 2u);
+}
+
+// A pod sandbox (pause) is no NRI Container, but should one be listed it is
+// left alone: it runs no workload and nothing adjusted it at create. The
+// pod's workload container in the same state is healed.
+TEST(Heal, APodSandboxIsNeverTouched) {
+  FakeHealOps ops;
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  ops.procs[101] = InitOf("c2", {kM, 8 * kM});
+  RecordingOutput out;
+  Healer healer(ops);
+  const Config cfg = MustParse("rlimits = [\"memlock=2M:4M\"]\n");
+  pb::SynchronizeRequest req = TwoContainers();
+  (*req.mutable_containers(0)->mutable_annotations())["io.kubernetes.cri.container-type"] =
+      "sandbox";
+  (*req.mutable_containers(1)->mutable_annotations())["io.kubernetes.cri.container-type"] =
+      "container";
+  healer.Synchronize(cfg, req, out, [] { return "T"; });
+  EXPECT_EQ(healer.last().of(HealResult::kNothing), 1u);
+  EXPECT_EQ(healer.last().of(HealResult::kHealed), 1u);
+  EXPECT_EQ(ops.procs[100].limits[kMemlock], (LimitPair{kM, 8 * kM}));
+  EXPECT_EQ(ops.procs[101].limits[kMemlock], (LimitPair{2 * kM, 4 * kM}));
+  EXPECT_FALSE(ops.pinned.contains(100 + 100)) << "the sandbox's init (pid 100) was pinned";
+  EXPECT_TRUE(ops.pinned.contains(100 + 101)) << "the workload's init (pid 101) was not";
+  ASSERT_EQ(out.lines.size(), 1u);
+  EXPECT_TRUE(out.lines[0].starts_with(R"(T id="c2" pid=101 via="nri-sync")")) << out.lines[0];
+}
+
 TEST(Heal, PluginHandsSynchronizeToTheHealerAndStillAnswersNoUpdates) {
   FakeHealOps ops;
   ops.procs[100] = InitOf("c1", {kM, 8 * kM});

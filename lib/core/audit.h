@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/admission.h"
@@ -43,7 +44,10 @@ struct AuditVerdict {
   // before stays refused, with nothing left to apply).
   std::vector<Rlimit> heal;
   std::vector<std::string> matched;  // the rules that matched
-  std::string why;                   // refused: the request's error; unknown: why
+  std::string why;  // refused: the request's error; unknown: why; not judged: why not
+  // False for a container audit does not judge (a pod sandbox): ok, with
+  // nothing to compare and nothing to heal.
+  bool judged = true;
   // Admit's notes and warnings, and for a request excused by on-error =
   // "warn", that the target leaves the request out.
   std::vector<std::string> notes;
@@ -54,12 +58,20 @@ struct AuditVerdict {
 [[nodiscard]] AuditVerdict CompareLimits(const std::vector<Rlimit>& want,
                                          const std::vector<Rlimit>& have);
 
-// Admit(cfg, facts, at), then CompareLimits against `have`. A request Admit
-// refuses (on-error = "fail") is kRefused, healed to the node's limits
-// without it; one it excused (on-error = "warn") is compared against those
-// same limits.
+// Admit(cfg, facts, at), then CompareLimits against `have`. A pod sandbox
+// (pause) container is not judged (SandboxVerdict): it runs no workload, and
+// on an NRI-only node it was never adjusted (NRI creates no Container for
+// it), so judging it by the top-level limits would call every one missing.
+// A request Admit refuses (on-error = "fail") is kRefused, healed to the
+// node's limits without it; one it excused (on-error = "warn") is compared
+// against those same limits.
 [[nodiscard]] AuditVerdict AuditContainer(const Config& cfg, const ContainerFacts& facts,
                                           EntryPoint at, const std::vector<Rlimit>& have);
+
+// The verdict of a pod sandbox: ok, not judged, with why.
+[[nodiscard]] AuditVerdict SandboxVerdict();
+inline constexpr std::string_view kSandboxNotJudged =
+    "pod sandbox (pause): runs no workload, not judged";
 
 // A container that could not be audited.
 [[nodiscard]] AuditVerdict UnknownVerdict(std::string why);

@@ -52,6 +52,7 @@ struct Case {
   std::vector<Rlimit> heal;
   const char* why = "";   // a substring of why, or "" for none
   const char* note = "";  // a substring of one note, or ""
+  bool judged = true;
 };
 
 std::vector<Case> Cases() {
@@ -59,6 +60,10 @@ std::vector<Case> Cases() {
   const ContainerFacts gpu{{}, {"NVIDIA_VISIBLE_DEVICES=0"}, {}, {}};
   ContainerFacts sandbox = Request("memlock=64M");
   sandbox.annotations["io.kubernetes.cri.container-type"] = "sandbox";
+  ContainerFacts crio_sandbox;
+  crio_sandbox.annotations["io.kubernetes.cri-o.ContainerType"] = "sandbox";
+  ContainerFacts workload;
+  workload.annotations["io.kubernetes.cri.container-type"] = "container";
   return {
       {"Ok", "", none, {kMemlock8, Nofile(1024, 1024)}, AuditStatus::kOk, {kMemlock8}, {}},
       {"OkWithRule",
@@ -178,16 +183,47 @@ std::vector<Case> Cases() {
        {kMemlock8},
        "",
        "left out"},
-      // A pod's request reaches its pause container too, where it counts for nothing.
-      {"SandboxIgnoresRequest",
+      // A pod sandbox (pause) is not judged: on an NRI-only node nothing ever
+      // adjusted it, and it runs no workload. Its request counts for nothing.
+      {"SandboxNotJudged",
        "",
        sandbox,
        {kMemlock8},
        AuditStatus::kOk,
-       {kMemlock8},
        {},
+       {},
+       "not judged",
        "",
-       "sandbox"},
+       false},
+      // Lower than the top-level limits, as NRI leaves it: not missing, no heal.
+      {"SandboxBelowTopLevelNotMissing",
+       "",
+       sandbox,
+       {Memlock(64 << 10, 64 << 10)},
+       AuditStatus::kOk,
+       {},
+       {},
+       "pod sandbox (pause)",
+       "",
+       false},
+      {"CrioSandboxAboveTopLevelNotOver",
+       "",
+       crio_sandbox,
+       {Memlock(kRlimInfinity, kRlimInfinity)},
+       AuditStatus::kOk,
+       {},
+       {},
+       "not judged",
+       "",
+       false},
+      // The same state in a pod's workload container is missing.
+      {"WorkloadBelowTopLevelMissing",
+       "",
+       workload,
+       {Memlock(64 << 10, 64 << 10)},
+       AuditStatus::kMissing,
+       {kMemlock8},
+       {kMemlock8}},
       {"UnknownUnread",
        "",
        none,
@@ -210,6 +246,7 @@ TEST_P(AuditTable, Verdict) {
   EXPECT_EQ(v.target, c.target);
   EXPECT_EQ(v.heal, c.heal);
   EXPECT_EQ(NeedsAttention(v), c.status != AuditStatus::kOk);
+  EXPECT_EQ(v.judged, c.judged);
   if (*c.why == '\0') {
     EXPECT_EQ(v.why, "");
   } else {

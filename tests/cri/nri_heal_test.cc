@@ -9,15 +9,24 @@
 // which this sandbox (no CAP_SYS_RESOURCE) can make. What the init has is
 // read by the container itself: an exec'd `cat /proc/1/limits` (the
 // container has its own PID namespace, so 1 is its init).
+//
+// Then doctor's NRI line says what the status file holds, and audit with a
+// top-level limit finds every pod's pause container (which NRI never sees
+// created) ok and not judged, never healed: no sandbox false positive.
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <ostream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "core/nri_status.h"
 #include "cri_containerd.h"
@@ -85,6 +94,7 @@ class NriHealTest : public ::testing::TestWithParam<ContainerdRelease> {
     auto pod = containerd_->RunPod(spec);
     EXPECT_TRUE(pod) << pod.error().Text();
     if (!pod) return "";
+    pods_.push_back(pod->id);
     auto id = containerd_->RunContainer(
         *pod, CriContainerd::NewContainer("app", {"/bin/sh", "-c", "exec sleep 3600"}));
     EXPECT_TRUE(id) << id.error().Text();
@@ -108,7 +118,53 @@ class NriHealTest : public ::testing::TestWithParam<ContainerdRelease> {
     return out;
   }
 
+  // `oci-rlimit doctor --json` on a node root that holds only what its NRI
+  // check reads of this fixture: containerd's config and binary, the running
+  // plugin alone in its /proc (no other test's plugin), and the fixture's
+  // TempDir (the socket, the status file) through a link to the host's.
+  Json Doctor() {
+    const std::string root = dir_ / "doctor-root";
+    std::filesystem::create_directories(root + "/etc/containerd");
+    std::filesystem::create_directories(root + "/proc");
+    std::filesystem::create_directories(root + "/usr");
+    std::filesystem::copy_file(containerd_->config_path(), root + "/etc/containerd/config.toml",
+                               std::filesystem::copy_options::overwrite_existing);
+    std::error_code ec;
+    std::filesystem::create_directory_symlink(containerd_->release().bin_dir, root + "/usr/bin",
+                                              ec);
+    const std::string top = "/" + StatusPath().substr(1, StatusPath().find('/', 1) - 1);
+    std::filesystem::create_directory_symlink(top, root + top, ec);
+    const std::string pid = std::to_string(plugin_->pid());
+    std::filesystem::remove(root + "/proc/" + pid, ec);
+    std::filesystem::create_directory_symlink("/proc/" + pid, root + "/proc/" + pid, ec);
+    CmdResult r = RunCmd({OurBinary("oci-rlimit"), "doctor", "--root", root, "--json"});
+    Json j = Json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
+    return j;
+  }
+
+  // `oci-rlimit audit --json [--heal]` over the fixture's runc root only,
+  // with a policy of top-level limits alone.
+  std::pair<int, Json> Audit(bool heal) {
+    const std::string config = dir_ / "audit.toml";
+    WriteFile(config, "rlimits = [\"memlock=2M:4M\"]\n");
+    std::vector<std::string> argv = {OurBinary("oci-rlimit"),
+                                     "audit",
+                                     "--config",
+                                     config,
+                                     "--json",
+                                     "--no-default-roots",
+                                     "--runtime-root",
+                                     containerd_->runc_root() + "/k8s.io"};
+    if (heal) argv.emplace_back("--heal");
+    CmdResult r = RunCmd(argv);
+    Json j = Json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
+    return {r.status, j};
+  }
+
   TempDir dir_;
+  std::vector<std::string> pods_;  // every pod's sandbox id, which is its pause container's
   std::unique_ptr<CriContainerd> containerd_;
   std::unique_ptr<BackgroundProcess> plugin_;
   int starts_ = 0;
@@ -178,6 +234,21 @@ TEST_P(NriHealTest, PodsCreatedWhileThePluginWasDownAreHealedAtReconnect) {
   EXPECT_FALSE(status->connected.empty());
   EXPECT_FALSE(status->synchronized.empty());
 
+  // doctor's NRI line reads the plugin's status file through its --status-file.
+  const Json doctor = Doctor();
+  const std::string said = "oci-rlimit-nri last (re)connected at " + status->connected +
+                           " and healed " + std::to_string(status->healed) + " of " +
+                           std::to_string(status->containers) + " containers then (" +
+                           std::to_string(status->healed_total) + " since it started)";
+  bool found = false;
+  for (const auto& c : doctor.value("checks", Json::array())) {
+    if (c.value("area", "") != "nri" || c.value("what", "") != said) continue;
+    found = true;
+    EXPECT_EQ(c.value("status", ""), "ok") << c.dump();
+    EXPECT_EQ(c.value("path", ""), StatusPath()) << c.dump();
+  }
+  EXPECT_TRUE(found) << said << "\n" << doctor.dump(1);
+
   // A second reconnect finds nothing left to heal, and logs nothing new.
   plugin_->Stop();
   ASSERT_NO_FATAL_FAILURE(StartPlugin("synchronized:"));
@@ -186,6 +257,42 @@ TEST_P(NriHealTest, PodsCreatedWhileThePluginWasDownAreHealedAtReconnect) {
   ASSERT_TRUE(status) << status.error().Text();
   EXPECT_EQ(status->healed, 0u) << ReadFile(StatusPath());
   EXPECT_EQ(status->healed_total, 0u) << "a new process counts from zero";
+
+  // audit with top-level limits: every pod's pause container, which NRI never
+  // adjusted, is listed ok and not judged; only the plain pod is missing.
+  // --heal sets it and no pause process; then everything is ok.
+  std::set<std::string> workloads(all.begin(), all.end());
+  auto [rc, audit] = Audit(false);
+  EXPECT_EQ(rc, 1) << audit.dump(1);
+  std::set<std::string> sandboxes;
+  for (const auto& c : audit.value("containers", Json::array())) {
+    const std::string id = c.value("id", "");
+    if (std::find(pods_.begin(), pods_.end(), id) != pods_.end()) {
+      sandboxes.insert(id);
+      EXPECT_EQ(c.value("status", ""), "ok") << c.dump();
+      EXPECT_EQ(c.value("judged", true), false) << c.dump();
+      EXPECT_EQ(c.value("attention", true), false) << c.dump();
+    } else if (id == plain) {
+      EXPECT_EQ(c.value("status", ""), "missing") << c.dump();
+    } else {
+      EXPECT_TRUE(workloads.count(id)) << "an unexpected container " << c.dump();
+      EXPECT_EQ(c.value("status", ""), "ok") << c.dump();
+      EXPECT_EQ(c.value("judged", false), true) << c.dump();
+    }
+  }
+  EXPECT_EQ(sandboxes.size(), pods_.size()) << audit.dump(1);
+  auto [heal_rc, healed] = Audit(true);
+  EXPECT_EQ(heal_rc, 0) << healed.dump(1);
+  for (const auto& c : healed.value("containers", Json::array())) {
+    EXPECT_EQ(c.value("attention", true), false) << c.dump();
+    if (c.value("id", "") != plain) {
+      EXPECT_TRUE(c["heal"].is_null()) << c.dump();
+    }
+  }
+  EXPECT_EQ(InitMemlock(plain), kHealed);
+  auto [after_rc, after] = Audit(false);
+  EXPECT_EQ(after_rc, 0) << after.dump(1);
+  EXPECT_EQ(after.value("containers", Json::array()).size(), pods_.size() + all.size() + 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Releases, NriHealTest, ::testing::Values(Containerd17(), Containerd2()),

@@ -1118,7 +1118,9 @@ TEST(InstallerImageTest, RunsAsTheDaemonSetRunsIt) {
 
 // Every object in the manifests has apiVersion, kind and metadata.name; the
 // RuntimeClass is the handler the installer adds; the DaemonSet runs the
-// installer privileged against the host root it mounts.
+// installer privileged against the host root it mounts; the NRI DaemonSet
+// dials the host's socket, sees the host's PIDs, keeps only SYS_RESOURCE and
+// writes its status file onto a hostPath.
 TEST(K8sManifestsTest, ParseAsYamlWithTheRightShape) {
   OCI_RLIMIT_REQUIRE("python3");
   const std::string script = R"(
@@ -1145,6 +1147,18 @@ sock = plugin["args"][plugin["args"].index("--socket") + 1]
 mount = [m for m in plugin["volumeMounts"] if sock.startswith(m["mountPath"] + "/")][0]
 vol = [v for v in nri["volumes"] if v["name"] == mount["name"]][0]
 assert vol["hostPath"]["path"] + sock[len(mount["mountPath"]):] == "/var/run/nri/nri.sock", vol
+# The Synchronize heal: the host's PIDs, and CAP_SYS_RESOURCE as its only capability.
+assert nri.get("hostPID") is True, nri
+caps = plugin["securityContext"]["capabilities"]
+assert caps == {"drop": ["ALL"], "add": ["SYS_RESOURCE"]}, caps
+# Its status file (doctor reads it) lands on the host, in the directory a hostPath mounts.
+status = plugin["args"][plugin["args"].index("--status-file") + 1]
+status_dir = status.rsplit("/", 1)[0]
+mount = [m for m in plugin["volumeMounts"] if m["mountPath"] == status_dir][0]
+assert not mount.get("readOnly", False), mount
+vol = [v for v in nri["volumes"] if v["name"] == mount["name"]][0]
+assert vol["hostPath"]["path"] == status_dir, vol
+print("checked nri")
 print("checked")
 )";
   CmdResult r = RunCmd({"python3", "-c", script, kKubeDir});
@@ -1152,7 +1166,8 @@ print("checked")
   EXPECT_NE(r.out.find("runtimeclass.yaml RuntimeClass oci-rlimit"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("daemonset.yaml DaemonSet oci-rlimit-installer"), std::string::npos);
   EXPECT_NE(r.out.find("nri-daemonset.yaml DaemonSet oci-rlimit-nri"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("checked"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("checked nri"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("checked\n"), std::string::npos) << r.out;
 }
 
 // README's Kubernetes quick start names what the manifests and the tests use:
