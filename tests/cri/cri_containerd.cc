@@ -498,25 +498,27 @@ CriContainerd::CriContainerd(const Options& opts) : release_(opts.release) {
     }
   }
 
-  DaemonOptions daemon = opts;
+  daemon_ = opts;
   // The shim (containerd-shim-runc-v2) is looked up on PATH: this release's first.
   if (release_.bin_dir != "/usr/bin")
-    daemon.path_dirs.insert(daemon.path_dirs.begin(), release_.bin_dir);
+    daemon_.path_dirs.insert(daemon_.path_dirs.begin(), release_.bin_dir);
+  if (auto err = Launch(true)) error_ = *err;
+}
+
+std::optional<std::string> CriContainerd::Launch(bool import) {
+  const std::string containerd = release_.bin_dir + "/containerd";
   if (auto err =
-          proc_.Start({containerd, "--config", config_path()}, daemon, dir_ / "containerd.log")) {
-    error_ = *err;
-    return;
+          proc_.Start({containerd, "--config", config_path()}, daemon_, dir_ / "containerd.log")) {
+    return err;
   }
   const auto deadline = BackgroundProcess::Clock::now() + kReadyTimeout;
-  if (auto err = proc_.WaitListening("containerd", socket(), deadline)) {
-    error_ = *err;
-    return;
-  }
+  if (auto err = proc_.WaitListening("containerd", socket(), deadline)) return err;
   client_ = std::make_unique<CriClient>(socket());
-  std::vector<std::string> import = {"images", "import", dir_ / "images.tar"};
-  if (CmdResult r = Ctr(import); r.status != 0) {
-    error_ = DescribeExit(import, r) + "\n" + Tail(Log());
-    return;
+  if (import) {
+    std::vector<std::string> images = {"images", "import", dir_ / "images.tar"};
+    if (CmdResult r = Ctr(images); r.status != 0) {
+      return DescribeExit(images, r) + "\n" + Tail(Log());
+    }
   }
   // Ready: RuntimeReady, and both images in CRI's own image store, which
   // learns of ctr's import from events, later (seen on 2.1: RunPodSandbox
@@ -530,7 +532,13 @@ CriContainerd::CriContainerd(const Options& opts) : release_(opts.release) {
     }
     return std::nullopt;
   };
-  if (auto err = proc_.WaitReady("containerd's CRI", cri_ready, deadline)) error_ = *err;
+  return proc_.WaitReady("containerd's CRI", cri_ready, deadline);
+}
+
+std::optional<std::string> CriContainerd::Restart() {
+  client_.reset();
+  proc_.Stop();
+  return Launch(false);
 }
 
 CriContainerd::~CriContainerd() {

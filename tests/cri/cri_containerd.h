@@ -131,6 +131,11 @@ class CriContainerd {
   CmdResult Ctr(const std::vector<std::string>& args, const RunOptions& opts = {});
   // Stops and removes every container and pod; for cleanup, never fails a test.
   void RemoveAll();
+  // Stops containerd (SIGTERM: its shims, and so the running pods, stay) and
+  // starts it again on config_path() as it is now, with the same root, state
+  // and socket, as `systemctl restart containerd` does on a node. An error
+  // text, or nullopt once CRI is ready again.
+  [[nodiscard]] std::optional<std::string> Restart();
 
  private:
   std::string ConfigText(const Options& opts) const;
@@ -139,6 +144,9 @@ class CriContainerd {
   std::string HandlerTables(const std::string& cri,
                             const std::vector<RuntimeHandler>& handlers) const;
   void KillLeftovers();
+  // Starts containerd on config_path() and waits for CRI with both images;
+  // `import`: load the images first. An error text, or nullopt.
+  std::optional<std::string> Launch(bool import);
 
   HostLeftovers leftovers_;  // first in, last out: cleans after the daemon stops
   TempDir dir_;
@@ -147,6 +155,7 @@ class CriContainerd {
   std::unique_ptr<CriClient> client_;
   std::string version_;
   std::string cgroup_parent_;
+  DaemonOptions daemon_;
   std::string error_;
 };
 
