@@ -1,4 +1,5 @@
-// `oci-rlimit node uninstall` (node_install.h): the handlers first, then the
+// `oci-rlimit node uninstall` (node_install.h): the handlers first (a version 3
+// containerd handler stays while its pods run: containerd 2.x execs through it), then the
 // files, keeping the wrapper while containers created through it remain.
 #include <unistd.h>
 
@@ -21,21 +22,40 @@ constexpr size_t kMaxConfigBytes = 4 << 20;
 struct Removal {
   std::vector<std::string> restart;
   std::vector<std::string> roots;
+  bool kept_handler = false;  // containerd's handler stayed for its running pods
 };
 
-// containerd's handler out of its config; its runc roots into `r`.
-Status RemoveContainerdHandler(const NodeRecord& rec, Removal* r, std::ostream& out) {
+// The runc roots containerd's handler `oci-rlimit` passes, into `r`.
+Status ReadContainerdRoots(const NodeRecord& rec, Removal* r) {
   const std::string path(kContainerdConfig);
-  const std::string full = rec.host() + path;
-  auto text = ReadFileBounded(full, kMaxConfigBytes);
+  auto text = ReadFileBounded(rec.host() + path, kMaxConfigBytes);
   if (!text) return text.error().err == ENOENT ? Status(Ok{}) : Status(text.error());
   auto roots = WrapperRoots(*text, path, "oci-rlimit");
   if (!roots) return roots.error();
   for (const auto& root : *roots) {
     if (!root.empty()) r->roots.push_back(root);
   }
+  return Ok{};
+}
+
+// containerd's handler out of its config. With `live` (containers created
+// through the wrapper still exist, and no --force) a version 3 config keeps
+// it: containerd 2.x looks a pod's runtime up by its handler's name for exec,
+// so a removed handler strands exec into those pods after a restart (1.6 and
+// 1.7 keep what they need in the sandbox's own record).
+Status RemoveContainerdHandler(const NodeRecord& rec, bool live, Removal* r, std::ostream& out) {
+  const std::string path(kContainerdConfig);
+  const std::string full = rec.host() + path;
+  auto text = ReadFileBounded(full, kMaxConfigBytes);
+  if (!text) return text.error().err == ENOENT ? Status(Ok{}) : Status(text.error());
   auto edit = UninstallHandler(*text, path, "oci-rlimit", rec.mode().ctd_added_default);
   if (!edit) return edit.error();
+  if (live && edit->changed && edit->version >= 3) {
+    r->kept_handler = true;
+    out << "kept handler oci-rlimit in " << path
+        << " (version 3: containerd 2.x needs it to exec into the pods that still use it)\n";
+    return Ok{};
+  }
   if (rec.Recorded("ctdcreated", path) && edit->only_version) {
     if (unlink(full.c_str()) != 0) return MakeError("remove " + Quote(full), errno);
     out << "removed " << path << "\n";
@@ -89,6 +109,26 @@ std::vector<ManifestEntry> RemoveFiles(const NodeRecord& rec, const std::vector<
   return left;
 }
 
+// The containers created through the wrapper that still exist (their IDs),
+// and the wrapper's path.
+std::vector<std::string> LiveIds(const NodeRecord& rec, const UninstallArgs& a, Removal* r,
+                                 std::string* wrapper) {
+  // The roots an earlier, partial uninstall read from the handler it removed.
+  for (const auto& e : rec.entries()) {
+    if (e.kind == "root") r->roots.push_back(e.path);
+  }
+  const std::string prefix = rec.mode().prefix.empty() ? "/usr/local" : rec.mode().prefix;
+  LiveQuery q{a.host, r->roots, prefix + "/bin/" + std::string(kRuntimeBinaryName), {"oci-rlimit"}};
+  // Where runc and crun keep state when nobody passes --root (containerd's
+  // runc shim, CRI-O's handlers without runtime_root), as audit looks.
+  const auto& defaults = DefaultStateRoots();
+  q.roots.insert(q.roots.end(), defaults.begin(), defaults.end());
+  std::vector<std::string> ids;
+  for (const auto& c : ContainersThroughWrapper(q)) ids.push_back(c.id);
+  *wrapper = q.wrapper;
+  return ids;
+}
+
 }  // namespace
 
 int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
@@ -102,7 +142,14 @@ int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
     return 0;
   }
   Removal r;
-  if (auto st = RemoveContainerdHandler(*rec, &r, out); !st) {
+  if (auto st = ReadContainerdRoots(*rec, &r); !st) {
+    err << "oci-rlimit node: " << st.error().Text() << ", nothing removed\n";
+    return 1;
+  }
+  std::string wrapper;
+  std::vector<std::string> ids = LiveIds(*rec, a, &r, &wrapper);
+  const bool live = !ids.empty() && !a.force;
+  if (auto st = RemoveContainerdHandler(*rec, live, &r, out); !st) {
     err << "oci-rlimit node: " << st.error().Text() << ", nothing removed\n";
     return 1;
   }
@@ -110,21 +157,14 @@ int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
     err << "oci-rlimit node: " << st.error().Text() << "\n";
     return 1;
   }
-  const std::string prefix = rec->mode().prefix.empty() ? "/usr/local" : rec->mode().prefix;
-  // The roots an earlier, partial uninstall read from the handler it removed.
-  for (const auto& e : rec->entries()) {
-    if (e.kind == "root") r.roots.push_back(e.path);
-  }
-  LiveQuery q{a.host, r.roots, prefix + "/bin/" + std::string(kRuntimeBinaryName), {"oci-rlimit"}};
-  // Where runc and crun keep state when nobody passes --root (containerd's
-  // runc shim, CRI-O's handlers without runtime_root), as audit looks.
-  const auto& defaults = DefaultStateRoots();
-  q.roots.insert(q.roots.end(), defaults.begin(), defaults.end());
-  std::vector<std::string> ids;
-  for (const auto& c : ContainersThroughWrapper(q)) ids.push_back(c.id);
   std::vector<std::string> keep;
-  if (!ids.empty() && !a.force) keep = {q.wrapper, std::string(kDropin)};
+  if (live) keep = {wrapper, std::string(kDropin)};
   std::vector<ManifestEntry> left = RemoveFiles(*rec, keep, err);
+  if (r.kept_handler) {
+    for (const auto& e : rec->entries()) {
+      if (e.kind.rfind("ctd", 0) == 0) left.push_back(e);
+    }
+  }
   if (!keep.empty()) {
     for (const auto& root : r.roots) {
       ManifestEntry e{"root", root};
@@ -137,14 +177,16 @@ int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
   }
   out << "plan restart=" << Joined(r.restart, " ") << "\n";
   if (!keep.empty()) {
-    err << "oci-rlimit node: kept " << q.wrapper << " and " << kDropin << ": " << ids.size()
-        << " container(s) created through it still exist (" << Joined(ids, ", ")
+    err << "oci-rlimit node: kept " << wrapper << " and " << kDropin
+        << (r.kept_handler ? std::string(" and containerd's handler oci-rlimit") : std::string())
+        << ": " << ids.size() << " container(s) created through it still exist ("
+        << Joined(ids, ", ")
         << "), and stopping, exec and removing them run it; drain them (docs/deployment.md), "
            "then run --uninstall again, or pass --force\n";
     return 3;
   }
   if (!ids.empty()) {
-    err << "oci-rlimit node: --force: removed " << q.wrapper << " while " << ids.size()
+    err << "oci-rlimit node: --force: removed " << wrapper << " while " << ids.size()
         << " container(s) created through it still exist (" << Joined(ids, ", ") << ")\n";
   }
   out << "uninstalled from " << (a.host.empty() ? "/" : a.host) << "\n";

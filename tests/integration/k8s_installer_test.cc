@@ -726,6 +726,37 @@ TEST_F(K8sInstallerTest, UninstallKeepsTheWrapperForItsContainers) {
             std::vector<std::string>{});
 }
 
+// On a version 3 config (containerd 2.x, which looks a pod's handler up by
+// name for every exec) the handler stays too while its containers exist; the
+// rerun after the drain removes it.
+TEST_F(K8sInstallerTest, UninstallKeepsAVersion3HandlerForItsContainers) {
+  UseContainerdConfig("version = 3\n");
+  Tree original = SnapshotTree(host_);
+  ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0);
+  const std::string b = "/run/containerd/io.containerd.runtime.v2.task/k8s.io/abc123";
+  fs::create_directories(host_ + b);
+  WriteFile(host_ + b + "/runtime", kWrapper);
+  fs::create_directories(host_ + "/run/containerd/runc/k8s.io/abc123");
+  WriteFile(
+      host_ + "/run/containerd/runc/k8s.io/abc123/state.json",
+      "{\"id\":\"abc123\",\"init_process_pid\":1,\"config\":{\"labels\":[\"bundle=" + b + "\"]}}");
+  CmdResult kept = Uninstall();
+  EXPECT_EQ(kept.status, 3) << kept.out << kept.err;
+  EXPECT_NE(kept.err.find("and containerd's handler oci-rlimit: 1 container(s) created through it "
+                          "still exist (abc123)"),
+            std::string::npos)
+      << kept.err;
+  EXPECT_NE(HandlerOf(ParseToml(HostFile("/etc/containerd/config.toml")), kCriV3, "oci-rlimit"),
+            nullptr)
+      << "the handler stays while its pods run";
+  EXPECT_TRUE(fs::exists(host_ + kWrapper));
+  fs::remove_all(host_ + "/run");
+  CmdResult done = Uninstall();
+  ASSERT_EQ(done.status, 0) << done.err;
+  EXPECT_EQ(Differences(original, SnapshotTree(host_), /*mtimes=*/false),
+            std::vector<std::string>{});
+}
+
 // --force removes the wrapper anyway, and says which containers it strands.
 TEST_F(K8sInstallerTest, UninstallForceRemovesTheWrapper) {
   Tree original = SnapshotTree(host_);
