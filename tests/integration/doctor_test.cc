@@ -311,19 +311,22 @@ TEST_F(DoctorFixture, FindsTheRunningNriPluginAndContainerdsSocket) {
   ASSERT_EQ(symlink(("/proc/" + pid).c_str(), (root_ / ("proc/" + pid)).c_str()), 0);
   const std::string running = "ok oci-rlimit-nri is running (pid " + pid +
                               ") and containerd's NRI socket exists @/var/run/nri/nri.sock";
-  // comm is the program's name once it has exec'd.
   const std::string no_status =
       "info oci-rlimit-nri has written no status file: not connected since it started, or "
       "started with another --status-file @" +
       status_file;
+  // Wait for the exec to finish. The kernel sets comm to the program's name
+  // before the new image's arguments are in place, so for a moment
+  // /proc/PID/cmdline is empty and doctor sees no --status-file: it names
+  // the default file. (CI once caught exactly that moment.)
+  const std::vector<std::string> want{enabled, unit, running, no_status};
   std::vector<std::string> got;
   for (int i = 0; i < 100; ++i) {
     got = nri_checks();
-    if (got.size() == 4 && got[2] == running) break;
+    if (got == want) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  EXPECT_EQ(got, (std::vector<std::string>{enabled, unit, running, no_status}))
-      << ReadFile(root_ / "plugin.log");
+  EXPECT_EQ(got, want) << ReadFile(root_ / "plugin.log");
 
   // containerd gone, its socket with it: the plugin is not connected.
   close(listener);
