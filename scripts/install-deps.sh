@@ -10,8 +10,9 @@ set -euo pipefail
 demo=(build-essential cmake ninja-build pkg-config
       nlohmann-json3-dev libtomlplusplus-dev libcap-dev runc busybox-static util-linux jq)
 # The build with its unit tests, and the .deb: `file` is what cpack's
-# CPACK_DEBIAN_PACKAGE_SHLIBDEPS (dpkg-shlibdeps) runs on every binary.
-build=(build-essential cmake ninja-build pkg-config git ca-certificates file
+# CPACK_DEBIAN_PACKAGE_SHLIBDEPS (dpkg-shlibdeps) runs on every binary;
+# ccache lets scripts/test.sh's trees share what they compile alike.
+build=(build-essential cmake ninja-build pkg-config git ca-certificates file ccache
        nlohmann-json3-dev libtomlplusplus-dev libcap-dev googletest libgtest-dev libgmock-dev)
 # The tests: the real runtimes and daemons (on a machine running systemd, the
 # docker.io, containerd and podman packages may start system services), the

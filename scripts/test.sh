@@ -32,6 +32,21 @@ scripts/install-deps.sh all
 phase_done install-deps
 # Here every runtime was just installed, so a missing one is a failure.
 export OCI_RLIMIT_REQUIRE_RUNTIMES="${OCI_RLIMIT_REQUIRE_RUNTIMES:-1}"
+# One compiler cache for this clone's trees: build-portable-amd64/ and build/
+# compile the same product sources with the same flags, so build/ reuses them
+# (paths relative to the clone, the build directory's name left out of the
+# hash). It lives in the clone (build-ccache/), so a fresh clone starts cold.
+if command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER-ccache}"
+  export CCACHE_DIR="${CCACHE_DIR:-$PWD/build-ccache}" CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+  export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR-1}"
+fi
+ccache_stats() {  # one line: what the cache saved so far
+  if [[ ${CMAKE_CXX_COMPILER_LAUNCHER:-} == *ccache* ]]; then
+    ccache --print-stats 2>/dev/null | awk -F'\t' '$1 ~ /^(direct_cache_hit|preprocessed_cache_hit|cache_miss)$/ {v[$1]=$2}
+      END {printf "test.sh: ccache: %d hits, %d misses so far\n", v["direct_cache_hit"] + v["preprocessed_cache_hit"], v["cache_miss"]}' || true
+  fi
+}
 
 if [[ $phases == *" asan "* ]]; then
   echo "== unit tests under ASan+UBSan"
@@ -55,6 +70,7 @@ if [[ $phases == *" portable "* ]]; then
   scripts/build-node.sh amd64 build-portable-amd64
   scripts/build-node.sh --unit-tests arm64 build-portable-arm64
   phase_done portable
+  ccache_stats
 fi
 
 if [[ $phases == *" ctest "* ]]; then
@@ -62,6 +78,7 @@ if [[ $phases == *" ctest "* ]]; then
   # shellcheck disable=SC2086 # a list of target names
   scripts/build.sh ${OCI_RLIMIT_BUILD_TARGETS:-}
   phase_done build
+  ccache_stats
   rc=0
   # In parallel where allowed: the integration tests are RUN_SERIAL (each
   # alone), the unit and lint tests share the cores.
