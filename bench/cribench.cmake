@@ -3,6 +3,9 @@
 # the CRI harness, so tests/cri/CMakeLists.txt includes this file once that
 # harness exists (and with grpc's shared libstdc++, as the CRI tests). Not a
 # test (but see bench.cribench_smoke below), not installed.
+# Built under tests/, so at -O0 like the harness it links: the client side of
+# each CRI call costs the same in both arms, and the figures that matter are
+# the arms' differences; containerd and the plugin keep their build type.
 add_executable(cribench ${PROJECT_SOURCE_DIR}/bench/cribench.cc)
 target_link_libraries(cribench PRIVATE ocirlimit_cri_harness)
 add_dependencies(cribench oci-rlimit-nri)
