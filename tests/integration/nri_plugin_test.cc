@@ -470,6 +470,38 @@ TEST(NriPlugin, AReplyPastItsDeadlineOrNeverWrittenIsLoggedAsNotApplied) {
   EXPECT_TRUE(plugin.Running());
 }
 
+// NVIDIA's NRI plugin injects the GPUs a pod's nvidia.cdi.k8s.io annotations
+// name only after every plugin has answered, so no device shows in our
+// CreateContainer: a cdi rule matches those names where [cdi] injectors says
+// NVIDIA's NRI plugin runs on this node, and never elsewhere.
+std::string GpuPodMemlock(const std::string& injectors) {
+  TempDir dir;
+  FakeRuntime runtime(dir / "nri.sock");
+  WriteFile(dir / "c.toml",
+            "[[rule]]\nname = \"gpu\"\nrlimits = [\"memlock=4M:8M\"]\n"
+            "match = { cdi = [\"nvidia.com/gpu=*\"] }\n" +
+                injectors);
+  BackgroundProcess plugin;
+  auto err = plugin.Start({Plugin(), "--config", dir / "c.toml", "--socket", dir / "nri.sock",
+                           "--status-file", dir / "nri.status"},
+                          {}, dir / "plugin.log");
+  if (err) return *err;
+  if (!runtime.Accept()) return "no connect: " + ReadFile(dir / "plugin.log");
+  nri::pb::CreateContainerRequest req;
+  (*req.mutable_pod()->mutable_annotations())["nvidia.cdi.k8s.io/container.trainer"] =
+      "nvidia.com/gpu=0";
+  req.mutable_container()->set_id("c1");
+  req.mutable_container()->set_name("trainer");
+  return FakeRuntime::MemlockOf(runtime.Call("CreateContainer", req.SerializeAsString()));
+}
+
+TEST(NriPlugin, ACdiRuleMatchesTheGpusNvidiasNriPluginWillInject) {
+  EXPECT_EQ(GpuPodMemlock("[cdi]\ninjectors = [\"nvidia-nri\"]\n"), "4194304:8388608");
+  EXPECT_EQ(GpuPodMemlock(""), "none")
+      << "no injector on this node: the names are the author's word";
+  EXPECT_EQ(GpuPodMemlock("[cdi]\ninjectors = [\"nvidia-runtime\"]\n"), "none");
+}
+
 // CRI-O 1.31's NRI gives pid = 0 for every container (docs/nri.md): the heal
 // at (re)connect finds the init in runc's own state under /run/runc (CRI-O's
 // default root, root's own), proves it by its cgroup and start time, and
