@@ -36,10 +36,11 @@ class LinuxHeal final : public HealOps {
   Result<RuntimeState> InitFromRuntimeState(const std::string& id) override {
     std::optional<Error> first;
     for (const auto& root : CrioStateRoots()) {
+      const std::string dir = Cat(root, "/", id, "/");
       auto runc = ReadRootOwned(root, {id, std::string(kRuncStateFile)}, kMaxRuntimeStateBytes);
-      if (runc) return ParseRuncState(*runc, root + "/" + id + "/state.json");
+      if (runc) return ParseRuncState(*runc, Cat(dir, kRuncStateFile));
       auto crun = ReadRootOwned(root, {id, std::string(kCrunStateFile)}, kMaxRuntimeStateBytes);
-      if (crun) return ParseCrunStatus(*crun, root + "/" + id + "/status");
+      if (crun) return ParseCrunStatus(*crun, Cat(dir, kCrunStateFile));
       // A state that is there but not root's is said; a missing one is not.
       for (const Error& e : {runc.error(), crun.error()}) {
         if (e.err != ENOENT && !first) first = e;
