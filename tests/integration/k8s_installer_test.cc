@@ -4,15 +4,20 @@
 // `containerd config default`, NVIDIA's rewrite of that file, the admin's own
 // edits, the installer image run as the DaemonSet runs it, and the manifests
 // parsed as YAML.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <toml++/toml.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -1269,6 +1274,76 @@ print(json.dumps(out))
   EXPECT_EQ(m["pod_class"], "oci-rlimit");
   EXPECT_NE(qs.find("`runtimeClassName: oci-rlimit`"), std::string::npos);
   EXPECT_NE(qs.find("`runtimeClassName: oci-rlimit-nvidia`"), std::string::npos);
+}
+
+// Issue 30: SIGKILL at a random point of install and uninstall, 50 times
+// (the installer script and every program it runs, one process group). After
+// each kill containerd's config is the old one or the new one, whole, and
+// parses; the next complete run succeeds and leaves no temp file of ours
+// (AtomicWriteFile's ".oci-rlimit.XXXXXX", install.sh's probe) anywhere on the node.
+std::vector<std::string> OurTempFiles(const std::string& root) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with(".oci-rlimit.") || name.starts_with(".oci-rlimit-probe.")) {
+      out.push_back(e.path().string());
+    }
+  }
+  return out;
+}
+
+TEST_F(K8sInstallerTest, KilledAnywhereTheConfigIsOldOrNewAndTheNextRunCleansUp) {
+  const std::string before = HostFile("/etc/containerd/config.toml");
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(Install().status, 0);
+  const auto run_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
+  const std::string after = HostFile("/etc/containerd/config.toml");
+  ASSERT_NE(after, before);
+  ASSERT_EQ(Uninstall().status, 0);
+  const std::string source = fs::path(OurBinary("oci-rlimit-hook")).parent_path();
+  std::mt19937 rng(20261205);  // fixed: a failure reruns the same kills
+  std::uniform_int_distribution<long> when(0, std::max<long>(run_ms, 10));
+  for (int i = 0; i < 50; ++i) {
+    const bool install = i % 2 == 0;
+    std::vector<std::string> argv = {"bash", kInstaller};
+    if (!install) argv.push_back("--uninstall");
+    for (const std::string& a :
+         {std::string("--host-root"), host_, std::string("--source"), source})
+      argv.push_back(a);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      setpgid(0, 0);
+      std::vector<char*> args;
+      for (auto& a : argv) args.push_back(a.data());
+      args.push_back(nullptr);
+      int devnull = open("/dev/null", O_WRONLY);
+      dup2(devnull, 1);
+      dup2(devnull, 2);
+      execvp("bash", args.data());
+      _exit(127);
+    }
+    setpgid(pid, pid);
+    const long ms = when(rng);
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    kill(-pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const std::string now = HostFile("/etc/containerd/config.toml");
+    EXPECT_TRUE(now == before || now == after)
+        << "run " << i << (install ? " (install)" : " (uninstall)") << " killed after " << ms
+        << " ms: containerd's config is neither old nor new:\n"
+        << now;
+    EXPECT_NO_THROW(ParseToml(now)) << "run " << i;
+    CmdResult r = install ? Install() : Uninstall();
+    ASSERT_EQ(r.status, 0) << "run " << i << " after a kill at " << ms << " ms: " << r.err;
+    EXPECT_EQ(OurTempFiles(host_), std::vector<std::string>{})
+        << "run " << i << (install ? " (install)" : " (uninstall)") << " after a kill at " << ms
+        << " ms";
+    EXPECT_EQ(HostFile("/etc/containerd/config.toml"), install ? after : before) << "run " << i;
+  }
 }
 
 }  // namespace
