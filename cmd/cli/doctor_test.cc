@@ -167,6 +167,47 @@ TEST(Doctor, FailsOnABrokenConfigAndNoRuntime) {
   EXPECT_EQ(DoctorJson(r)["ok"], false);
 }
 
+// Without the capability, a configured hard raise above the limits in force
+// is named with the one unraisable message (core/unraisable.h).
+TEST(Doctor, TheCapabilityWarningNamesAConfiguredUnraisableEntry) {
+  FakeNode n;
+  n.files["/etc/oci-rlimit/config.toml"] = "rlimits = ['memlock=unlimited']\n";
+  n.files["/proc/self/status"] = "CapEff:\t000001fffeffffff\n";
+  n.files["/proc/self/limits"] =
+      "Limit                     Soft Limit           Hard Limit           Units     \n"
+      "Max cpu time              unlimited            unlimited            seconds   \n"
+      "Max file size             unlimited            unlimited            bytes     \n"
+      "Max data size             unlimited            unlimited            bytes     \n"
+      "Max stack size            8388608              unlimited            bytes     \n"
+      "Max core file size        0                    unlimited            bytes     \n"
+      "Max resident set          unlimited            unlimited            bytes     \n"
+      "Max processes             127318               127318               processes \n"
+      "Max open files            1024                 524288               files     \n"
+      "Max locked memory         8388608              8388608              bytes     \n"
+      "Max address space         unlimited            unlimited            bytes     \n"
+      "Max file locks            unlimited            unlimited            locks     \n"
+      "Max pending signals       127318               127318               signals   \n"
+      "Max msgqueue size         819200               819200               bytes     \n"
+      "Max nice priority         0                    0                    \n"
+      "Max realtime priority     0                    0                    \n"
+      "Max realtime timeout      unlimited            unlimited            us        \n";
+  DoctorReport r = RunDoctor(n);
+  const Check* cap = Find(r, "capabilities", "no CAP_SYS_RESOURCE");
+  ASSERT_NE(cap, nullptr) << All(r);
+  EXPECT_EQ(cap->status, CheckStatus::kWarn);
+  EXPECT_NE(cap->what.find("; config entry memlock=unlimited: the hard limit in force is 8M, and "
+                           "raising it needs CAP_SYS_RESOURCE, which this context does not "
+                           "have; memlock=8M would work"),
+            std::string::npos)
+      << cap->what;
+  EXPECT_EQ(cap->advice.rfind("change that entry, or run the container daemons", 0), 0u)
+      << cap->advice;
+  n.files["/etc/oci-rlimit/config.toml"] = "rlimits = ['memlock=4M']\n";
+  cap = Find(RunDoctor(n), "capabilities", "no CAP_SYS_RESOURCE");
+  ASSERT_NE(cap, nullptr);
+  EXPECT_EQ(cap->what.find("config entry"), std::string::npos) << "a raisable value: " << cap->what;
+}
+
 // Advice is read on a node: it names files the .deb installs, never a
 // source-tree path such as packaging/... or docs/....
 TEST(Doctor, AdviceNamesInstalledPathsOnly) {
