@@ -26,6 +26,8 @@ struct CliArgs {
   bool json = false;
   bool heal = false;
   bool no_default_roots = false;
+  bool all = false;       // audit: every container, whatever the install governs
+  bool no_trunc = false;  // audit: whole ids in the table
 
   bool operator==(const CliArgs&) const = default;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -93,9 +94,80 @@ void ReadContainer(FsOps& fs, FoundContainer& c, bool need_facts) {
   c.problem = first ? Cat("no bundle: ", first->Text()) : "no bundle: the runtime recorded none";
 }
 
+constexpr size_t kMaxOptionsBytes = 1 << 16;
+constexpr std::string_view kContainerdSandboxId = "io.kubernetes.cri.sandbox-id";
+constexpr std::string_view kCrioSandboxId = "io.kubernetes.cri-o.SandboxID";
+constexpr std::string_view kCrioHandler = "io.kubernetes.cri-o.RuntimeHandler";
+
+// containerd's runc shim writes its runtime options beside the bundle:
+// {"binary_name":"/usr/local/bin/oci-rlimit-runtime","root":"..."}.
+void ReadOrigin(FsOps& fs, FoundContainer& c) {
+  if (!c.state || c.state->bundle.empty()) return;
+  const std::string path = c.state->bundle + "/options.json";
+  auto text = fs.ReadFile(path, kMaxOptionsBytes);
+  if (!text) return;
+  auto j = ParseJsonObject(*text, path);
+  if (!j) return;
+  auto b = j->find("binary_name");
+  if (b != j->end() && b->is_string()) c.binary_name = b->get<std::string>();
+}
+
+// Keys the runtimes write themselves: never taken from the sandbox.
+bool RuntimeOwned(std::string_view key) {
+  return key.starts_with("io.kubernetes.cri.") || key.starts_with("io.kubernetes.cri-o.") ||
+         key.starts_with("io.kubernetes.pod.") || key.starts_with("io.kubernetes.container.");
+}
+
+std::string Lookup(const std::map<std::string, std::string>& m, std::string_view key) {
+  auto it = m.find(std::string(key));
+  return it == m.end() ? "" : it->second;
+}
+
+// Links each container of one root (containers [from, end)) to its sandbox.
+void LinkSandboxes(std::vector<FoundContainer>& cs, size_t from) {
+  std::map<std::string, size_t> by_id;
+  for (size_t i = from; i < cs.size(); ++i) by_id[cs[i].id] = i;
+  for (size_t i = from; i < cs.size(); ++i) {
+    if (!cs[i].facts) continue;
+    auto& mine = cs[i].facts->annotations;
+    cs[i].runtime_handler = Lookup(mine, kCrioHandler);
+    const std::string sandbox = SandboxIdOf(mine);
+    auto it = by_id.find(sandbox);
+    if (sandbox.empty() || sandbox == cs[i].id || it == by_id.end()) continue;
+    const FoundContainer& sb = cs[it->second];
+    if (!sb.facts) continue;
+    for (const auto& [k, v] : sb.facts->annotations) {
+      if (!RuntimeOwned(k)) mine.emplace(k, v);
+    }
+    if (cs[i].runtime_handler.empty()) {
+      cs[i].runtime_handler = Lookup(sb.facts->annotations, kCrioHandler);
+    }
+  }
+}
+
+// A directory with no state of its own whose subdirectories hold a
+// runtime's state: a namespace (containerd's runc root), not a container.
+bool IsNamespaceDir(FsOps& fs, const std::string& dir) {
+  auto entries = fs.ListDir(dir);
+  if (!entries || HasFile(*entries, kRuncStateFile) || HasFile(*entries, kCrunStateFile)) {
+    return false;
+  }
+  return std::any_of(entries->begin(), entries->end(), [&](const FsOps::Entry& e) {
+    if (!e.dir) return false;
+    auto inner = fs.ListDir(dir + "/" + e.name);
+    return inner && (HasFile(*inner, kRuncStateFile) || HasFile(*inner, kCrunStateFile));
+  });
+}
+
 }  // namespace
 
-Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns, bool need_facts) {
+std::string SandboxIdOf(const std::map<std::string, std::string>& annotations) {
+  std::string id = Lookup(annotations, kContainerdSandboxId);
+  return id.empty() ? Lookup(annotations, kCrioSandboxId) : id;
+}
+
+Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns, bool need_facts,
+                             bool need_origin) {
   std::vector<std::string> expanded;
   for (const auto& p : patterns) Expand(fs, p, expanded);
   Discovery out;
@@ -113,14 +185,21 @@ Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns
     out.roots.push_back(root);
     std::sort(entries->begin(), entries->end(),
               [](const auto& a, const auto& b) { return a.name < b.name; });
+    const size_t first = out.containers.size();
     for (const auto& e : *entries) {
       if (!e.dir || e.name.starts_with(".")) continue;  // lock files, crun's .crun
+      if (IsNamespaceDir(fs, root + "/" + e.name)) {
+        out.namespace_dirs.push_back(root + "/" + e.name);
+        continue;
+      }
       FoundContainer c;
       c.root = root;
       c.id = e.name;
       ReadContainer(fs, c, need_facts);
+      if (need_origin) ReadOrigin(fs, c);
       out.containers.push_back(std::move(c));
     }
+    LinkSandboxes(out.containers, first);
   }
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include "cli/audit.h"
 #include "cli/audit_discover.h"
+#include "cli/audit_scope.h"
 #include "cli/commands.h"
 #include "effects/config_loader.h"
 #include "effects/files.h"
@@ -27,7 +28,8 @@ int AuditCommand(const CliArgs& a) {
     }
     roots.push_back(r);
   }
-  AuditRun run{*cfg, LinuxFsOps(), LinuxProcessOps(), roots, a.heal, nullptr, Rfc3339Now};
+  AuditRun run{*cfg,    LinuxFsOps(), LinuxProcessOps(), roots,
+               a.heal, nullptr,      Rfc3339Now,        DecideScope(ReadScopeFacts(LinuxFsOps(), a.all))};
   if (!cfg->log_file.empty()) {
     run.log = [&](const std::string& line) {
       if (auto logged = AppendLine(cfg->log_file, line); !logged) {
@@ -36,7 +38,7 @@ int AuditCommand(const CliArgs& a) {
     };
   }
   AuditReport r = RunAudit(run);
-  std::cout << (a.json ? AuditJson(r).dump(2) + "\n" : AuditText(r));
+  std::cout << (a.json ? AuditJson(r).dump(2) + "\n" : AuditText(r, a.no_trunc));
   return r.ok() ? 0 : 1;
 }
 
