@@ -404,6 +404,26 @@ TEST(Doctor, GpusPathUsesDockerdsPathAndChecksTheChainTarget) {
   EXPECT_EQ(Find(r, "docker", "the default chain target")->status, CheckStatus::kOk) << All(r);
 }
 
+// docker --gpus chain mode with no config file: the drop-in's environment
+// gives the hook its limits, so "apply nothing" would be wrong.
+TEST(Doctor, NoConfigButDockersEnvironmentGivesTheChainItsLimits) {
+  FakeNode n;
+  n.files["/proc/self/status"] = "CapEff:\t000001ffffffffff\n";
+  const Check* cfg = Find(RunDoctor(n), "config", "no config: the hook and the wrapper apply");
+  ASSERT_NE(cfg, nullptr) << "without the drop-in";
+  n.files["/etc/systemd/system/docker.service.d/oci-rlimit.conf"] =
+      "[Service]\nEnvironment=PATH=/usr/lib/oci-rlimit/shim:/usr/bin\n"
+      "Environment=NVIDIA_CONTAINER_RUNTIME_RLIMITS=memlock=unlimited\n";
+  DoctorReport r = RunDoctor(n);
+  EXPECT_EQ(Find(r, "config", "the hook and the wrapper apply nothing"), nullptr) << All(r);
+  cfg = Find(r, "config",
+             "no config file: docker.service's NVIDIA_CONTAINER_RUNTIME_RLIMITS=memlock=unlimited "
+             "gives the hook its limits (docker --gpus chain mode); other paths apply nothing");
+  ASSERT_NE(cfg, nullptr) << All(r);
+  EXPECT_EQ(cfg->status, CheckStatus::kInfo);
+  EXPECT_EQ(cfg->path, "/etc/systemd/system/docker.service.d/oci-rlimit.conf");
+}
+
 // hooks_dir as CRI-O (crio.conf, then crio.conf.d in name order) or podman
 // (containers.conf files) reads it: the last file that sets it wins.
 struct HooksDirCase {
@@ -771,6 +791,13 @@ INSTANTIATE_TEST_SUITE_P(
         NriNodeCase{.name = "Containerd16HasNoNri",
                     .containerd_version = "containerd github.com/containerd/containerd 1.6.20\n",
                     .running = {{42, {"oci-rlimit-nri"}}},
+                    .want = {"info  containerd 1.6.20 has no NRI (1.7 or later)",
+                             "warn  oci-rlimit-nri is running (pid 42) but containerd 1.6.20 on "
+                             "PATH has no NRI: another engine (not on PATH) may serve it, whose "
+                             "socket doctor cannot check",
+                             kNoStatus}},
+        NriNodeCase{.name = "Containerd16NothingRunning",
+                    .containerd_version = "containerd github.com/containerd/containerd 1.6.20\n",
                     .want = {"info  containerd 1.6.20 has no NRI (1.7 or later)"}},
         NriNodeCase{.name = "Containerd17DisabledNothingRunning",
                     .containerd_version = kContainerd17,
