@@ -231,6 +231,7 @@ TEST_P(NriHealTest, PodsCreatedWhileThePluginWasDownAreHealedAtReconnect) {
   ASSERT_TRUE(status) << status.error().Text();
   EXPECT_EQ(status->healed, 6u) << ReadFile(StatusPath()) << ReadFile(PluginLog());
   EXPECT_EQ(status->healed_total, 6u);
+  EXPECT_EQ(status->refused, 1u) << "the greedy pod runs though its request is refused";
   EXPECT_FALSE(status->connected.empty());
   EXPECT_FALSE(status->synchronized.empty());
 
@@ -248,6 +249,15 @@ TEST_P(NriHealTest, PodsCreatedWhileThePluginWasDownAreHealedAtReconnect) {
     EXPECT_EQ(c.value("path", ""), StatusPath()) << c.dump();
   }
   EXPECT_TRUE(found) << said << "\n" << doctor.dump(1);
+  bool refused_line = false;
+  for (const auto& c : doctor.value("checks", Json::array())) {
+    if (c.value("area", "") != "nri") continue;
+    if (c.value("what", "").starts_with("1 container runs though the policy refuses")) {
+      refused_line = true;
+      EXPECT_EQ(c.value("status", ""), "warn") << c.dump();
+    }
+  }
+  EXPECT_TRUE(refused_line) << "doctor shows the refused-but-running count\n" << doctor.dump(1);
 
   // A second reconnect finds nothing left to heal, and logs nothing new.
   plugin_->Stop();
@@ -293,6 +303,32 @@ TEST_P(NriHealTest, PodsCreatedWhileThePluginWasDownAreHealedAtReconnect) {
   auto [after_rc, after] = Audit(false);
   EXPECT_EQ(after_rc, 0) << after.dump(1);
   EXPECT_EQ(after.value("containers", Json::array()).size(), pods_.size() + all.size() + 1);
+}
+
+// A heal above the hard limit in force (containerd's 8M, no
+// CAP_SYS_RESOURCE here) is not made, and the plugin's log says so with the
+// one unraisable message every path gives (core/unraisable.h).
+TEST_P(NriHealTest, AnUnraisableHealSaysTheOneMessage) {
+  WriteFile(ConfigPath(), "log-file = \"" + LogPath() +
+                              "\"\n[[rule]]\nname = \"big\"\nrlimits = [\"memlock=16M\"]\n"
+                              "match = { annotations = { \"example.com/big\" = \"true\" } }\n");
+  ASSERT_NO_FATAL_FAILURE(StartPlugin("configured by"));
+  ASSERT_EQ(kill(plugin_->pid(), SIGKILL), 0);
+  plugin_->Stop();
+  const std::string big = RunSleepingPod("big", {{"example.com/big", "true"}});
+  ASSERT_FALSE(big.empty());
+  ASSERT_NO_FATAL_FAILURE(StartPlugin("synchronized:"));
+  EXPECT_EQ(InitMemlock(big), kDaemon) << "not raisable here";
+  auto lines = LinesOf(big);
+  ASSERT_EQ(lines.size(), 1u) << ReadFile(LogPath());
+  EXPECT_NE(lines[0].find("config entry memlock=16M: the hard limit in force is 8M, and raising "
+                          "it needs CAP_SYS_RESOURCE, which oci-rlimit-nri does not have; "
+                          "memlock=8M would work"),
+            std::string::npos)
+      << lines[0];
+  auto status = ParseNriStatus(ReadFile(StatusPath()));
+  ASSERT_TRUE(status) << status.error().Text();
+  EXPECT_EQ(status->unhealed, 1u) << ReadFile(StatusPath());
 }
 
 INSTANTIATE_TEST_SUITE_P(Releases, NriHealTest, ::testing::Values(Containerd17(), Containerd2()),
