@@ -154,8 +154,8 @@ std::string AuditText(const AuditReport& r, bool no_trunc) {
   for (const auto& u : r.unreadable_roots) out += "unreadable state root: " + u + "\n";
   for (const auto& n : r.namespace_dirs) {
     const std::string parent = n.substr(0, n.rfind('/'));
-    out += "hint: " + n + " holds containers of a namespace, not a container: give --runtime-root " +
-           n + " (or " + parent + "/* for every namespace)\n";
+    out += Cat("hint: ", n, " holds containers of a namespace, not a container: give ",
+               "--runtime-root ", n, " (or ", parent, "/* for every namespace)\n");
   }
   // Ids as docker and crictl show them; STATUS and ID padded to their widest.
   auto id_of = [no_trunc](const std::string& id) {

@@ -64,6 +64,7 @@ namespace {
 std::optional<std::pair<std::string, std::string>> DockerUnitRlimits(Context& c) {
   auto files = engines::UnitFiles(c.ops(), "docker.service");
   std::vector<std::string> texts;
+  texts.reserve(files.size());
   for (const auto& [path, text] : files) texts.push_back(text);
   for (std::string_view name : {kRlimitsEnv, kNvidiaRlimitsEnv}) {
     auto value = engines::EnvironmentFromUnits(texts, name);
