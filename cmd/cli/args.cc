@@ -15,11 +15,12 @@ constexpr FlagSpec kNoDefaultRoots = {.name = "--no-default-roots"};
 constexpr FlagSpec kHeal = {.name = "--heal"};
 constexpr FlagSpec kAll = {.name = "--all"};
 constexpr FlagSpec kNoTrunc = {.name = "--no-trunc"};
+constexpr FlagSpec kContainerdRoot = {.name = "--containerd-root", .metavar = "DIR"};
 
 constexpr FlagSpec kValidateFlags[] = {kConfig, kJson};
 constexpr FlagSpec kExplainFlags[] = {kBundle, kConfig, kJson};
 constexpr FlagSpec kDoctorFlags[] = {kRoot, kConfig, kJson};
-constexpr FlagSpec kAuditFlags[] = {kConfig, kRuntimeRoot, kNoDefaultRoots, kJson,
+constexpr FlagSpec kAuditFlags[] = {kConfig, kRuntimeRoot, kNoDefaultRoots, kContainerdRoot, kJson,
                                     kHeal,   kAll,         kNoTrunc};
 
 // What the reader knows before it knows the command: every command's flags,
@@ -36,6 +37,7 @@ constexpr FlagSpec kReaderFlags[] = {
     kHeal,
     kAll,
     kNoTrunc,
+    kContainerdRoot,
 };
 
 constexpr CommandSpec kCommands[] = {
@@ -63,7 +65,8 @@ constexpr CommandSpec kCommands[] = {
      .run = DoctorCommand},
     {.name = "audit",
      .usage = "audit [--config PATH] [--runtime-root DIR]... [--no-default-roots]\n"
-              "                        [--all] [--json] [--no-trunc] [--heal]",
+              "                        [--containerd-root DIR] [--all] [--json] [--no-trunc]\n"
+              "                        [--heal]",
      .about = "finds the running containers in the runtimes' state roots (containerd's\n"
               "runc roots in every namespace, docker, CRI-O and podman's /run/runc and\n"
               "/run/crun, plus each --runtime-root; with --no-default-roots only those)\n"
@@ -74,7 +77,8 @@ constexpr CommandSpec kCommands[] = {
               "follow the spec's own rlimits. It judges what the node's install governs\n"
               "(the installer's record: with its RuntimeClass handler only the containers\n"
               "created through oci-rlimit-runtime), or with --all every container; ids\n"
-              "are cut to 12 characters unless --no-trunc.",
+              "are cut to 12 characters unless --no-trunc. A CRI pod's annotations are\n"
+              "read from containerd's metadata under --containerd-root (/var/lib/containerd).",
      .flags = kAuditFlags,
      .run = AuditCommand},
     {.name = "node",
@@ -136,6 +140,7 @@ void Set(CliArgs& out, const ArgItem& a) {
   if (a.Is("--heal")) out.heal = true;
   if (a.Is("--all")) out.all = true;
   if (a.Is("--no-trunc")) out.no_trunc = true;
+  if (a.Is("--containerd-root")) out.containerd_root = a.value;
 }
 
 // The command's own checks, once argv is read.

@@ -136,11 +136,12 @@ std::vector<CliCase> CliCases() {
               a.heal = true;
             })},
       {"AuditAllNoTrunc",
-       {"audit", "--all", "--no-trunc"},
+       {"audit", "--all", "--no-trunc", "--containerd-root", "/c"},
        With("audit",
             [](CliArgs& a) {
               a.all = true;
               a.no_trunc = true;
+              a.containerd_root = "/c";
             })},
       {"Help", {"--help"}, With("", [](CliArgs& a) { a.mode = CliMode::kHelp; })},
       {"ShortHelp", {"-h"}, With("", [](CliArgs& a) { a.mode = CliMode::kHelp; })},

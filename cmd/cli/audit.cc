@@ -105,12 +105,14 @@ AuditReport RunAudit(const AuditRun& run) {
   // and requests' facts, its annotations say whether it is a pod sandbox.
   const bool need_facts = !run.cfg.rlimits.empty() || PolicyNeedsSpec(run.cfg);
   Discovery d = DiscoverContainers(run.fs, run.roots, need_facts, !run.scope.all);
+  if (need_facts) AddContainerdPodAnnotations(run.fs, run.containerd_root, d);
   AuditReport r;
   r.healing = run.heal;
   r.scope = run.scope.said;
   r.roots = std::move(d.roots);
   r.unreadable_roots = std::move(d.unreadable);
   r.namespace_dirs = std::move(d.namespace_dirs);
+  r.notes = std::move(d.notes);
   for (const auto& c : d.containers) {
     // A container whose origin cannot be read (no state) is listed: unknown.
     if (c.state && !Governed(run.scope, Origin(c))) {
@@ -157,6 +159,7 @@ std::string AuditText(const AuditReport& r, bool no_trunc) {
     out += Cat("hint: ", n, " holds containers of a namespace, not a container: give ",
                "--runtime-root ", n, " (or ", parent, "/* for every namespace)\n");
   }
+  for (const auto& n : r.notes) out += "note: " + n + "\n";
   // Ids as docker and crictl show them; STATUS and ID padded to their widest.
   auto id_of = [no_trunc](const std::string& id) {
     return no_trunc ? id : id.substr(0, kShortIdLength);
@@ -244,6 +247,7 @@ Json AuditJson(const AuditReport& r) {
               {"roots", r.roots},
               {"unreadable_roots", r.unreadable_roots},
               {"namespace_dirs", r.namespace_dirs},
+              {"notes", r.notes},
               {"containers", containers}};
 }
 

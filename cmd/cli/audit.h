@@ -12,6 +12,7 @@
 #include "adapters/oci/spec.h"
 #include "cli/audit_discover.h"
 #include "cli/audit_scope.h"
+#include "cli/containerd_meta.h"
 #include "core/audit.h"
 #include "core/config.h"
 #include "effects/fs_ops.h"
@@ -36,6 +37,7 @@ struct AuditReport {
   std::vector<std::string> roots;
   std::vector<std::string> unreadable_roots;  // Discovery::unreadable: not ok
   std::vector<std::string> namespace_dirs;    // Discovery::namespace_dirs: a hint
+  std::vector<std::string> notes;             // Discovery::notes
   std::vector<AuditEntry> entries;
   std::string scope;        // AuditScope::said
   size_t out_of_scope = 0;  // containers the install does not govern: not judged, not listed
@@ -53,6 +55,8 @@ struct AuditRun {
   std::function<void(const std::string& line)> log;
   std::function<std::string()> now;  // RFC 3339
   AuditScope scope = {};  // what the install governs (audit_scope.h); default: every container
+  // Where containerd keeps its metadata database (the pods' annotations).
+  std::string containerd_root = std::string(kContainerdRoot);
 };
 
 [[nodiscard]] AuditReport RunAudit(const AuditRun& run);

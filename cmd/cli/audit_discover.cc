@@ -8,6 +8,7 @@
 
 #include "adapters/oci/facts.h"
 #include "adapters/oci/spec.h"
+#include "cli/containerd_meta.h"
 #include "core/text.h"
 
 namespace ocirlimit {
@@ -95,6 +96,7 @@ void ReadContainer(FsOps& fs, FoundContainer& c, bool need_facts) {
 }
 
 constexpr size_t kMaxOptionsBytes = 1 << 16;
+constexpr size_t kMaxMetaDbBytes = size_t{512} << 20;
 constexpr std::string_view kContainerdSandboxId = "io.kubernetes.cri.sandbox-id";
 constexpr std::string_view kCrioSandboxId = "io.kubernetes.cri-o.SandboxID";
 constexpr std::string_view kCrioHandler = "io.kubernetes.cri-o.RuntimeHandler";
@@ -164,6 +166,45 @@ bool IsNamespaceDir(FsOps& fs, const std::string& dir) {
 std::string SandboxIdOf(const std::map<std::string, std::string>& annotations) {
   std::string id = Lookup(annotations, kContainerdSandboxId);
   return id.empty() ? Lookup(annotations, kCrioSandboxId) : id;
+}
+
+void AddContainerdPodAnnotations(FsOps& fs, const std::string& containerd_root, Discovery& d) {
+  constexpr std::string_view kTask = "/io.containerd.runtime.v2.task/";
+  const std::string db_path = containerd_root + std::string(kContainerdMetaDb);
+  std::optional<std::string> db;
+  std::map<std::string, PodAnnotations> by_ns;
+  for (auto& c : d.containers) {
+    if (!c.facts || !c.state) continue;
+    const std::string sandbox = Lookup(c.facts->annotations, kContainerdSandboxId);
+    const size_t at = c.state->bundle.find(kTask);
+    if (sandbox.empty() || sandbox == c.id || at == std::string::npos) continue;
+    const std::string rest = c.state->bundle.substr(at + kTask.size());
+    const std::string ns = rest.substr(0, rest.find('/'));
+    if (!db) {
+      auto text = fs.ReadFile(db_path, kMaxMetaDbBytes);
+      if (!text) {
+        d.notes.push_back("pods' annotations not read (containerd keeps them only there): " +
+                          text.error().Text());
+        return;
+      }
+      db = std::move(*text);
+    }
+    auto it = by_ns.find(ns);
+    if (it == by_ns.end()) {
+      auto read = ReadPodAnnotations(*db, ns);
+      if (!read) {
+        d.notes.push_back(
+            Cat("pods' annotations not read: ", Quote(db_path), ": ", read.error().Text()));
+        return;
+      }
+      it = by_ns.emplace(ns, std::move(*read)).first;
+    }
+    auto pod = it->second.find(sandbox);
+    if (pod == it->second.end()) continue;
+    for (const auto& [k, v] : pod->second) {
+      if (!RuntimeOwned(k)) c.facts->annotations.emplace(k, v);
+    }
+  }
 }
 
 Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns, bool need_facts,

@@ -42,6 +42,7 @@ struct Discovery {
   // Directories under a root that hold containers one level down (ctr's
   // /run/containerd/runc/<namespace>): not containers, a hint to name them.
   std::vector<std::string> namespace_dirs;
+  std::vector<std::string> notes;  // what could not be read beside the roots, said once
 };
 
 // Expands `patterns` (defaults, then --runtime-root), skips roots that do not
@@ -55,6 +56,14 @@ struct Discovery {
 // the shim's options.json too.
 [[nodiscard]] Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns,
                                            bool need_facts, bool need_origin = false);
+
+// containerd (1.7, 2.x) keeps a CRI pod's annotations only in its metadata
+// database (cli/containerd_meta.h), under `containerd_root`: for each
+// container with facts that names a containerd sandbox and whose bundle is
+// containerd's (.../io.containerd.runtime.v2.task/NAMESPACE/ID), the pod's
+// annotations it lacks join its facts (runtime-owned keys aside). A database
+// that cannot be read is said once in `d.notes`.
+void AddContainerdPodAnnotations(FsOps& fs, const std::string& containerd_root, Discovery& d);
 
 // The sandbox a container's annotations name, or "".
 [[nodiscard]] std::string SandboxIdOf(const std::map<std::string, std::string>& annotations);

@@ -30,9 +30,9 @@ struct ScopeFacts {
   bool all_flag = false;
   // The installer's runtimes ("containerd", "crio"); nullopt: no record.
   std::optional<std::vector<std::string>> record_runtimes;
-  std::string record_path;      // its mode.json
-  std::string nri_status;       // oci-rlimit-nri's status file, when there is one
-  std::string node_wide_hook;   // a hooks.d file with `when.always`, when there is one
+  std::string record_path;     // its mode.json
+  std::string nri_status;      // oci-rlimit-nri's status file, when there is one
+  std::string node_wide_hook;  // a hooks.d file with `when.always`, when there is one
 };
 
 struct AuditScope {
@@ -45,8 +45,8 @@ struct AuditScope {
 
 // How a container was created, as far as its state shows.
 struct ContainerOrigin {
-  std::string binary_name;      // containerd's shim options.json binary_name, or ""
-  std::string runtime_handler;  // CRI-O's handler (the sandbox's annotation), or ""
+  std::string binary_name;         // containerd's shim options.json binary_name, or ""
+  std::string runtime_handler;     // CRI-O's handler (the sandbox's annotation), or ""
   bool enable_annotation = false;  // annotated oci-rlimit.io/enable=true
 };
 

@@ -33,7 +33,7 @@ struct ScopeCase {
   std::string name;
   std::map<std::string, std::string> files;  // on the node
   bool all_flag;
-  bool all;         // the scope judges every container
+  bool all;          // the scope judges every container
   std::string said;  // part of the scope line
   // Of a wrapper container, a runc one, a CRI-O handler one, an annotated one:
   std::vector<bool> governed;
@@ -66,7 +66,8 @@ const std::string kAlwaysHook = R"({"version":"1.0.0","hook":{"path":"/usr/bin/o
 INSTANTIATE_TEST_SUITE_P(
     Audit, ScopeTable,
     ::testing::Values(
-        ScopeCase{"NoRecord", {}, false, true, "every container: no installer record", {1, 1, 1, 1}},
+        ScopeCase{
+            "NoRecord", {}, false, true, "every container: no installer record", {1, 1, 1, 1}},
         ScopeCase{"ContainerdHandler",
                   {{kModePath, Mode({"containerd"})}},
                   false,
@@ -125,8 +126,8 @@ TEST(AuditScopeRun, OnlyTheHandlersContainersAreJudgedAndHealed) {
   node.File(kModePath, Mode({"containerd"}));
   auto cfg = ParseConfig("rlimits = [\"memlock=8M\"]\n", "test.toml");
   ASSERT_TRUE(cfg);
-  AuditRun run{*cfg, node, node, {root}, true, nullptr, nullptr,
-               DecideScope(ReadScopeFacts(node, false))};
+  AuditRun run{*cfg, node,    node,    {root},
+               true, nullptr, nullptr, DecideScope(ReadScopeFacts(node, false))};
   AuditReport r = RunAudit(run);
   ASSERT_EQ(r.entries.size(), 1u);
   EXPECT_EQ(r.entries[0].id, "ours");
@@ -156,9 +157,8 @@ TEST(AuditScopeRun, CrioHandlerAndPodAnnotationsComeFromTheSandbox) {
             R"({"annotations":{"io.kubernetes.cri-o.RuntimeHandler":"oci-rlimit",)"
             R"("io.kubernetes.cri-o.ContainerType":"sandbox","example.com/pod":"yes"}})");
   node.File(root + "/c1/state.json", FakeNode::RuncState("c1", 4343, 100, "/b/c1"));
-  node.File("/b/c1/config.json",
-            R"({"annotations":{"io.kubernetes.cri-o.SandboxID":"sb1",)"
-            R"("io.kubernetes.cri-o.ContainerType":"container"}})");
+  node.File("/b/c1/config.json", R"({"annotations":{"io.kubernetes.cri-o.SandboxID":"sb1",)"
+                                 R"("io.kubernetes.cri-o.ContainerType":"container"}})");
   node.File(root + "/c2/state.json", FakeNode::RuncState("c2", 4444, 100, "/b/c2"));
   node.File("/b/c2/config.json", R"({"annotations":{"io.kubernetes.cri-o.SandboxID":"nope"}})");
   Discovery d = DiscoverContainers(node, {root}, true, true);

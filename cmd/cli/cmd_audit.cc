@@ -28,8 +28,10 @@ int AuditCommand(const CliArgs& a) {
     }
     roots.push_back(r);
   }
-  AuditRun run{*cfg,    LinuxFsOps(), LinuxProcessOps(), roots,
-               a.heal, nullptr,      Rfc3339Now,        DecideScope(ReadScopeFacts(LinuxFsOps(), a.all))};
+  AuditRun run{
+      *cfg,   LinuxFsOps(), LinuxProcessOps(), roots,
+      a.heal, nullptr,      Rfc3339Now,        DecideScope(ReadScopeFacts(LinuxFsOps(), a.all))};
+  if (!a.containerd_root.empty()) run.containerd_root = a.containerd_root;
   if (!cfg->log_file.empty()) {
     run.log = [&](const std::string& line) {
       if (auto logged = AppendLine(cfg->log_file, line); !logged) {
