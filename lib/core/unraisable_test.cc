@@ -20,8 +20,8 @@ TEST(FindUnraisable, OnlyAHardRaiseOfAKnownType) {
   EXPECT_FALSE(FindUnraisable({Memlock(8 * kM, 8 * kM)}, in_force)) << "equal is not a raise";
   EXPECT_FALSE(FindUnraisable({Memlock(kM, 4 * kM)}, in_force)) << "lowering";
   EXPECT_FALSE(FindUnraisable({{RLIMIT_CORE, 0, kRlimInfinity}}, in_force)) << "type not read";
-  auto u = FindUnraisable({{RLIMIT_NOFILE, 100, 200}, Memlock(kRlimInfinity, kRlimInfinity)},
-                          in_force);
+  auto u =
+      FindUnraisable({{RLIMIT_NOFILE, 100, 200}, Memlock(kRlimInfinity, kRlimInfinity)}, in_force);
   ASSERT_TRUE(u);
   EXPECT_EQ(u->want.resource, RLIMIT_MEMLOCK);
   EXPECT_EQ(u->in_force, 8 * kM);
@@ -54,7 +54,10 @@ INSTANTIATE_TEST_SUITE_P(
                     "needs CAP_SYS_RESOURCE, which oci-rlimit-hook does not have; "
                     "memlock=4M:8M would work (or run the container engine with "
                     "CAP_SYS_RESOURCE)"},
-        MessageCase{"NotBytes", {RLIMIT_NOFILE, 65536, 65536}, 20000, false,
+        MessageCase{"NotBytes",
+                    {RLIMIT_NOFILE, 65536, 65536},
+                    20000,
+                    false,
                     "config entry nofile=65536: the hard limit in force is 20000, and raising it "
                     "needs CAP_SYS_RESOURCE, which oci-rlimit-hook does not have; nofile=20000 "
                     "would work (or run the container engine with CAP_SYS_RESOURCE)"},
