@@ -13,11 +13,15 @@ constexpr FlagSpec kRoot = {.name = "--root", .metavar = "DIR"};
 constexpr FlagSpec kRuntimeRoot = {.name = "--runtime-root", .metavar = "DIR"};
 constexpr FlagSpec kNoDefaultRoots = {.name = "--no-default-roots"};
 constexpr FlagSpec kHeal = {.name = "--heal"};
+constexpr FlagSpec kAll = {.name = "--all"};
+constexpr FlagSpec kNoTrunc = {.name = "--no-trunc"};
+constexpr FlagSpec kContainerdRoot = {.name = "--containerd-root", .metavar = "DIR"};
 
 constexpr FlagSpec kValidateFlags[] = {kConfig, kJson};
 constexpr FlagSpec kExplainFlags[] = {kBundle, kConfig, kJson};
 constexpr FlagSpec kDoctorFlags[] = {kRoot, kConfig, kJson};
-constexpr FlagSpec kAuditFlags[] = {kConfig, kRuntimeRoot, kNoDefaultRoots, kJson, kHeal};
+constexpr FlagSpec kAuditFlags[] = {kConfig, kRuntimeRoot, kNoDefaultRoots, kContainerdRoot, kJson,
+                                    kHeal,   kAll,         kNoTrunc};
 
 // What the reader knows before it knows the command: every command's flags,
 // --help and --version (the command then says which flags are its own).
@@ -31,6 +35,9 @@ constexpr FlagSpec kReaderFlags[] = {
     kRuntimeRoot,
     kNoDefaultRoots,
     kHeal,
+    kAll,
+    kNoTrunc,
+    kContainerdRoot,
 };
 
 constexpr CommandSpec kCommands[] = {
@@ -58,7 +65,8 @@ constexpr CommandSpec kCommands[] = {
      .run = DoctorCommand},
     {.name = "audit",
      .usage = "audit [--config PATH] [--runtime-root DIR]... [--no-default-roots]\n"
-              "                        [--json] [--heal]",
+              "                        [--containerd-root DIR] [--all] [--json] [--no-trunc]\n"
+              "                        [--heal]",
      .about = "finds the running containers in the runtimes' state roots (containerd's\n"
               "runc roots in every namespace, docker, CRI-O and podman's /run/runc and\n"
               "/run/crun, plus each --runtime-root; with --no-default-roots only those)\n"
@@ -66,7 +74,11 @@ constexpr CommandSpec kCommands[] = {
               "over (higher), refused (its request is refused, yet it runs) or unknown\n"
               "(why). --heal sets each missing, over or refused one to what the policy\n"
               "gives (refused: the node's limits); exec sessions started later still\n"
-              "follow the spec's own rlimits.",
+              "follow the spec's own rlimits. It judges what the node's install governs\n"
+              "(the installer's record: with its RuntimeClass handler only the containers\n"
+              "created through oci-rlimit-runtime), or with --all every container; ids\n"
+              "are cut to 12 characters unless --no-trunc. A CRI pod's annotations are\n"
+              "read from containerd's metadata under --containerd-root (/var/lib/containerd).",
      .flags = kAuditFlags,
      .run = AuditCommand},
     {.name = "node",
@@ -126,6 +138,9 @@ void Set(CliArgs& out, const ArgItem& a) {
   if (a.Is("--runtime-root")) out.runtime_roots.push_back(a.value);
   if (a.Is("--no-default-roots")) out.no_default_roots = true;
   if (a.Is("--heal")) out.heal = true;
+  if (a.Is("--all")) out.all = true;
+  if (a.Is("--no-trunc")) out.no_trunc = true;
+  if (a.Is("--containerd-root")) out.containerd_root = a.value;
 }
 
 // The command's own checks, once argv is read.

@@ -26,6 +26,9 @@ struct CliArgs {
   bool json = false;
   bool heal = false;
   bool no_default_roots = false;
+  bool all = false;             // audit: every container, whatever the install governs
+  bool no_trunc = false;        // audit: whole ids in the table
+  std::string containerd_root;  // audit: containerd's root; "" for /var/lib/containerd
 
   bool operator==(const CliArgs&) const = default;
 };

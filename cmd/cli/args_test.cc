@@ -135,6 +135,14 @@ std::vector<CliCase> CliCases() {
               a.json = true;
               a.heal = true;
             })},
+      {"AuditAllNoTrunc",
+       {"audit", "--all", "--no-trunc", "--containerd-root", "/c"},
+       With("audit",
+            [](CliArgs& a) {
+              a.all = true;
+              a.no_trunc = true;
+              a.containerd_root = "/c";
+            })},
       {"Help", {"--help"}, With("", [](CliArgs& a) { a.mode = CliMode::kHelp; })},
       {"ShortHelp", {"-h"}, With("", [](CliArgs& a) { a.mode = CliMode::kHelp; })},
       {"HelpAfterCommand",
@@ -237,6 +245,7 @@ INSTANTIATE_TEST_SUITE_P(
                 {"doctor", "--runtime-root", "/run/x"},
                 "--runtime-root: only for audit"},
         BadCase{"HealForValidate", {"validate", "--heal"}, "--heal: only for audit"},
+        BadCase{"AllForDoctor", {"doctor", "--all"}, "--all: only for audit"},
         BadCase{"NoDefaultRootsForDoctor",
                 {"doctor", "--no-default-roots"},
                 "--no-default-roots: only for audit"},

@@ -9,6 +9,9 @@
 namespace ocirlimit {
 namespace {
 
+// How many characters of an id the table shows, as docker ps and crictl do.
+constexpr size_t kShortIdLength = 12;
+
 std::string Pair(LimitPair p) { return FormatLimitValue(p.soft) + ":" + FormatLimitValue(p.hard); }
 
 // Why a process could not be read, in the verdict's words.
@@ -70,6 +73,15 @@ AuditEntry AuditOne(const AuditRun& run, const FoundContainer& c) {
   return e;
 }
 
+ContainerOrigin Origin(const FoundContainer& c) {
+  ContainerOrigin o{c.binary_name, c.runtime_handler, false};
+  if (c.facts) {
+    auto it = c.facts->annotations.find(std::string(kEnableAnnotation));
+    o.enable_annotation = it != c.facts->annotations.end() && it->second == "true";
+  }
+  return o;
+}
+
 }  // namespace
 
 bool AuditEntry::attention() const {
@@ -92,12 +104,23 @@ AuditReport RunAudit(const AuditRun& run) {
   // The spec is read whenever the policy gives anything: beside the rules'
   // and requests' facts, its annotations say whether it is a pod sandbox.
   const bool need_facts = !run.cfg.rlimits.empty() || PolicyNeedsSpec(run.cfg);
-  Discovery d = DiscoverContainers(run.fs, run.roots, need_facts);
+  Discovery d = DiscoverContainers(run.fs, run.roots, need_facts, !run.scope.all);
+  if (need_facts) AddContainerdPodAnnotations(run.fs, run.containerd_root, d);
   AuditReport r;
   r.healing = run.heal;
+  r.scope = run.scope.said;
   r.roots = std::move(d.roots);
   r.unreadable_roots = std::move(d.unreadable);
-  for (const auto& c : d.containers) r.entries.push_back(AuditOne(run, c));
+  r.namespace_dirs = std::move(d.namespace_dirs);
+  r.notes = std::move(d.notes);
+  for (const auto& c : d.containers) {
+    // A container whose origin cannot be read (no state) is listed: unknown.
+    if (c.state && !Governed(run.scope, Origin(c))) {
+      ++r.out_of_scope;
+      continue;
+    }
+    r.entries.push_back(AuditOne(run, c));
+  }
   return r;
 }
 
@@ -126,13 +149,23 @@ std::string HealText(const HealOutcome& h) {
 
 }  // namespace
 
-std::string AuditText(const AuditReport& r) {
+std::string AuditText(const AuditReport& r, bool no_trunc) {
   std::string out;
+  if (!r.scope.empty()) out += "scope: " + r.scope + "\n";
   if (r.roots.empty()) out += "no runtime state roots found\n";
   for (const auto& u : r.unreadable_roots) out += "unreadable state root: " + u + "\n";
-  // STATUS and ID padded to their widest, so the limits line up.
+  for (const auto& n : r.namespace_dirs) {
+    const std::string parent = n.substr(0, n.rfind('/'));
+    out += Cat("hint: ", n, " holds containers of a namespace, not a container: give ",
+               "--runtime-root ", n, " (or ", parent, "/* for every namespace)\n");
+  }
+  for (const auto& n : r.notes) out += "note: " + n + "\n";
+  // Ids as docker and crictl show them; STATUS and ID padded to their widest.
+  auto id_of = [no_trunc](const std::string& id) {
+    return no_trunc ? id : id.substr(0, kShortIdLength);
+  };
   size_t id_width = 2;
-  for (const auto& e : r.entries) id_width = std::max(id_width, std::min<size_t>(e.id.size(), 64));
+  for (const auto& e : r.entries) id_width = std::max(id_width, id_of(e.id).size());
   auto pad = [](std::string s, size_t width) {
     if (s.size() < width) s.append(width - s.size(), ' ');
     return s;
@@ -142,7 +175,7 @@ std::string AuditText(const AuditReport& r) {
                " LIMITS (have->policy) / WHY   ROOT\n");
   }
   for (const auto& e : r.entries) {
-    out += Cat(pad(AuditStatusName(e.verdict.status), 8), " ", pad(e.id, id_width), " ",
+    out += Cat(pad(AuditStatusName(e.verdict.status), 8), " ", pad(id_of(e.id), id_width), " ",
                pad(e.pid > 0 ? std::to_string(e.pid) : "-", 8), " ", LimitsText(e.verdict), "   ",
                e.root, "\n");
     if (e.heal) out += Cat(pad("", 8), " ", HealText(*e.heal), "\n");
@@ -151,7 +184,11 @@ std::string AuditText(const AuditReport& r) {
   for (const auto& e : r.entries) attention += e.attention() ? 1 : 0;
   out +=
       Cat(std::to_string(r.entries.size()), " container(s) under ", std::to_string(r.roots.size()),
-          " root(s); ", std::to_string(attention), " need attention\n");
+          " root(s); ", std::to_string(attention), " need attention",
+          r.out_of_scope == 0 ? std::string()
+                              : Cat("; ", std::to_string(r.out_of_scope),
+                                    " outside the scope, not judged (--all judges them)"),
+          "\n");
   if (r.healing) {
     out +=
         "note: --heal sets the init process only: exec sessions started later follow the "
@@ -205,8 +242,12 @@ Json AuditJson(const AuditReport& r) {
     containers.push_back(std::move(c));
   }
   return Json{{"ok", r.ok()},
+              {"scope", r.scope},
+              {"out_of_scope", r.out_of_scope},
               {"roots", r.roots},
               {"unreadable_roots", r.unreadable_roots},
+              {"namespace_dirs", r.namespace_dirs},
+              {"notes", r.notes},
               {"containers", containers}};
 }
 

@@ -11,6 +11,8 @@
 
 #include "adapters/oci/spec.h"
 #include "cli/audit_discover.h"
+#include "cli/audit_scope.h"
+#include "cli/containerd_meta.h"
 #include "core/audit.h"
 #include "core/config.h"
 #include "effects/fs_ops.h"
@@ -34,7 +36,11 @@ struct AuditEntry {
 struct AuditReport {
   std::vector<std::string> roots;
   std::vector<std::string> unreadable_roots;  // Discovery::unreadable: not ok
+  std::vector<std::string> namespace_dirs;    // Discovery::namespace_dirs: a hint
+  std::vector<std::string> notes;             // Discovery::notes
   std::vector<AuditEntry> entries;
+  std::string scope;        // AuditScope::said
+  size_t out_of_scope = 0;  // containers the install does not govern: not judged, not listed
   bool healing = false;
   bool ok() const;  // every root read, no entry needs attention: exit 0
 };
@@ -48,12 +54,16 @@ struct AuditRun {
   // One log line per healed container (FormatLogLine, via="audit").
   std::function<void(const std::string& line)> log;
   std::function<std::string()> now;  // RFC 3339
+  AuditScope scope = {};  // what the install governs (audit_scope.h); default: every container
+  // Where containerd keeps its metadata database (the pods' annotations).
+  std::string containerd_root = std::string(kContainerdRoot);
 };
 
 [[nodiscard]] AuditReport RunAudit(const AuditRun& run);
 
-// One row per container: STATUS ROOT ID PID LIMITS/WHY, then what --heal did.
-std::string AuditText(const AuditReport& r);
+// One row per container: STATUS ID PID LIMITS/WHY ROOT, then what --heal
+// did; ids cut to 12 characters unless `no_trunc`.
+std::string AuditText(const AuditReport& r, bool no_trunc = false);
 // The schema in docs/audit.md.
 Json AuditJson(const AuditReport& r);
 

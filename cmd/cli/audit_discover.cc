@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <map>
 #include <set>
 #include <utility>
 
 #include "adapters/oci/facts.h"
 #include "adapters/oci/spec.h"
+#include "cli/containerd_meta.h"
 #include "core/text.h"
 
 namespace ocirlimit {
@@ -93,9 +95,120 @@ void ReadContainer(FsOps& fs, FoundContainer& c, bool need_facts) {
   c.problem = first ? Cat("no bundle: ", first->Text()) : "no bundle: the runtime recorded none";
 }
 
+constexpr size_t kMaxOptionsBytes = 1 << 16;
+constexpr size_t kMaxMetaDbBytes = size_t{512} << 20;
+constexpr std::string_view kContainerdSandboxId = "io.kubernetes.cri.sandbox-id";
+constexpr std::string_view kCrioSandboxId = "io.kubernetes.cri-o.SandboxID";
+constexpr std::string_view kCrioHandler = "io.kubernetes.cri-o.RuntimeHandler";
+
+// containerd's runc shim writes its runtime options beside the bundle:
+// {"binary_name":"/usr/local/bin/oci-rlimit-runtime","root":"..."}.
+void ReadOrigin(FsOps& fs, FoundContainer& c) {
+  if (!c.state || c.state->bundle.empty()) return;
+  const std::string path = c.state->bundle + "/options.json";
+  auto text = fs.ReadFile(path, kMaxOptionsBytes);
+  if (!text) return;
+  auto j = ParseJsonObject(*text, path);
+  if (!j) return;
+  auto b = j->find("binary_name");
+  if (b != j->end() && b->is_string()) c.binary_name = b->get<std::string>();
+}
+
+// Keys the runtimes write themselves: never taken from the sandbox.
+bool RuntimeOwned(std::string_view key) {
+  return key.starts_with("io.kubernetes.cri.") || key.starts_with("io.kubernetes.cri-o.") ||
+         key.starts_with("io.kubernetes.pod.") || key.starts_with("io.kubernetes.container.");
+}
+
+std::string Lookup(const std::map<std::string, std::string>& m, std::string_view key) {
+  auto it = m.find(std::string(key));
+  return it == m.end() ? "" : it->second;
+}
+
+// Links each container of one root (containers [from, end)) to its sandbox.
+void LinkSandboxes(std::vector<FoundContainer>& cs, size_t from) {
+  std::map<std::string, size_t> by_id;
+  for (size_t i = from; i < cs.size(); ++i) by_id[cs[i].id] = i;
+  for (size_t i = from; i < cs.size(); ++i) {
+    if (!cs[i].facts) continue;
+    auto& mine = cs[i].facts->annotations;
+    cs[i].runtime_handler = Lookup(mine, kCrioHandler);
+    const std::string sandbox = SandboxIdOf(mine);
+    auto it = by_id.find(sandbox);
+    if (sandbox.empty() || sandbox == cs[i].id || it == by_id.end()) continue;
+    const FoundContainer& sb = cs[it->second];
+    if (!sb.facts) continue;
+    for (const auto& [k, v] : sb.facts->annotations) {
+      if (!RuntimeOwned(k)) mine.emplace(k, v);
+    }
+    if (cs[i].runtime_handler.empty()) {
+      cs[i].runtime_handler = Lookup(sb.facts->annotations, kCrioHandler);
+    }
+  }
+}
+
+// A directory with no state of its own whose subdirectories hold a
+// runtime's state: a namespace (containerd's runc root), not a container.
+bool IsNamespaceDir(FsOps& fs, const std::string& dir) {
+  auto entries = fs.ListDir(dir);
+  if (!entries || HasFile(*entries, kRuncStateFile) || HasFile(*entries, kCrunStateFile)) {
+    return false;
+  }
+  return std::any_of(entries->begin(), entries->end(), [&](const FsOps::Entry& e) {
+    if (!e.dir) return false;
+    auto inner = fs.ListDir(dir + "/" + e.name);
+    return inner && (HasFile(*inner, kRuncStateFile) || HasFile(*inner, kCrunStateFile));
+  });
+}
+
 }  // namespace
 
-Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns, bool need_facts) {
+std::string SandboxIdOf(const std::map<std::string, std::string>& annotations) {
+  std::string id = Lookup(annotations, kContainerdSandboxId);
+  return id.empty() ? Lookup(annotations, kCrioSandboxId) : id;
+}
+
+void AddContainerdPodAnnotations(FsOps& fs, const std::string& containerd_root, Discovery& d) {
+  constexpr std::string_view kTask = "/io.containerd.runtime.v2.task/";
+  const std::string db_path = containerd_root + std::string(kContainerdMetaDb);
+  std::optional<std::string> db;
+  std::map<std::string, PodAnnotations> by_ns;
+  for (auto& c : d.containers) {
+    if (!c.facts || !c.state) continue;
+    const std::string sandbox = Lookup(c.facts->annotations, kContainerdSandboxId);
+    const size_t at = c.state->bundle.find(kTask);
+    if (sandbox.empty() || sandbox == c.id || at == std::string::npos) continue;
+    const std::string rest = c.state->bundle.substr(at + kTask.size());
+    const std::string ns = rest.substr(0, rest.find('/'));
+    if (!db) {
+      auto text = fs.ReadFile(db_path, kMaxMetaDbBytes);
+      if (!text) {
+        d.notes.push_back("pods' annotations not read (containerd keeps them only there): " +
+                          text.error().Text());
+        return;
+      }
+      db = std::move(*text);
+    }
+    auto it = by_ns.find(ns);
+    if (it == by_ns.end()) {
+      auto read = ReadPodAnnotations(*db, ns);
+      if (!read) {
+        d.notes.push_back(
+            Cat("pods' annotations not read: ", Quote(db_path), ": ", read.error().Text()));
+        return;
+      }
+      it = by_ns.emplace(ns, std::move(*read)).first;
+    }
+    auto pod = it->second.find(sandbox);
+    if (pod == it->second.end()) continue;
+    for (const auto& [k, v] : pod->second) {
+      if (!RuntimeOwned(k)) c.facts->annotations.emplace(k, v);
+    }
+  }
+}
+
+Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns, bool need_facts,
+                             bool need_origin) {
   std::vector<std::string> expanded;
   for (const auto& p : patterns) Expand(fs, p, expanded);
   Discovery out;
@@ -113,14 +226,21 @@ Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns
     out.roots.push_back(root);
     std::sort(entries->begin(), entries->end(),
               [](const auto& a, const auto& b) { return a.name < b.name; });
+    const size_t first = out.containers.size();
     for (const auto& e : *entries) {
       if (!e.dir || e.name.starts_with(".")) continue;  // lock files, crun's .crun
+      if (IsNamespaceDir(fs, root + "/" + e.name)) {
+        out.namespace_dirs.push_back(root + "/" + e.name);
+        continue;
+      }
       FoundContainer c;
       c.root = root;
       c.id = e.name;
       ReadContainer(fs, c, need_facts);
+      if (need_origin) ReadOrigin(fs, c);
       out.containers.push_back(std::move(c));
     }
+    LinkSandboxes(out.containers, first);
   }
   return out;
 }

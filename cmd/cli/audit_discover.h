@@ -5,6 +5,7 @@
 // fake state roots (docs/audit.md, "Where audit looks").
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,12 @@ struct FoundContainer {
   std::optional<RuntimeState> state;
   std::optional<ContainerFacts> facts;  // when read (the policy needs the spec)
   std::string problem;                  // why it cannot be audited; empty when it can
+  // The runtime binary containerd's shim ran for it (options.json beside
+  // the bundle), when `need_origin`; "" when none was recorded.
+  std::string binary_name;
+  // CRI-O's runtime handler, from its pod sandbox's config.json (a
+  // container names its sandbox; only the sandbox carries the handler).
+  std::string runtime_handler;
 };
 
 struct Discovery {
@@ -32,12 +39,33 @@ struct Discovery {
   // Roots that exist but could not be listed ("ROOT: open directory ...:
   // Permission denied"): audit as a user cannot see root's containers.
   std::vector<std::string> unreadable;
+  // Directories under a root that hold containers one level down (ctr's
+  // /run/containerd/runc/<namespace>): not containers, a hint to name them.
+  std::vector<std::string> namespace_dirs;
+  std::vector<std::string> notes;  // what could not be read beside the roots, said once
 };
 
 // Expands `patterns` (defaults, then --runtime-root), skips roots that do not
 // exist (ENOENT, ENOTDIR) and a root met twice, and reads each container. `need_facts`: read
 // the bundle's config.json (a crun state dir's copy when the bundle is gone).
+// A container that names its pod sandbox (io.kubernetes.cri.sandbox-id,
+// io.kubernetes.cri-o.SandboxID) is linked to that sandbox found under the
+// same root, read by the same rules: the sandbox's annotations the
+// container lacks join its facts as the pod's (runtime-owned keys aside),
+// the way NRI hands a plugin the pod with the container. `need_origin`: read
+// the shim's options.json too.
 [[nodiscard]] Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns,
-                                           bool need_facts);
+                                           bool need_facts, bool need_origin = false);
+
+// containerd (1.7, 2.x) keeps a CRI pod's annotations only in its metadata
+// database (cli/containerd_meta.h), under `containerd_root`: for each
+// container with facts that names a containerd sandbox and whose bundle is
+// containerd's (.../io.containerd.runtime.v2.task/NAMESPACE/ID), the pod's
+// annotations it lacks join its facts (runtime-owned keys aside). A database
+// that cannot be read is said once in `d.notes`.
+void AddContainerdPodAnnotations(FsOps& fs, const std::string& containerd_root, Discovery& d);
+
+// The sandbox a container's annotations name, or "".
+[[nodiscard]] std::string SandboxIdOf(const std::map<std::string, std::string>& annotations);
 
 }  // namespace ocirlimit

@@ -4,6 +4,7 @@
 
 #include "cli/audit.h"
 #include "cli/audit_discover.h"
+#include "cli/audit_scope.h"
 #include "cli/commands.h"
 #include "effects/config_loader.h"
 #include "effects/files.h"
@@ -27,7 +28,10 @@ int AuditCommand(const CliArgs& a) {
     }
     roots.push_back(r);
   }
-  AuditRun run{*cfg, LinuxFsOps(), LinuxProcessOps(), roots, a.heal, nullptr, Rfc3339Now};
+  AuditRun run{
+      *cfg,   LinuxFsOps(), LinuxProcessOps(), roots,
+      a.heal, nullptr,      Rfc3339Now,        DecideScope(ReadScopeFacts(LinuxFsOps(), a.all))};
+  if (!a.containerd_root.empty()) run.containerd_root = a.containerd_root;
   if (!cfg->log_file.empty()) {
     run.log = [&](const std::string& line) {
       if (auto logged = AppendLine(cfg->log_file, line); !logged) {
@@ -36,7 +40,7 @@ int AuditCommand(const CliArgs& a) {
     };
   }
   AuditReport r = RunAudit(run);
-  std::cout << (a.json ? AuditJson(r).dump(2) + "\n" : AuditText(r));
+  std::cout << (a.json ? AuditJson(r).dump(2) + "\n" : AuditText(r, a.no_trunc));
   return r.ok() ? 0 : 1;
 }
 

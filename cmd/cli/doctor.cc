@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <sstream>
 
 #include "cli/doctor_context.h"
 #include "core/text.h"
+#include "core/unraisable.h"
+#include "effects/heal.h"
 
 namespace ocirlimit {
 namespace doctor {
@@ -36,6 +39,26 @@ std::string Base(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+namespace {
+
+// The first limit the parsed config gives (top level, then each rule's)
+// whose hard limit is above this context's, read from /proc/self/limits.
+std::optional<Unraisable> UnraisableConfigured(Context& c) {
+  if (c.config().state != engines::OurConfigState::kParsed) return std::nullopt;
+  auto text = c.ops().ReadFile("/proc/self/limits");
+  if (!text) return std::nullopt;
+  auto in_force = ParseProcLimits(*text);
+  if (!in_force) return std::nullopt;
+  const Config& cfg = c.config().config;
+  if (auto u = FindUnraisable(cfg.rlimits, *in_force)) return u;
+  for (const auto& r : cfg.rules) {
+    if (auto u = FindUnraisable(r.rlimits, *in_force)) return u;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 // This process's capabilities, which the daemons it stands for share on a
 // normal host. Under --root the node is another root: its /proc/self/status
 // is read when the root has one (a live root does), else nothing is said.
@@ -54,10 +77,15 @@ void CheckCapabilities(Context& c) {
     c.Add("capabilities", CheckStatus::kOk,
           "CAP_SYS_RESOURCE is effective: hard limits can be raised", path);
   } else {
-    c.Add("capabilities", CheckStatus::kWarn,
-          "no CAP_SYS_RESOURCE here: hooks and runtimes started from this context can lower "
-          "limits or raise a soft limit up to the hard one, not raise a hard limit",
-          path, "run the container daemons with CAP_SYS_RESOURCE (root on a normal host)");
+    std::string what =
+        "no CAP_SYS_RESOURCE here: hooks and runtimes started from this context can lower "
+        "limits or raise a soft limit up to the hard one, not raise a hard limit";
+    std::string advice = "run the container daemons with CAP_SYS_RESOURCE (root on a normal host)";
+    if (auto u = UnraisableConfigured(c)) {
+      what += "; " + UnraisableMessage(*u, "this context");
+      advice = "change that entry, or " + advice;
+    }
+    c.Add("capabilities", CheckStatus::kWarn, what, path, advice);
   }
 }
 

@@ -125,6 +125,7 @@ void Nri(Context& c, const ContainerdConfig& cfg, const std::string& path,
     c.Add(
         "nri", CheckStatus::kInfo, "containerd " + version + " has no NRI (1.7 or later)", "",
         crio ? "" : "oci-rlimit-nri needs containerd 1.7 or later; use the RuntimeClass path here");
+    if (!crio) RunningNriWithoutEndpoint(c, "containerd " + version + " on PATH has no NRI");
     return;
   }
   const engines::ContainerdNri nri = engines::NriSettings(cfg, major);

@@ -71,6 +71,9 @@ struct NriEndpoint {
   std::string enable_advice;
 };
 void CheckNri(Context& c, const NriEndpoint& nri);
+// The running oci-rlimit-nri processes and their status file when no engine
+// on PATH serves NRI (containerd 1.6): `why` says so.
+void RunningNriWithoutEndpoint(Context& c, const std::string& why);
 
 // A handler of an engine and who uses it (doctor_handlers.cc).
 struct Handler {

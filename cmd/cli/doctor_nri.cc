@@ -129,6 +129,17 @@ void StatusLines(Context& c, const std::vector<RunningProcess>& running) {
 
 }  // namespace
 
+void RunningNriWithoutEndpoint(Context& c, const std::string& why) {
+  const std::vector<RunningProcess> running =
+      c.ops().ProcessesNamed(std::string(engines::kNriName));
+  if (running.empty()) return;
+  c.Add("nri", CheckStatus::kWarn,
+        Cat("oci-rlimit-nri is running (pid ", Pids(running), ") but ", why,
+            ": another engine (not on PATH) may serve it, whose socket doctor cannot check"),
+        "", "oci-rlimit-nri --help; check which containerd runs (systemctl status containerd)");
+  StatusLines(c, running);
+}
+
 void CheckNri(Context& c, const NriEndpoint& nri) {
   const std::vector<RunningProcess> running =
       c.ops().ProcessesNamed(std::string(engines::kNriName));

@@ -61,6 +61,13 @@ std::vector<Check> NriStatusChecks(const std::optional<std::string>& text, const
   } else {
     add(CheckStatus::kOk, what);
   }
+  if (s.refused != 0) {
+    add(CheckStatus::kWarn,
+        Count(s.refused, "container runs", "containers run") +
+            " though the policy refuses its pod's request (refused-but-running: created while "
+            "no plugin was connected; healed to the node's limits where it could)",
+        "oci-rlimit audit names them; delete the pods or fix their requests");
+  }
   return out;
 }
 

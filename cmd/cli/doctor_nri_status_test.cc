@@ -13,11 +13,12 @@ namespace {
 constexpr const char* kPath = "/run/oci-rlimit/nri.status";
 
 std::string Status(const std::string& synchronized, int containers, int healed, int unhealed,
-                   int total, bool report_only = false) {
+                   int total, bool report_only = false, int refused = 0) {
   return "# comment\nconnected=2026-12-01T22:00:00Z\nsynchronized=" + synchronized +
          "\ncontainers=" + std::to_string(containers) + "\nhealed=" + std::to_string(healed) +
          "\nunhealed=" + std::to_string(unhealed) + "\nhealed-total=" + std::to_string(total) +
-         "\nreport-only=" + (report_only ? "yes" : "no") + "\n";
+         "\nreport-only=" + (report_only ? "yes" : "no") +
+         (refused != 0 ? "\nrefused=" + std::to_string(refused) : std::string()) + "\n";
 }
 
 struct StatusCase {
@@ -42,6 +43,17 @@ TEST_P(NriStatusTable, SaysTheLastConnectAndItsHeals) {
   EXPECT_EQ(checks[0].area, "nri");
   EXPECT_EQ(checks[0].path, kPath);
   EXPECT_NE(checks[0].advice.find(c.advice), std::string::npos) << checks[0].advice;
+}
+
+TEST(NriStatusChecks, RefusedButRunningIsItsOwnWarning) {
+  const std::vector<Check> checks =
+      NriStatusChecks(Status("2026-12-01T22:00:01Z", 3, 1, 0, 1, false, 2), kPath, true);
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].status, CheckStatus::kOk);
+  EXPECT_EQ(checks[1].status, CheckStatus::kWarn);
+  EXPECT_EQ(checks[1].what.rfind("2 containers run though the policy refuses", 0), 0u)
+      << checks[1].what;
+  EXPECT_NE(checks[1].advice.find("oci-rlimit audit"), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(

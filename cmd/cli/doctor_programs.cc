@@ -1,10 +1,13 @@
 // runc and crun on PATH, our programs, oci-rlimit's config, and the
 // daemons' systemd units.
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include "adapters/engines/constants.h"
 #include "adapters/engines/systemd.h"
 #include "cli/doctor_context.h"
+#include "core/config.h"
 #include "core/text.h"
 
 namespace ocirlimit::doctor {
@@ -53,6 +56,30 @@ void CheckOurPrograms(Context& c) {
   }
 }
 
+namespace {
+
+// Limits docker.service's environment gives the hook in chain mode (dockerd
+// passes its environment to the prestart hook): "NAME=VALUE" and the unit
+// file that set it, or nullopt.
+std::optional<std::pair<std::string, std::string>> DockerUnitRlimits(Context& c) {
+  auto files = engines::UnitFiles(c.ops(), "docker.service");
+  std::vector<std::string> texts;
+  texts.reserve(files.size());
+  for (const auto& [path, text] : files) texts.push_back(text);
+  for (std::string_view name : {kRlimitsEnv, kNvidiaRlimitsEnv}) {
+    auto value = engines::EnvironmentFromUnits(texts, name);
+    if (!value || value->empty()) continue;
+    std::string from = files.empty() ? "" : files[0].first;
+    for (const auto& [path, text] : files) {
+      if (engines::EnvironmentFromUnits({text}, name)) from = path;
+    }
+    return std::pair{std::string(name) + "=" + *value, from};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 // The config as the hook, the wrapper and the NRI plugin read it: config.d's
 // drop-ins, then the file. A setting is named by the file it came from.
 void CheckOurConfig(Context& c) {
@@ -60,6 +87,14 @@ void CheckOurConfig(Context& c) {
   const engines::OurConfig& cfg = c.config();
   switch (cfg.state) {
     case engines::OurConfigState::kAbsent:
+      if (auto env = DockerUnitRlimits(c)) {
+        c.Add("config", CheckStatus::kInfo,
+              "no config file: docker.service's " + env->first + " gives the hook its limits " +
+                  "(docker --gpus chain mode); other paths apply nothing",
+              env->second,
+              "write " + cfg.path + " for them (" + std::string(kDocDir) + "/policy.md)");
+        return;
+      }
       c.Add("config", CheckStatus::kWarn, "no config: the hook and the wrapper apply nothing",
             cfg.path, "write " + cfg.path + " (" + std::string(kDocDir) + "/policy.md)");
       return;

@@ -167,6 +167,47 @@ TEST(Doctor, FailsOnABrokenConfigAndNoRuntime) {
   EXPECT_EQ(DoctorJson(r)["ok"], false);
 }
 
+// Without the capability, a configured hard raise above the limits in force
+// is named with the one unraisable message (core/unraisable.h).
+TEST(Doctor, TheCapabilityWarningNamesAConfiguredUnraisableEntry) {
+  FakeNode n;
+  n.files["/etc/oci-rlimit/config.toml"] = "rlimits = ['memlock=unlimited']\n";
+  n.files["/proc/self/status"] = "CapEff:\t000001fffeffffff\n";
+  n.files["/proc/self/limits"] =
+      "Limit                     Soft Limit           Hard Limit           Units     \n"
+      "Max cpu time              unlimited            unlimited            seconds   \n"
+      "Max file size             unlimited            unlimited            bytes     \n"
+      "Max data size             unlimited            unlimited            bytes     \n"
+      "Max stack size            8388608              unlimited            bytes     \n"
+      "Max core file size        0                    unlimited            bytes     \n"
+      "Max resident set          unlimited            unlimited            bytes     \n"
+      "Max processes             127318               127318               processes \n"
+      "Max open files            1024                 524288               files     \n"
+      "Max locked memory         8388608              8388608              bytes     \n"
+      "Max address space         unlimited            unlimited            bytes     \n"
+      "Max file locks            unlimited            unlimited            locks     \n"
+      "Max pending signals       127318               127318               signals   \n"
+      "Max msgqueue size         819200               819200               bytes     \n"
+      "Max nice priority         0                    0                    \n"
+      "Max realtime priority     0                    0                    \n"
+      "Max realtime timeout      unlimited            unlimited            us        \n";
+  DoctorReport r = RunDoctor(n);
+  const Check* cap = Find(r, "capabilities", "no CAP_SYS_RESOURCE");
+  ASSERT_NE(cap, nullptr) << All(r);
+  EXPECT_EQ(cap->status, CheckStatus::kWarn);
+  EXPECT_NE(cap->what.find("; config entry memlock=unlimited: the hard limit in force is 8M, and "
+                           "raising it needs CAP_SYS_RESOURCE, which this context does not "
+                           "have; memlock=8M would work"),
+            std::string::npos)
+      << cap->what;
+  EXPECT_EQ(cap->advice.rfind("change that entry, or run the container daemons", 0), 0u)
+      << cap->advice;
+  n.files["/etc/oci-rlimit/config.toml"] = "rlimits = ['memlock=4M']\n";
+  cap = Find(RunDoctor(n), "capabilities", "no CAP_SYS_RESOURCE");
+  ASSERT_NE(cap, nullptr);
+  EXPECT_EQ(cap->what.find("config entry"), std::string::npos) << "a raisable value: " << cap->what;
+}
+
 // Advice is read on a node: it names files the .deb installs, never a
 // source-tree path such as packaging/... or docs/....
 TEST(Doctor, AdviceNamesInstalledPathsOnly) {
@@ -361,6 +402,26 @@ TEST(Doctor, GpusPathUsesDockerdsPathAndChecksTheChainTarget) {
   n.executables.insert("/usr/bin/nvidia-container-runtime-hook");
   r = RunDoctor(n);
   EXPECT_EQ(Find(r, "docker", "the default chain target")->status, CheckStatus::kOk) << All(r);
+}
+
+// docker --gpus chain mode with no config file: the drop-in's environment
+// gives the hook its limits, so "apply nothing" would be wrong.
+TEST(Doctor, NoConfigButDockersEnvironmentGivesTheChainItsLimits) {
+  FakeNode n;
+  n.files["/proc/self/status"] = "CapEff:\t000001ffffffffff\n";
+  const Check* cfg = Find(RunDoctor(n), "config", "no config: the hook and the wrapper apply");
+  ASSERT_NE(cfg, nullptr) << "without the drop-in";
+  n.files["/etc/systemd/system/docker.service.d/oci-rlimit.conf"] =
+      "[Service]\nEnvironment=PATH=/usr/lib/oci-rlimit/shim:/usr/bin\n"
+      "Environment=NVIDIA_CONTAINER_RUNTIME_RLIMITS=memlock=unlimited\n";
+  DoctorReport r = RunDoctor(n);
+  EXPECT_EQ(Find(r, "config", "the hook and the wrapper apply nothing"), nullptr) << All(r);
+  cfg = Find(r, "config",
+             "no config file: docker.service's NVIDIA_CONTAINER_RUNTIME_RLIMITS=memlock=unlimited "
+             "gives the hook its limits (docker --gpus chain mode); other paths apply nothing");
+  ASSERT_NE(cfg, nullptr) << All(r);
+  EXPECT_EQ(cfg->status, CheckStatus::kInfo);
+  EXPECT_EQ(cfg->path, "/etc/systemd/system/docker.service.d/oci-rlimit.conf");
 }
 
 // hooks_dir as CRI-O (crio.conf, then crio.conf.d in name order) or podman
@@ -730,6 +791,13 @@ INSTANTIATE_TEST_SUITE_P(
         NriNodeCase{.name = "Containerd16HasNoNri",
                     .containerd_version = "containerd github.com/containerd/containerd 1.6.20\n",
                     .running = {{42, {"oci-rlimit-nri"}}},
+                    .want = {"info  containerd 1.6.20 has no NRI (1.7 or later)",
+                             "warn  oci-rlimit-nri is running (pid 42) but containerd 1.6.20 on "
+                             "PATH has no NRI: another engine (not on PATH) may serve it, whose "
+                             "socket doctor cannot check",
+                             kNoStatus}},
+        NriNodeCase{.name = "Containerd16NothingRunning",
+                    .containerd_version = "containerd github.com/containerd/containerd 1.6.20\n",
                     .want = {"info  containerd 1.6.20 has no NRI (1.7 or later)"}},
         NriNodeCase{.name = "Containerd17DisabledNothingRunning",
                     .containerd_version = kContainerd17,

@@ -73,7 +73,7 @@ void Healer::Connected(const std::string& time, Output& out) {
   pending_.Clear();
   status_.connected = time;
   status_.synchronized.clear();
-  status_.containers = status_.healed = status_.unhealed = 0;
+  status_.containers = status_.healed = status_.unhealed = status_.refused = 0;
   SaveStatus(out);
 }
 
@@ -100,6 +100,7 @@ void Healer::Synchronize(const Config& cfg, const pb::SynchronizeRequest& req, O
   status_.healed = last_.of(HealResult::kHealed);
   status_.unhealed = last_.of(HealResult::kCannot) + last_.of(HealResult::kOutOfTime);
   status_.healed_total += status_.healed;
+  status_.refused = last_.refused;
   status_.report_only = !ops_.InHostPidNamespace();
   Summarize(out, ops_.MonotonicMs() - start);
   SaveStatus(out);

@@ -9,6 +9,7 @@
 #include "core/policy.h"
 #include "core/text.h"
 #include "core/unprivileged.h"
+#include "core/unraisable.h"
 #include "core/version.h"
 #include "runtime/args.h"
 #include "runtime/plan.h"
@@ -180,6 +181,24 @@ class Wrapper {
     return Ok{};
   }
 
+  // A hard limit above ours cannot be set by the runtime we exec either, so
+  // without CAP_SYS_RESOURCE it is said here, in the words every path uses
+  // (core/unraisable.h), instead of leaving the user runc's bare
+  // `error setting rlimit type 8: operation not permitted`.
+  Status CheckRaisable(const Verdict& v) {
+    if (v.limits.empty() || !ops_.InInitialUserNamespace() || ops_.HasSysResource()) return Ok{};
+    std::vector<Rlimit> ours;
+    for (const auto& l : v.limits) {
+      auto now = ops_.OwnLimit(l.resource);
+      if (!now) return now.error().Wrap("read our own " + std::string(l.info().name) + " limit");
+      ours.push_back(*now);
+    }
+    if (auto u = FindUnraisable(v.limits, ours)) {
+      return MakeError(UnraisableMessage(*u, kRuntimeName));
+    }
+    return Ok{};
+  }
+
   // One line per decision in the config's log-file, as every program writes it.
   void Log(LogRecord record) {
     for (auto& note : unsaid_) {
@@ -261,6 +280,9 @@ class Wrapper {
       return ContainerFailed(flags, *v.error, v.action == Action::kFail);
     }
     if (auto fitted = FitToUs(v); !fitted) return ContainerFailed(flags, fitted.error());
+    if (auto raisable = CheckRaisable(v); !raisable) {
+      return ContainerFailed(flags, raisable.error());
+    }
     Report(flags, v);
     auto merged = MergeBundleSpec(*text, path, v.limits);
     if (!merged) return ContainerFailed(flags, merged.error());
@@ -320,6 +342,9 @@ class Wrapper {
       return ContainerFailed(flags, *v.error, v.action == Action::kFail);
     }
     if (auto fitted = FitToUs(v); !fitted) return ContainerFailed(flags, fitted.error());
+    if (auto raisable = CheckRaisable(v); !raisable) {
+      return ContainerFailed(flags, raisable.error());
+    }
     Report(flags, v);
     if (v.limits.empty()) return Ok{};
     if (auto merged = MergeExecProcess(*process, flags.process, v.limits); !merged) {

@@ -36,6 +36,8 @@ class FakeOps final : public RuntimeOps {
     return LoadedConfig{*config, load_warnings};
   }
   bool InInitialUserNamespace() override { return initial_userns; }
+  bool sys_resource = false;
+  bool HasSysResource() override { return sys_resource; }
   Result<Rlimit> OwnLimit(int resource) override {
     auto it = own.find(resource);
     if (it == own.end()) return Rlimit{resource, kRlimInfinity, kRlimInfinity};
@@ -709,9 +711,11 @@ TEST(RuntimeWrapper, RootlessWithFailRefusesAndRunsNothing) {
       << ops.stderr_lines[0];
 }
 
-TEST(RuntimeWrapper, InTheInitialNamespaceAnImpossibleValueIsLeftForTheRuntimeToRefuse) {
+// With CAP_SYS_RESOURCE the runtime can raise it: the value is written as is.
+TEST(RuntimeWrapper, WithTheCapabilityAHardRaiseIsLeftToTheRuntime) {
   FakeOps ops;
   ops.config = WithUnlimitedMemlock();
+  ops.sys_resource = true;
   ops.own[RLIMIT_MEMLOCK] = {1 << 20, 8 << 20};
   ops.files["/b/config.json"] = R"({"process":{}})";
   RunRuntimeWrapper({"x", "create", "--bundle", "/b", "c1"}, ops);
@@ -719,6 +723,32 @@ TEST(RuntimeWrapper, InTheInitialNamespaceAnImpossibleValueIsLeftForTheRuntimeTo
             R"({"process":{"rlimits":[{"type":"RLIMIT_MEMLOCK","hard":18446744073709551615,)"
             R"("soft":18446744073709551615}]}})");
   EXPECT_TRUE(Warnings(ops).empty());
+}
+
+constexpr const char* kUnraisable =
+    ": config entry memlock=unlimited: the hard limit in force is 8M, and "
+    "raising it needs CAP_SYS_RESOURCE, which oci-rlimit-runtime does not have; memlock=8M would "
+    "work (or run the container engine with CAP_SYS_RESOURCE)";
+
+// Without it (a rootful engine, this machine) the runtime could not either:
+// create and exec fail with the one message, before the runtime runs, so
+// runc's bare `error setting rlimit type 8` never is all the user sees.
+TEST(RuntimeWrapper, WithoutTheCapabilityAHardRaiseFailsBeforeTheRuntimeRuns) {
+  for (const bool exec : {false, true}) {
+    FakeOps ops;
+    ops.config = WithUnlimitedMemlock();
+    ops.own[RLIMIT_MEMLOCK] = {8 << 20, 8 << 20};
+    ops.files["/b/config.json"] = R"({"process":{}})";
+    ops.files["/p.json"] = R"({"args":["cat"],"rlimits":[]})";
+    const std::vector<std::string> argv =
+        exec ? kExecRunc : std::vector<std::string>{"x", "create", "--bundle", "/b", "c1"};
+    EXPECT_EQ(RunRuntimeWrapper(argv, ops), 1) << exec;
+    EXPECT_TRUE(ops.written.empty()) << exec;
+    EXPECT_FALSE(ops.exec_argv.has_value()) << exec;
+    ASSERT_EQ(ops.stderr_lines.size(), 1u) << exec;
+    EXPECT_EQ(ops.stderr_lines[0],
+              std::string("oci-rlimit-runtime: ") + (exec ? "exec" : "create") + kUnraisable);
+  }
 }
 
 // A warning from loading the config (an unreadable file, a drop-in gone)

@@ -26,6 +26,9 @@ class RuntimeOps {
   // Our own soft and hard limit of `resource`: the ceiling the runtime we
   // exec inherits, and so what it can set in the container.
   virtual Result<Rlimit> OwnLimit(int resource) = 0;
+  // CAP_SYS_RESOURCE in our effective set: without it, neither we nor the
+  // runtime we exec can raise a hard limit above OwnLimit's.
+  virtual bool HasSysResource() = 0;
   virtual std::optional<std::string> Getenv(std::string_view name) = 0;
   // setenv(3), for the runtime it execs.
   virtual void Setenv(std::string_view name, const std::string& value) = 0;

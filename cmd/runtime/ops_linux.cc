@@ -22,6 +22,7 @@ class LinuxOps final : public RuntimeOps {
   }
 
   bool InInitialUserNamespace() override { return ThisProcessInInitialUserNamespace(); }
+  bool HasSysResource() override { return LinuxProcessOps().HasSysResource(); }
 
   Result<Rlimit> OwnLimit(int resource) override {
     struct rlimit now {};

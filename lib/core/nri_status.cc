@@ -25,6 +25,7 @@ std::string FormatNriStatus(const NriStatus& s) {
          "\ncontainers=" + std::to_string(s.containers) + "\nhealed=" + std::to_string(s.healed) +
          "\nunhealed=" + std::to_string(s.unhealed) +
          "\nhealed-total=" + std::to_string(s.healed_total) +
+         "\nrefused=" + std::to_string(s.refused) +
          "\nreport-only=" + (s.report_only ? "yes" : "no") + "\n";
 }
 
@@ -43,6 +44,7 @@ Result<NriStatus> ParseNriStatus(std::string_view text) {
                       : key == "healed"       ? &s.healed
                       : key == "unhealed"     ? &s.unhealed
                       : key == "healed-total" ? &s.healed_total
+                      : key == "refused"      ? &s.refused
                                               : nullptr;
     if (count != nullptr) {
       auto n = Number(key, v);

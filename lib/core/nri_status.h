@@ -32,6 +32,9 @@ struct NriStatus {
   uint64_t unhealed = 0;      // of them, needing a heal the plugin could not make (reported)
   uint64_t healed_total = 0;  // since the plugin started
   bool report_only = false;   // it cannot read or set other processes' limits
+  // Of them, running though the policy refuses them (a rejected request;
+  // created while no plugin was connected): healed or not, they need the admin.
+  uint64_t refused = 0;
 };
 
 // "connected=...\nsynchronized=...\n...", one key per line, after a comment line.

@@ -10,7 +10,7 @@ namespace ocirlimit {
 namespace {
 
 TEST(NriStatus, FormatThenParseGivesItBack) {
-  NriStatus s{"2026-12-01T22:00:00Z", "2026-12-01T22:00:01Z", 7, 6, 1, 9, true};
+  NriStatus s{"2026-12-01T22:00:00Z", "2026-12-01T22:00:01Z", 7, 6, 1, 9, true, 2};
   auto back = ParseNriStatus(FormatNriStatus(s));
   ASSERT_TRUE(back) << back.error().Text();
   EXPECT_EQ(back->connected, s.connected);
@@ -20,6 +20,7 @@ TEST(NriStatus, FormatThenParseGivesItBack) {
   EXPECT_EQ(back->unhealed, 1u);
   EXPECT_EQ(back->healed_total, 9u);
   EXPECT_TRUE(back->report_only);
+  EXPECT_EQ(back->refused, 2u);
 }
 
 struct ParseCase {

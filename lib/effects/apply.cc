@@ -2,6 +2,8 @@
 
 #include <cerrno>
 
+#include "core/unraisable.h"
+
 namespace ocirlimit {
 namespace {
 
@@ -70,12 +72,13 @@ ApplyOutcome ApplyRlimits(ProcessOps& ops, pid_t pid, const std::vector<Rlimit>&
       if (err == EPERM) {
         auto current = ops.GetLimit(pid, limit.resource);
         if (current && want.hard > current->hard && !ops.HasSysResource()) {
-          return fail(
-              {MakeError(what + ": raising the hard limit from " + FormatLimitValue(current->hard) +
-                         " to " + FormatLimitValue(want.hard) +
-                         " needs CAP_SYS_RESOURCE; a rootless runtime cannot raise hard "
-                         "limits"),
-               ApplyFailure::kPermission});
+          // The one message every path gives (core/unraisable.h); rootless
+          // only when we really run outside the initial user namespace.
+          const std::string who = program_invocation_short_name;
+          return fail({MakeError(pinned.target() + ": " +
+                                 UnraisableMessage({limit, current->hard}, who,
+                                                   !ops.InInitialUserNamespace())),
+                       ApplyFailure::kPermission});
         }
       }
       return fail({before.error().Wrap(what + " to " + Pair(want)), ClassifyErrno(err)});

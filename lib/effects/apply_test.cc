@@ -230,8 +230,9 @@ INSTANTIATE_TEST_SUITE_P(
                  ApplyFailure::kPermission,
                  {RLIMIT_NOFILE},
                  {RLIMIT_NOFILE, RLIMIT_MEMLOCK},
-                 "raising the hard limit from 8388608 to unlimited needs CAP_SYS_RESOURCE; a "
-                 "rootless runtime cannot raise hard limits"},
+                 "pid 4242: config entry memlock=unlimited: the hard limit in force is 8M, and "
+                 "raising it needs CAP_SYS_RESOURCE, which effects_unit_test does not have; "
+                 "memlock=8M would work (or run the container engine with CAP_SYS_RESOURCE)"},
         FailCase{"EpermWithCap",
                  4242,
                  0,
@@ -273,6 +274,17 @@ TEST(ApplyRlimits, EpermWithoutCapOnALowerIsNotBlamedOnRootless) {
   ApplyOutcome out = ApplyRlimits(ops, 4242, {{RLIMIT_CORE, 0, 0}});
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.error->Text().find("rootless"), std::string::npos) << out.error->Text();
+}
+
+TEST(ApplyRlimits, AHardRaiseOutsideTheInitialUserNamespaceSaysRootless) {
+  FakeOps ops;
+  ops.initial_userns = false;
+  ops.set_errs = {{RLIMIT_MEMLOCK, EPERM}};
+  ApplyOutcome out = ApplyRlimits(ops, 4242, {{RLIMIT_MEMLOCK, kInf, kInf}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error->Text().find("(a rootless engine never has it); memlock=8M would work"),
+            std::string::npos)
+      << out.error->Text();
 }
 
 // --- FitForCaller: which limits a rootless caller tries at all ---

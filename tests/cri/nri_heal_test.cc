@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <regex>
@@ -231,6 +232,7 @@ TEST_P(NriHealTest, PodsCreatedWhileThePluginWasDownAreHealedAtReconnect) {
   ASSERT_TRUE(status) << status.error().Text();
   EXPECT_EQ(status->healed, 6u) << ReadFile(StatusPath()) << ReadFile(PluginLog());
   EXPECT_EQ(status->healed_total, 6u);
+  EXPECT_EQ(status->refused, 1u) << "the greedy pod runs though its request is refused";
   EXPECT_FALSE(status->connected.empty());
   EXPECT_FALSE(status->synchronized.empty());
 
@@ -248,6 +250,15 @@ TEST_P(NriHealTest, PodsCreatedWhileThePluginWasDownAreHealedAtReconnect) {
     EXPECT_EQ(c.value("path", ""), StatusPath()) << c.dump();
   }
   EXPECT_TRUE(found) << said << "\n" << doctor.dump(1);
+  bool refused_line = false;
+  for (const auto& c : doctor.value("checks", Json::array())) {
+    if (c.value("area", "") != "nri") continue;
+    if (c.value("what", "").starts_with("1 container runs though the policy refuses")) {
+      refused_line = true;
+      EXPECT_EQ(c.value("status", ""), "warn") << c.dump();
+    }
+  }
+  EXPECT_TRUE(refused_line) << "doctor shows the refused-but-running count\n" << doctor.dump(1);
 
   // A second reconnect finds nothing left to heal, and logs nothing new.
   plugin_->Stop();
@@ -293,6 +304,82 @@ TEST_P(NriHealTest, PodsCreatedWhileThePluginWasDownAreHealedAtReconnect) {
   auto [after_rc, after] = Audit(false);
   EXPECT_EQ(after_rc, 0) << after.dump(1);
   EXPECT_EQ(after.value("containers", Json::array()).size(), pods_.size() + all.size() + 1);
+}
+
+// A heal above the hard limit in force (containerd's 8M, no
+// CAP_SYS_RESOURCE here) is not made, and the plugin's log says so with the
+// one unraisable message every path gives (core/unraisable.h).
+TEST_P(NriHealTest, AnUnraisableHealSaysTheOneMessage) {
+  WriteFile(ConfigPath(), "log-file = \"" + LogPath() +
+                              "\"\n[[rule]]\nname = \"big\"\nrlimits = [\"memlock=16M\"]\n"
+                              "match = { annotations = { \"example.com/big\" = \"true\" } }\n");
+  ASSERT_NO_FATAL_FAILURE(StartPlugin("configured by"));
+  ASSERT_EQ(kill(plugin_->pid(), SIGKILL), 0);
+  plugin_->Stop();
+  const std::string big = RunSleepingPod("big", {{"example.com/big", "true"}});
+  ASSERT_FALSE(big.empty());
+  ASSERT_NO_FATAL_FAILURE(StartPlugin("synchronized:"));
+  EXPECT_EQ(InitMemlock(big), kDaemon) << "not raisable here";
+  auto lines = LinesOf(big);
+  ASSERT_EQ(lines.size(), 1u) << ReadFile(LogPath());
+  EXPECT_NE(lines[0].find("config entry memlock=16M: the hard limit in force is 8M, and raising "
+                          "it needs CAP_SYS_RESOURCE, which oci-rlimit-nri does not have; "
+                          "memlock=8M would work"),
+            std::string::npos)
+      << lines[0];
+  auto status = ParseNriStatus(ReadFile(StatusPath()));
+  ASSERT_TRUE(status) << status.error().Text();
+  EXPECT_EQ(status->unhealed, 1u) << ReadFile(StatusPath());
+}
+
+// Kubelet's shape: the pods' annotations are on the sandbox only (no
+// handler pod_annotations), so no config.json holds them; audit reads them
+// from containerd's metadata database. A pod whose request the policy
+// refuses, started while the plugin was down, is `refused`; a pod started
+// without its granted request is `missing`. Once the plugin is back, its
+// status file counts the refused one and the heal of the missing one, and
+// doctor shows both.
+TEST_P(NriHealTest, KubeletShapeAuditSeesRefusedAndMissingPods) {
+  ASSERT_NO_FATAL_FAILURE(StartPlugin("configured by"));
+  ASSERT_EQ(kill(plugin_->pid(), SIGKILL), 0);
+  plugin_->Stop();
+  const std::string refused = RunSleepingPod("refused", {{"oci-rlimit.io/rlimits", "memlock=8M"}});
+  const std::string asked = RunSleepingPod("asked", {{"oci-rlimit.io/rlimits", "memlock=2M"}});
+  ASSERT_FALSE(refused.empty());
+  ASSERT_FALSE(asked.empty());
+  ASSERT_EQ(InitMemlock(asked), kDaemon) << "started without its granted request";
+
+  CmdResult r =
+      RunCmd({OurBinary("oci-rlimit"), "audit", "--config", ConfigPath(), "--json",
+              "--no-default-roots", "--runtime-root", containerd_->runc_root() + "/k8s.io",
+              "--containerd-root", containerd_->dir() / "root"});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  Json audit = Json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(audit.is_discarded()) << r.out << r.err;
+  EXPECT_TRUE(audit.value("notes", Json::array()).empty()) << audit.dump(1);
+  std::map<std::string, std::string> status;
+  for (const auto& c : audit.value("containers", Json::array())) {
+    status[c.value("id", "")] = c.value("status", "");
+  }
+  EXPECT_EQ(status[refused], "refused") << audit.dump(1);
+  EXPECT_EQ(status[asked], "missing") << audit.dump(1);
+
+  ASSERT_NO_FATAL_FAILURE(StartPlugin("synchronized:"));
+  auto st = ParseNriStatus(ReadFile(StatusPath()));
+  ASSERT_TRUE(st) << st.error().Text();
+  EXPECT_EQ(st->refused, 1u) << ReadFile(StatusPath());
+  EXPECT_EQ(st->healed, 1u) << ReadFile(StatusPath()) << ReadFile(PluginLog());
+  const Json doctor = Doctor();
+  bool refused_line = false;
+  bool healed_line = false;
+  for (const auto& c : doctor.value("checks", Json::array())) {
+    if (c.value("area", "") != "nri") continue;
+    const std::string what = c.value("what", "");
+    refused_line |= what.starts_with("1 container runs though the policy refuses");
+    healed_line |= what.find(" and healed 1 of ") != std::string::npos;
+  }
+  EXPECT_TRUE(refused_line) << doctor.dump(1);
+  EXPECT_TRUE(healed_line) << doctor.dump(1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Releases, NriHealTest, ::testing::Values(Containerd17(), Containerd2()),

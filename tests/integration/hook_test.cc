@@ -126,6 +126,26 @@ TEST_P(HookTest, MalformedConfigFailsTheStartWithTheHookMessage) {
       << "runtime stderr: " << r.err << "\nhook stderr: " << shown;
 }
 
+// memlock=unlimited above the 8M hard limit in force, rootful, without
+// CAP_SYS_RESOURCE: the start fails with the one unraisable message, which
+// does not blame a rootless runtime.
+TEST_P(HookTest, AnUnraisableLimitFailsTheStartWithTheOneMessage) {
+  UseConfig("rlimits = [\"memlock=unlimited\"]\n");
+  AddHook("createRuntime");
+  const std::string hook_stderr = dir_ / "hook-stderr";
+  spec_["annotations"]["run.oci.hooks.stderr"] = hook_stderr;
+  CmdResult r = RunContainer({"prlimit", "--memlock=8388608:8388608"});
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.out.find(kMemlock), std::string::npos) << "the container must not have run";
+  std::string shown = GetParam() == "runc" ? Unescaped(r.err) : ReadFile(hook_stderr);
+  EXPECT_NE(shown.find("config entry memlock=unlimited: the hard limit in force is 8M, and "
+                       "raising it needs CAP_SYS_RESOURCE, which oci-rlimit-hook does not have; "
+                       "memlock=8M would work"),
+            std::string::npos)
+      << "runtime stderr: " << r.err << "\nhook stderr: " << shown;
+  EXPECT_EQ(shown.find("rootless"), std::string::npos) << shown;
+}
+
 INSTANTIATE_TEST_SUITE_P(Runtimes, HookTest, ::testing::Values("runc", "crun"),
                          [](const auto& info) { return info.param; });
 

@@ -132,8 +132,9 @@ TEST_P(HelperHookTest, HardLimitRaiseFailsTheStartAndSaysWhy) {
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.out.find(kMemlock), std::string::npos) << "the container must not have run";
   std::string shown = GetParam() == "runc" ? r.err : ReadFile(hook_stderr());
-  EXPECT_NE(shown.find("memlock: raising the hard limit from 8388608 to 16777216 needs "
-                       "CAP_SYS_RESOURCE; a rootless runtime cannot raise hard limits"),
+  EXPECT_NE(shown.find("config entry memlock=16M: the hard limit in force is 8M, and raising it "
+                       "needs CAP_SYS_RESOURCE, which oci-prlimit-helper does not have; "
+                       "memlock=8M would work"),
             std::string::npos)
       << "runtime stderr: " << r.err << "\nhook stderr: " << shown;
 }
@@ -315,8 +316,9 @@ TEST_F(HelperProcessTest, Refusals) {
       {"unshare --pid --fork --mount-proc " + h + " --pid 4242 memlock=1M", 3,
        "pid 4242: no such process"},
       {"sleep 1000 & T=$!; " + h + " --pid $T memlock=16M:16M; rc=$?; kill $T; exit $rc", 4,
-       "memlock: raising the hard limit from 8388608 to 16777216 needs CAP_SYS_RESOURCE; a "
-       "rootless runtime cannot raise hard limits (nothing was applied)"},
+       "config entry memlock=16M: the hard limit in force is 8M, and raising it needs "
+       "CAP_SYS_RESOURCE, which oci-prlimit-helper does not have; memlock=8M would work (or run "
+       "the container engine with CAP_SYS_RESOURCE) (nothing was applied)"},
       {"sleep 1000 & T=$!; " + h + " --pid $T core=0 memlock=16M:16M; rc=$?; kill $T; exit $rc", 5,
        "(partial apply: applied before the failure: core 0:unlimited->0:0; not applied: "
        "memlock)"},

@@ -248,6 +248,28 @@ TEST_P(RuntimeTest, ExecWithRlimitsMergesIntoThem) {
   EXPECT_EQ(LimitRow(r.out, kNofile), (Limit{512, 512}));
 }
 
+// A hard limit above the one in force (8M here, no CAP_SYS_RESOURCE): the
+// wrapper says so in the one message every path gives, before the runtime
+// runs, on run (create) and on exec; runc's own `error setting rlimit type 8`
+// is never all the user sees.
+TEST_P(RuntimeTest, AnUnraisableLimitFailsCreateAndExecWithTheOneMessage) {
+  const std::string msg =
+      "config entry memlock=unlimited: the hard limit in force is 8M, and raising it needs "
+      "CAP_SYS_RESOURCE, which oci-rlimit-runtime does not have; memlock=8M would work (or run "
+      "the container engine with CAP_SYS_RESOURCE)";
+  UseConfig("rlimits = [\"memlock=unlimited\"]\n");
+  const std::vector<std::string> at8m = {"prlimit", "--memlock=8388608:8388608"};
+  CmdResult run = RunBundle(wrapper(), at8m);
+  EXPECT_NE(run.status, 0);
+  EXPECT_EQ(run.out.find(kMemlock), std::string::npos) << "the container must not have run";
+  EXPECT_NE(run.err.find("oci-rlimit-runtime: run: " + msg), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("error setting rlimit"), std::string::npos) << run.err;
+  const std::string id = StartSleeper();
+  CmdResult exec = Wrapper({"exec", "--process", ProcessFile(nullptr), id}, at8m);
+  EXPECT_NE(exec.status, 0);
+  EXPECT_NE(exec.err.find("oci-rlimit-runtime: exec: " + msg), std::string::npos) << exec.err;
+}
+
 TEST_P(RuntimeTest, BrokenConfigFailsRunAndSaysWhyInTheJsonLog) {
   UseConfig("rlimits = [\"memlok=1M\"]\n");
   WriteSpec(bundle_, spec_);

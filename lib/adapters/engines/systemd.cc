@@ -76,6 +76,12 @@ std::optional<std::string> LimitMemlockFromUnits(const std::vector<std::string>&
 }
 
 std::optional<std::string> EnvironmentPathFromUnits(const std::vector<std::string>& unit_texts) {
+  return EnvironmentFromUnits(unit_texts, "PATH");
+}
+
+std::optional<std::string> EnvironmentFromUnits(const std::vector<std::string>& unit_texts,
+                                                std::string_view name) {
+  const std::string prefix = std::string(name) + "=";
   std::optional<std::string> value;
   ForEachServiceAssignment(unit_texts, "Environment", [&](std::string_view rest) {
     if (rest.empty()) {  // Environment= resets the list
@@ -91,7 +97,7 @@ std::optional<std::string> EnvironmentPathFromUnits(const std::vector<std::strin
       if (quoted) ++i;
       while (i < rest.size() && (quoted ? rest[i] != '"' : rest[i] != ' ')) word += rest[i++];
       if (quoted && i < rest.size()) ++i;
-      if (word.starts_with("PATH=")) value = word.substr(5);
+      if (word.starts_with(prefix)) value = word.substr(prefix.size());
     }
   });
   return value;

@@ -23,6 +23,9 @@ std::optional<std::string> LimitMemlockFromUnits(const std::vector<std::string>&
 // The PATH a service gets from Environment= lines in [Service] of its unit
 // and drop-ins (in order, the last assignment winning), or nullopt.
 std::optional<std::string> EnvironmentPathFromUnits(const std::vector<std::string>& unit_texts);
+// The same for any variable `name`.
+std::optional<std::string> EnvironmentFromUnits(const std::vector<std::string>& unit_texts,
+                                                std::string_view name);
 
 // The PATH a service runs with: its Environment=PATH=, else systemd's.
 std::string ServicePath(NodeFiles& fs, const std::string& unit);
