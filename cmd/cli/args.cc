@@ -13,11 +13,14 @@ constexpr FlagSpec kRoot = {.name = "--root", .metavar = "DIR"};
 constexpr FlagSpec kRuntimeRoot = {.name = "--runtime-root", .metavar = "DIR"};
 constexpr FlagSpec kNoDefaultRoots = {.name = "--no-default-roots"};
 constexpr FlagSpec kHeal = {.name = "--heal"};
+constexpr FlagSpec kFormat = {.name = "--format", .metavar = "FORMAT"};
+constexpr FlagSpec kOutput = {.name = "--output", .metavar = "FILE"};
 
 constexpr FlagSpec kValidateFlags[] = {kConfig, kJson};
 constexpr FlagSpec kExplainFlags[] = {kBundle, kConfig, kJson};
 constexpr FlagSpec kDoctorFlags[] = {kRoot, kConfig, kJson};
-constexpr FlagSpec kAuditFlags[] = {kConfig, kRuntimeRoot, kNoDefaultRoots, kJson, kHeal};
+constexpr FlagSpec kAuditFlags[] = {kConfig, kRuntimeRoot, kNoDefaultRoots, kJson,
+                                    kHeal,   kFormat,      kOutput};
 
 // What the reader knows before it knows the command: every command's flags,
 // --help and --version (the command then says which flags are its own).
@@ -31,6 +34,8 @@ constexpr FlagSpec kReaderFlags[] = {
     kRuntimeRoot,
     kNoDefaultRoots,
     kHeal,
+    kFormat,
+    kOutput,
 };
 
 constexpr CommandSpec kCommands[] = {
@@ -58,7 +63,8 @@ constexpr CommandSpec kCommands[] = {
      .run = DoctorCommand},
     {.name = "audit",
      .usage = "audit [--config PATH] [--runtime-root DIR]... [--no-default-roots]\n"
-              "                        [--json] [--heal]",
+              "                        [--json] [--heal] [--format text|json|prometheus]\n"
+              "                        [--output FILE]",
      .about = "finds the running containers in the runtimes' state roots (containerd's\n"
               "runc roots in every namespace, docker, CRI-O and podman's /run/runc and\n"
               "/run/crun, plus each --runtime-root; with --no-default-roots only those)\n"
@@ -66,7 +72,8 @@ constexpr CommandSpec kCommands[] = {
               "over (higher), refused (its request is refused, yet it runs) or unknown\n"
               "(why). --heal sets each missing, over or refused one to what the policy\n"
               "gives (refused: the node's limits); exec sessions started later still\n"
-              "follow the spec's own rlimits.",
+              "follow the spec's own rlimits. --format prometheus writes the verdict counts\n"
+              "for node_exporter's textfile collector; --output FILE replaces FILE atomically.",
      .flags = kAuditFlags,
      .run = AuditCommand},
     {.name = "node",
@@ -126,10 +133,28 @@ void Set(CliArgs& out, const ArgItem& a) {
   if (a.Is("--runtime-root")) out.runtime_roots.push_back(a.value);
   if (a.Is("--no-default-roots")) out.no_default_roots = true;
   if (a.Is("--heal")) out.heal = true;
+  if (a.Is("--format")) out.format = a.value;
+  if (a.Is("--output")) out.output = a.value;
+}
+
+// --format's value (--json is --format json); --output only with prometheus.
+Status CheckFormat(CliArgs& out) {
+  if (out.format.empty()) {
+    out.format = out.json ? "json" : "text";
+  } else if (out.format != "text" && out.format != "json" && out.format != "prometheus") {
+    return MakeError("--format " + Quote(out.format) + ": use text, json or prometheus");
+  } else if (out.json && out.format != "json") {
+    return MakeError("--json: conflicts with --format " + out.format);
+  }
+  out.json = out.format == "json";
+  if (!out.output.empty() && out.format != "prometheus") {
+    return MakeError("--output: only with --format prometheus");
+  }
+  return Ok{};
 }
 
 // The command's own checks, once argv is read.
-Status Check(const CliArgs& out, const std::vector<std::string_view>& flags) {
+Status Check(CliArgs& out, const std::vector<std::string_view>& flags) {
   const CommandSpec* c = FindCommand(out.command);
   if (!c) return MakeError("unknown command " + Quote(out.command));
   if (c->run_argv) return MakeError(out.command + ": must be the first argument");
@@ -142,6 +167,7 @@ Status Check(const CliArgs& out, const std::vector<std::string_view>& flags) {
   if (out.no_default_roots && out.runtime_roots.empty()) {
     return MakeError("--no-default-roots: needs a --runtime-root");
   }
+  if (out.command == "audit") return CheckFormat(out);
   return Ok{};
 }
 

@@ -26,6 +26,10 @@ struct CliArgs {
   bool json = false;
   bool heal = false;
   bool no_default_roots = false;
+  // audit: "text", "json" or "prometheus" (--json is "json"); empty for
+  // the other commands. --output: where prometheus goes (empty: stdout).
+  std::string format;
+  std::string output;
 
   bool operator==(const CliArgs&) const = default;
 };
@@ -63,6 +67,9 @@ struct CommandSpec {
 //   --root: only for doctor
 //   explain: --bundle is required
 //   --no-default-roots: needs a --runtime-root
+//   --format "x": use text, json or prometheus
+//   --json: conflicts with --format prometheus
+//   --output: only with --format prometheus
 // A command with run_argv is for the caller to run first (node must be the
 // first argument); ParseCliArgs reads only the other ones.
 [[nodiscard]] Result<CliArgs> ParseCliArgs(const std::vector<std::string>& args);
