@@ -26,6 +26,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: oci-rlimit-nri [--config PATH] [--socket PATH] [--name NAME] [--index NN]\n"
     "                      [--status-file PATH] [--metrics-address ADDR]\n"
+    "       oci-rlimit-nri --help | --version\n"
     "\n"
     "An NRI plugin: containerd (1.7 with NRI enabled, 2.x) and CRI-O call it for every\n"
     "container they create, and it answers with the rlimits oci-rlimit's policy gives\n"
