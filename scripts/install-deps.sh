@@ -50,8 +50,11 @@ if ((${#missing[@]})); then
   fi
   echo "install-deps: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Another apt (unattended-upgrades on a fresh VM) may hold the dpkg lock:
+  # wait up to 10 minutes for it instead of failing at once.
+  lock=(-o DPkg::Lock::Timeout=600)
+  apt-get "${lock[@]}" update -qq
+  apt-get "${lock[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # containerd 1.7 and 2.x and the CRI and NRI protos, from newer Debian suites,
