@@ -208,6 +208,7 @@ struct RealPlugin {
     std::vector<std::string> args = {binary, "--config", config_path};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     pid = fork();
