@@ -7,19 +7,25 @@
 //     stages one by one, timed separately.
 //  2. the real binary, pre-registered on a socketpair as containerd starts
 //     it: round trip seen from the runtime's side, and the plugin's peak RSS
-//     (VmHWM) after all requests.
+//     (VmHWM) after all requests; twice, interleaved: without metrics, and
+//     with --metrics-address while a thread scrapes it every 10 ms (the
+//     ratio of the two is the cost of metrics).
 //   nribench PATH/TO/oci-rlimit-nri [N=10000]
 #include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "adapters/nri/facts.h"
@@ -188,49 +194,120 @@ std::string ReadReply(testsupport::RuntimePeer& peer, uint32_t conn) {
   return sent->msg.payload;
 }
 
-void RealBinary(const char* binary, const std::string& config_path,
-                const std::vector<std::string>& calls) {
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) std::abort();
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(sv[1], 3);  // dup2 clears CLOEXEC on fd 3
-    // As containerd starts it: fds 0-2 on /dev/null (so no log lines on stderr).
-    int null = open("/dev/null", O_RDWR);
-    for (int fd = 0; fd < 3; ++fd) dup2(null, fd);
-    char* argv[] = {const_cast<char*>(binary), const_cast<char*>("--config"),
-                    const_cast<char*>(config_path.c_str()), nullptr};
-    char* envp[] = {const_cast<char*>("NRI_PLUGIN_NAME=oci-rlimit"),
-                    const_cast<char*>("NRI_PLUGIN_IDX=10"),
-                    const_cast<char*>("NRI_PLUGIN_SOCKET=3"), nullptr};
-    execve(binary, argv, envp);
-    _exit(127);
-  }
-  close(sv[1]);
-  int fd = sv[0];
-  testsupport::RuntimePeer peer(fd);
-  (void)ReadReply(peer, kRuntimeConn);  // RegisterPlugin
-  if (!peer.Send(testsupport::RuntimeReply(1, {}))) std::abort();
-  if (!peer.Send(testsupport::RuntimeCall(1, "Configure", ""))) std::abort();
-  (void)ReadReply(peer, kPluginConn);
+// The real binary, pre-registered on a socketpair as containerd starts it,
+// registered and configured; `extra` flags after --config.
+struct RealPlugin {
+  pid_t pid = -1;
+  int fd = -1;
+  std::unique_ptr<testsupport::RuntimePeer> peer;
 
-  std::vector<double> rtt;
-  for (const auto& call : calls) {
-    auto t0 = Clock::now();
-    if (!peer.Send(call)) std::abort();
-    (void)ReadReply(peer, kPluginConn);
-    rtt.push_back(Us(Clock::now() - t0));
+  RealPlugin(const char* binary, const std::string& config_path,
+             const std::vector<std::string>& extra) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) std::abort();
+    std::vector<std::string> args = {binary, "--config", config_path};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid = fork();
+    if (pid == 0) {
+      dup2(sv[1], 3);  // dup2 clears CLOEXEC on fd 3
+      // As containerd starts it: fds 0-2 on /dev/null (so no log lines on stderr).
+      int null = open("/dev/null", O_RDWR);
+      for (int f = 0; f < 3; ++f) dup2(null, f);
+      char* envp[] = {const_cast<char*>("NRI_PLUGIN_NAME=oci-rlimit"),
+                      const_cast<char*>("NRI_PLUGIN_IDX=10"),
+                      const_cast<char*>("NRI_PLUGIN_SOCKET=3"), nullptr};
+      execve(binary, argv.data(), envp);
+      _exit(127);
+    }
+    close(sv[1]);
+    fd = sv[0];
+    peer = std::make_unique<testsupport::RuntimePeer>(fd);
+    (void)ReadReply(*peer, kRuntimeConn);  // RegisterPlugin
+    if (!peer->Send(testsupport::RuntimeReply(1, {}))) std::abort();
+    if (!peer->Send(testsupport::RuntimeCall(1, "Configure", ""))) std::abort();
+    (void)ReadReply(*peer, kPluginConn);
   }
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line, hwm;
-  while (std::getline(status, line)) {
-    if (line.starts_with("VmHWM:")) hwm = line.substr(6);
+  double Call(const std::string& call) {
+    auto t0 = Clock::now();
+    if (!peer->Send(call)) std::abort();
+    (void)ReadReply(*peer, kPluginConn);
+    return Us(Clock::now() - t0);
+  }
+  std::string PeakRss() const {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line, hwm;
+    while (std::getline(status, line)) {
+      if (line.starts_with("VmHWM:")) hwm = line.substr(6);
+    }
+    return hwm;
+  }
+  ~RealPlugin() {
+    close(fd);
+    int st = 0;
+    waitpid(pid, &st, 0);
+  }
+};
+
+// GET /metrics on a Unix socket, the reply's size; 0 when it failed.
+size_t Scrape(const std::string& path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  std::snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path.c_str());
+  size_t got = 0;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
+    const std::string req = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    if (write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
+      char buf[4096];
+      for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) got += static_cast<size_t>(n);
+    }
   }
   close(fd);
-  int st = 0;
-  waitpid(pid, &st, 0);
-  Print("oci-rlimit-nri (pre-registered): runtime's round trip", Summarize(rtt));
-  std::printf("oci-rlimit-nri peak RSS (VmHWM):%s\n", hwm.c_str());
+  return got;
+}
+
+// Two real plugins, one without --metrics-address and one with it, scraped
+// all the while by a thread of ours (every 10 ms, 100 times Prometheus's
+// usual rate): each request goes to both, in alternating order (ABBA), so
+// load lands on both arms alike; the ratio of the medians is the cost.
+void RealBinaries(const char* binary, const std::string& config_path,
+                  const std::vector<std::string>& calls) {
+  const std::string sock = config_path + ".metrics.sock";
+  RealPlugin off(binary, config_path, {});
+  RealPlugin on(binary, config_path, {"--metrics-address", "unix:" + sock});
+  std::atomic<bool> done{false};
+  std::atomic<int> scrapes{0}, failed{0};
+  std::thread scraper([&] {
+    while (!done) {
+      (Scrape(sock) > 0 ? scrapes : failed)++;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  std::vector<double> rtt_off, rtt_on;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (i % 2 == 0) {
+      rtt_off.push_back(off.Call(calls[i]));
+      rtt_on.push_back(on.Call(calls[i]));
+    } else {
+      rtt_on.push_back(on.Call(calls[i]));
+      rtt_off.push_back(off.Call(calls[i]));
+    }
+  }
+  done = true;
+  scraper.join();
+  const Stats a = Summarize(rtt_off);
+  const Stats b = Summarize(rtt_on);
+  Print("oci-rlimit-nri (pre-registered): runtime's round trip", a);
+  Print("  the same with --metrics-address, scraped", b);
+  std::printf("%-52s %.2fx (medians), %.2fx (p99); %d scrapes, %d failed\n", "  metrics on / off",
+              b.median_us / a.median_us, b.p99_us / a.p99_us, scrapes.load(), failed.load());
+  std::printf("oci-rlimit-nri peak RSS (VmHWM):%s; with metrics:%s\n", off.PeakRss().c_str(),
+              on.PeakRss().c_str());
+  unlink(sock.c_str());
 }
 
 }  // namespace
@@ -255,7 +332,7 @@ int main(int argc, char** argv) {
   int fd = mkstemp(path);
   if (fd < 0 || write(fd, kConfig, std::char_traits<char>::length(kConfig)) < 0) return 1;
   close(fd);
-  RealBinary(argv[1], path, calls);
+  RealBinaries(argv[1], path, calls);
   unlink(path);
   return 0;
 }

@@ -24,7 +24,7 @@ esac
 (($# == 2)) || { echo "usage: $0 [--unit-tests|--all-unit-tests] amd64|arm64 OUTDIR" >&2; exit 2; }
 arch=$1 out=$2
 host=$(dpkg --print-architecture 2>/dev/null || uname -m)
-args=(-DOCI_RLIMIT_PORTABLE=ON -DOCI_RLIMIT_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+args=(-DOCI_RLIMIT_PORTABLE=ON -DOCI_RLIMIT_WERROR=ON -DOCI_RLIMIT_NRI=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 case "$arch" in
   amd64)
     [[ $host == amd64 || $host == x86_64 ]] || { echo "build-node: amd64 builds run on an amd64 host (this is $host)" >&2; exit 2; }

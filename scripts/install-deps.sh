@@ -17,12 +17,15 @@ build=(build-essential cmake ninja-build pkg-config git ca-certificates file cca
 # The tests: the real runtimes and daemons (on a machine running systemd, the
 # docker.io, containerd and podman packages may start system services), the
 # demo's rootfs, lint, ASan/fuzz (clang), man-page checks (man-db, groff-base),
-# debootstrap for the fresh-root CI step (tests/fresh-root/run.sh), and strace (the
-# processes `oci-rlimit audit` spawns, bench.auditbench_smoke).
+# debootstrap for the fresh-root CI step (tests/fresh-root/run.sh), strace (the
+# processes `oci-rlimit audit` spawns, bench.auditbench_smoke), and prometheus
+# (its promtool checks the metrics and the alert rules; its server scrapes the
+# NRI plugin in tests/cri/metrics_test.cc; on a machine running systemd the
+# package starts a prometheus service on :9090).
 runtimes=(runc crun podman docker.io containerd busybox-static util-linux libcap2-bin
           iproute2 hyperfine jq strace clang-format clang-tidy clang libclang-rt-14-dev python3-yaml shellcheck
           protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc
-          uidmap slirp4netns man-db groff-base debootstrap)
+          uidmap slirp4netns man-db groff-base debootstrap prometheus)
 # The portable node builds (scripts/build-node.sh) and their tests: the arm64
 # cross compiler and qemu to run arm64 programs directly (debootstrap, above,
 # makes the Debian 11 root). The arm64 -dev libraries are fetched, not installed.
@@ -47,8 +50,11 @@ if ((${#missing[@]})); then
   fi
   echo "install-deps: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Another apt (unattended-upgrades on a fresh VM) may hold the dpkg lock:
+  # wait up to 10 minutes for it instead of failing at once.
+  lock=(-o DPkg::Lock::Timeout=600)
+  apt-get "${lock[@]}" update -qq
+  apt-get "${lock[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # containerd 1.7 and 2.x and the CRI and NRI protos, from newer Debian suites,

@@ -53,7 +53,7 @@ if [[ $phases == *" asan "* ]]; then
   # Debug (-O0 -g, assertions on): the sanitizers check the same at -O0, and
   # the tree builds in about a third of RelWithDebInfo's time.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOCI_RLIMIT_SANITIZE=ON \
-    -DOCI_RLIMIT_WERROR=ON >/dev/null
+    -DOCI_RLIMIT_WERROR=ON -DOCI_RLIMIT_NRI=ON >/dev/null
   cmake --build build-asan --target unit_tests >/dev/null
   (cd build-asan && ctest -L unit -j "$(nproc)" --output-on-failure)
   phase_done asan

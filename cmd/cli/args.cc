@@ -16,12 +16,15 @@ constexpr FlagSpec kHeal = {.name = "--heal"};
 constexpr FlagSpec kAll = {.name = "--all"};
 constexpr FlagSpec kNoTrunc = {.name = "--no-trunc"};
 constexpr FlagSpec kContainerdRoot = {.name = "--containerd-root", .metavar = "DIR"};
+constexpr FlagSpec kFormat = {.name = "--format", .metavar = "FORMAT"};
+constexpr FlagSpec kOutput = {.name = "--output", .metavar = "FILE"};
 
 constexpr FlagSpec kValidateFlags[] = {kConfig, kJson};
 constexpr FlagSpec kExplainFlags[] = {kBundle, kConfig, kJson};
 constexpr FlagSpec kDoctorFlags[] = {kRoot, kConfig, kJson};
-constexpr FlagSpec kAuditFlags[] = {kConfig, kRuntimeRoot, kNoDefaultRoots, kContainerdRoot, kJson,
-                                    kHeal,   kAll,         kNoTrunc};
+constexpr FlagSpec kAuditFlags[] = {
+    kConfig, kRuntimeRoot, kNoDefaultRoots, kContainerdRoot, kJson,
+    kHeal,   kAll,         kNoTrunc,        kFormat,         kOutput};
 
 // What the reader knows before it knows the command: every command's flags,
 // --help and --version (the command then says which flags are its own).
@@ -38,6 +41,8 @@ constexpr FlagSpec kReaderFlags[] = {
     kAll,
     kNoTrunc,
     kContainerdRoot,
+    kFormat,
+    kOutput,
 };
 
 constexpr CommandSpec kCommands[] = {
@@ -66,7 +71,7 @@ constexpr CommandSpec kCommands[] = {
     {.name = "audit",
      .usage = "audit [--config PATH] [--runtime-root DIR]... [--no-default-roots]\n"
               "                        [--containerd-root DIR] [--all] [--json] [--no-trunc]\n"
-              "                        [--heal]",
+              "                        [--heal] [--format text|json|prometheus] [--output FILE]",
      .about = "finds the running containers in the runtimes' state roots (containerd's\n"
               "runc roots in every namespace, docker, CRI-O and podman's /run/runc and\n"
               "/run/crun, plus each --runtime-root; with --no-default-roots only those)\n"
@@ -78,7 +83,9 @@ constexpr CommandSpec kCommands[] = {
               "(the installer's record: with its RuntimeClass handler only the containers\n"
               "created through oci-rlimit-runtime), or with --all every container; ids\n"
               "are cut to 12 characters unless --no-trunc. A CRI pod's annotations are\n"
-              "read from containerd's metadata under --containerd-root (/var/lib/containerd).",
+              "read from containerd's metadata under --containerd-root (/var/lib/containerd).\n"
+              "--format prometheus writes the verdict counts for node_exporter's textfile\n"
+              "collector; --output FILE replaces FILE atomically.",
      .flags = kAuditFlags,
      .run = AuditCommand},
     {.name = "node",
@@ -141,10 +148,28 @@ void Set(CliArgs& out, const ArgItem& a) {
   if (a.Is("--all")) out.all = true;
   if (a.Is("--no-trunc")) out.no_trunc = true;
   if (a.Is("--containerd-root")) out.containerd_root = a.value;
+  if (a.Is("--format")) out.format = a.value;
+  if (a.Is("--output")) out.output = a.value;
+}
+
+// --format's value (--json is --format json); --output only with prometheus.
+Status CheckFormat(CliArgs& out) {
+  if (out.format.empty()) {
+    out.format = out.json ? "json" : "text";
+  } else if (out.format != "text" && out.format != "json" && out.format != "prometheus") {
+    return MakeError("--format " + Quote(out.format) + ": use text, json or prometheus");
+  } else if (out.json && out.format != "json") {
+    return MakeError("--json: conflicts with --format " + out.format);
+  }
+  out.json = out.format == "json";
+  if (!out.output.empty() && out.format != "prometheus") {
+    return MakeError("--output: only with --format prometheus");
+  }
+  return Ok{};
 }
 
 // The command's own checks, once argv is read.
-Status Check(const CliArgs& out, const std::vector<std::string_view>& flags) {
+Status Check(CliArgs& out, const std::vector<std::string_view>& flags) {
   const CommandSpec* c = FindCommand(out.command);
   if (!c) return MakeError("unknown command " + Quote(out.command));
   if (c->run_argv) return MakeError(out.command + ": must be the first argument");
@@ -157,6 +182,7 @@ Status Check(const CliArgs& out, const std::vector<std::string_view>& flags) {
   if (out.no_default_roots && out.runtime_roots.empty()) {
     return MakeError("--no-default-roots: needs a --runtime-root");
   }
+  if (out.command == "audit") return CheckFormat(out);
   return Ok{};
 }
 

@@ -29,6 +29,10 @@ struct CliArgs {
   bool all = false;             // audit: every container, whatever the install governs
   bool no_trunc = false;        // audit: whole ids in the table
   std::string containerd_root;  // audit: containerd's root; "" for /var/lib/containerd
+  // audit: "text", "json" or "prometheus" (--json is "json"); empty for
+  // the other commands. --output: where prometheus goes (empty: stdout).
+  std::string format;
+  std::string output;
 
   bool operator==(const CliArgs&) const = default;
 };
@@ -66,6 +70,9 @@ struct CommandSpec {
 //   --root: only for doctor
 //   explain: --bundle is required
 //   --no-default-roots: needs a --runtime-root
+//   --format "x": use text, json or prometheus
+//   --json: conflicts with --format prometheus
+//   --output: only with --format prometheus
 // A command with run_argv is for the caller to run first (node must be the
 // first argument); ParseCliArgs reads only the other ones.
 [[nodiscard]] Result<CliArgs> ParseCliArgs(const std::vector<std::string>& args);

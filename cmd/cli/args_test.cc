@@ -66,6 +66,7 @@ std::vector<std::span<const FlagSpec>> NodeTables() {
 CliArgs Cmd(const char* command) {
   CliArgs a;
   a.command = command;
+  if (a.command == "audit") a.format = "text";  // audit's default
   return a;
 }
 
@@ -133,6 +134,7 @@ std::vector<CliCase> CliCases() {
        With("audit",
             [](CliArgs& a) {
               a.json = true;
+              a.format = "json";
               a.heal = true;
             })},
       {"AuditAllNoTrunc",
@@ -142,6 +144,21 @@ std::vector<CliCase> CliCases() {
               a.all = true;
               a.no_trunc = true;
               a.containerd_root = "/c";
+              a.format = "text";
+            })},
+      {"AuditPrometheusToFile",
+       {"audit", "--format", "prometheus", "--output", "/var/lib/t/oci.prom"},
+       With("audit",
+            [](CliArgs& a) {
+              a.format = "prometheus";
+              a.output = "/var/lib/t/oci.prom";
+            })},
+      {"AuditFormatJson",
+       {"audit", "--format", "json"},
+       With("audit",
+            [](CliArgs& a) {
+              a.format = "json";
+              a.json = true;
             })},
       {"Help", {"--help"}, With("", [](CliArgs& a) { a.mode = CliMode::kHelp; })},
       {"ShortHelp", {"-h"}, With("", [](CliArgs& a) { a.mode = CliMode::kHelp; })},
@@ -237,6 +254,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"HealTakesNoValue",
                 {"audit", "--heal=yes"},
                 "--heal: takes no value, got \"--heal=yes\""},
+        BadCase{"BadFormat",
+                {"audit", "--format", "xml"},
+                "--format \"xml\": use text, json or prometheus"},
+        BadCase{"JsonAndPrometheus",
+                {"audit", "--json", "--format", "prometheus"},
+                "--json: conflicts with --format prometheus"},
+        BadCase{"OutputWithoutPrometheus",
+                {"audit", "--output", "/x"},
+                "--output: only with --format prometheus"},
+        BadCase{"FormatForDoctor", {"doctor", "--format", "json"}, "--format: only for audit"},
         BadCase{"TwoCommands", {"validate", "doctor"}, "unexpected argument \"doctor\""},
         BadCase{"ExplainWithoutBundle", {"explain"}, "explain: --bundle is required"},
         BadCase{"BundleForValidate", {"validate", "--bundle", "/b"}, "--bundle: only for explain"},

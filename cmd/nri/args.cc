@@ -6,6 +6,7 @@
 #include "core/argv.h"
 #include "core/nri_status.h"
 #include "core/text.h"
+#include "nri/metrics_http.h"
 
 namespace ocirlimit::nri {
 namespace {
@@ -47,6 +48,8 @@ Status ReadFlags(const std::vector<std::string>& args, NriArgs& out, Given& give
     } else if (a.Is("--socket")) {
       out.socket = a.value;
       given.socket = true;
+    } else if (a.Is("--metrics-address")) {
+      out.metrics_address = a.value;
     } else if (a.Is("--status-file")) {
       out.status_file = a.value;
     } else if (a.Is("--name")) {
@@ -85,6 +88,9 @@ Result<NriArgs> ParseNriArgs(const std::vector<std::string>& args, const EnvLook
   if (auto taken = TakePluginEnv(env, given, out); !taken) return taken.error();
   if (!ValidName(out.name)) {
     return MakeError("--name " + Quote(out.name) + ": use letters, digits, '-', '_' or '.'");
+  }
+  if (!out.metrics_address.empty()) {
+    if (auto addr = ParseMetricsAddress(out.metrics_address); !addr) return addr.error();
   }
   if (!ValidIndex(out.index)) {
     return MakeError("--index " + Quote(out.index) + ": must be two digits, e.g. 10");

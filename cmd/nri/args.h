@@ -27,6 +27,8 @@ struct NriArgs {
   std::string index = kDefaultIndex;
   // Where it tells doctor of its last (re)connect and heals (core/nri_status.h).
   std::string status_file = std::string(kNriStatusPath);
+  // Where it serves /metrics (nri/metrics_http.h's forms); empty: nowhere.
+  std::string metrics_address;
   // Pre-registered: containerd exec'd us with NRI_PLUGIN_SOCKET=FD.
   std::optional<int> socket_fd;
 

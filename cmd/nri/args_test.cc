@@ -110,6 +110,11 @@ INSTANTIATE_TEST_SUITE_P(
                  {},
                  {{"NRI_PLUGIN_SOCKET", "3"}, {"NRI_PLUGIN_IDX", "x1"}},
                  "--index \"x1\": must be two digits, e.g. 10"},
+        ArgsCase{"BadMetricsAddress",
+                 {"--metrics-address", "localhost:9464"},
+                 {},
+                 "--metrics-address \"localhost:9464\": the host must be an IP address "
+                 "(127.0.0.1, [::1]), not a name"},
         ArgsCase{"BadSocketFd",
                  {},
                  {{"NRI_PLUGIN_SOCKET", "three"}},
@@ -131,6 +136,7 @@ const FlagSample kNriSamples[] = {
     {.flag = "--name", .value = "limits"},
     {.flag = "--index", .value = "42"},
     {.flag = "--status-file", .value = "/run/x.status"},
+    {.flag = "--metrics-address", .value = "127.0.0.1:9464"},
 };
 
 class NriFlagForms : public ::testing::TestWithParam<FlagFormCase> {};

@@ -2,6 +2,7 @@
 
 #include <google/protobuf/stubs/logging.h>
 
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -12,6 +13,9 @@
 #include "effects/files.h"
 #include "nri/args.h"
 #include "nri/heal.h"
+#include "nri/metrics.h"
+#include "nri/metrics_http.h"
+#include "nri/metrics_server_linux.h"
 #include "nri/plugin.h"
 #include "nri/serve.h"
 #include "nri/serve_linux.h"
@@ -21,7 +25,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: oci-rlimit-nri [--config PATH] [--socket PATH] [--name NAME] [--index NN]\n"
-    "                      [--status-file PATH]\n"
+    "                      [--status-file PATH] [--metrics-address ADDR]\n"
+    "       oci-rlimit-nri --help | --version\n"
     "\n"
     "An NRI plugin: containerd (1.7 with NRI enabled, 2.x) and CRI-O call it for every\n"
     "container they create, and it answers with the rlimits oci-rlimit's policy gives\n"
@@ -33,6 +38,8 @@ constexpr const char* kUsage =
     "  --index NN     two digits; plugins are called in ascending order (default 10)\n"
     "  --status-file PATH  its last (re)connect and heals, for doctor\n"
     "                 (default /run/oci-rlimit/nri.status)\n"
+    "  --metrics-address ADDR  serve Prometheus metrics on GET /metrics at\n"
+    "                 127.0.0.1:PORT, [::1]:PORT or unix:/PATH (default: off)\n"
     "\n"
     "Started by containerd from its plugin dir (/opt/nri/plugins/NN-oci-rlimit), it\n"
     "takes the socket, name and index from NRI_PLUGIN_SOCKET, NRI_PLUGIN_NAME and\n"
@@ -66,10 +73,16 @@ bool OnSignals(const ConfigPath& where, const EnvLookup& env, std::unique_ptr<Co
   return false;
 }
 
+int64_t UnixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 // Serves the runtime (the socket or the inherited connection of `args`)
 // with `config` until stopped; the exit status of Serve.
 int ServeWith(const NriArgs& args, const ConfigPath& where, const EnvLookup& env,
-              std::unique_ptr<Config> config) {
+              std::unique_ptr<Config> config, NriMetrics* metrics) {
   StderrOutput out;
   ServeOptions opt;
   opt.say = [&](const std::string& m) { out.Say(m); };
@@ -78,6 +91,7 @@ int ServeWith(const NriArgs& args, const ConfigPath& where, const EnvLookup& env
   opt.before_replies = [&] { out.HoldLogLines(); };
   opt.after_replies = [&](const ReplyFate& fate) { out.ReleaseLogLines(fate); };
   opt.on_signal = [&] { return OnSignals(where, env, config, out); };
+  if (metrics != nullptr) opt.on_disconnect = [metrics] { metrics->SetConnected(false); };
   const std::string name = args.name;
   const std::string index = args.index;
   std::unique_ptr<NriPlugin> plugin;
@@ -85,7 +99,7 @@ int ServeWith(const NriArgs& args, const ConfigPath& where, const EnvLookup& env
   Healer healer(*heal_ops);
   opt.new_session = [&] {
     plugin = std::make_unique<NriPlugin>([&]() -> const Config& { return *config; }, out,
-                                         Rfc3339Now, &healer);
+                                         Rfc3339Now, &healer, metrics);
     return std::make_unique<Session>(*plugin, NriPlugin::RegisterPayload(name, index));
   };
   std::unique_ptr<Connector> connector;
@@ -135,7 +149,20 @@ int RunNriPlugin(const std::vector<std::string>& arguments) {
     Say(st.error().Text());
     return 1;
   }
-  return ServeWith(*args, where, env, std::move(config));
+  NriMetrics metrics(UnixNow);
+  std::unique_ptr<MetricsServer> server;
+  if (!args->metrics_address.empty()) {
+    auto addr = ParseMetricsAddress(args->metrics_address);
+    auto started = addr ? StartMetricsServer(*addr, [&metrics] { return metrics.Text(); })
+                        : Result<std::unique_ptr<MetricsServer>>(addr.error());
+    if (!started) {
+      Say(started.error().Text());
+      return 2;
+    }
+    server = std::move(*started);
+    Say("serving metrics on " + args->metrics_address + "/metrics");
+  }
+  return ServeWith(*args, where, env, std::move(config), server ? &metrics : nullptr);
 }
 
 }  // namespace ocirlimit::nri

@@ -8,6 +8,7 @@
 #include "core/text.h"
 #include "nri/decide.h"
 #include "nri/heal.h"
+#include "nri/metrics.h"
 
 namespace ocirlimit::nri {
 namespace {
@@ -77,6 +78,7 @@ Reply NriPlugin::Configure(std::string_view payload) {
     return Failure(kCodeInvalidArgument, "oci-rlimit-nri: cannot decode ConfigureRequest");
   }
   configured_ = true;
+  if (metrics_ != nullptr) metrics_->SetConnected(true);
   if (healer_ != nullptr) healer_->Connected(now_(), out_);
   out_.Say("configured by " + Shown(req.runtime_name()) + " " + Shown(req.runtime_version()) +
            "; subscribed to CreateContainer");
@@ -99,6 +101,11 @@ Reply NriPlugin::Synchronize(std::string_view payload) {
   // each init itself, within its budget, before this reply goes out. With
   // more = true the runtime sends the rest in later calls.
   if (healer_ != nullptr) healer_->Synchronize(config_(), req, out_, now_);
+  if (metrics_ != nullptr && healer_ != nullptr && !req.more()) {
+    const HealCounts& c = healer_->last();
+    metrics_->Synchronized(c.of(HealResult::kHealed),
+                           c.of(HealResult::kCannot) + c.of(HealResult::kOutOfTime));
+  }
   pb::SynchronizeResponse resp;
   resp.set_more(req.more());
   return Serialized(resp);
@@ -119,11 +126,17 @@ Reply NriPlugin::CreateContainer(std::string_view payload) {
     LogRecord r = Record("");
     r.error = "oci-rlimit: cannot decode the CreateContainerRequest";
     out_.LogLine(cfg, FormatLogLine(r));
-    if (cfg.on_error == OnError::kWarn) return Serialized(pb::CreateContainerResponse());
+    const bool warn = cfg.on_error == OnError::kWarn;
+    if (metrics_ != nullptr) {
+      metrics_->CountContainer(warn ? ContainerCount::kLeftUndecodable
+                                    : ContainerCount::kRefusedUndecodable);
+    }
+    if (warn) return Serialized(pb::CreateContainerResponse());
     return Failure(kCodeInvalidArgument, r.error);
   }
   const NriFacts facts = FactsFromCreate(req);
   const Verdict v = AdmitNri(cfg, facts.facts);
+  if (metrics_ != nullptr) metrics_->Count(CountCreate(cfg, facts.facts, v));
 
   LogRecord r = Record(req.container().id());
   if (v.action == Action::kApply) {

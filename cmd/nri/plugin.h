@@ -16,6 +16,7 @@
 namespace ocirlimit::nri {
 
 class Healer;
+class NriMetrics;
 
 // Event mask bit (event - 1); CREATE_CONTAINER is event 4.
 inline constexpr int32_t kEventMaskCreateContainer = 1 << 3;
@@ -40,10 +41,15 @@ class Output {
 class NriPlugin : public PluginService {
  public:
   // config: the config in force at each call (SIGHUP replaces it); now: RFC
-  // 3339 time; healer: outlives every connection's plugin (nullptr: no heal).
+  // 3339 time; healer and metrics: outlive every connection's plugin
+  // (nullptr: no heal, no counts).
   NriPlugin(std::function<const Config&()> config, Output& out, std::function<std::string()> now,
-            Healer* healer = nullptr)
-      : config_(std::move(config)), out_(out), now_(std::move(now)), healer_(healer) {}
+            Healer* healer = nullptr, NriMetrics* metrics = nullptr)
+      : config_(std::move(config)),
+        out_(out),
+        now_(std::move(now)),
+        healer_(healer),
+        metrics_(metrics) {}
   Reply Call(std::string_view method, std::string_view payload) override;
   [[nodiscard]] bool configured() const { return configured_; }
 
@@ -62,6 +68,7 @@ class NriPlugin : public PluginService {
   Output& out_;
   std::function<std::string()> now_;
   Healer* healer_;
+  NriMetrics* metrics_;
   bool configured_ = false;
 };
 

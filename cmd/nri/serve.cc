@@ -100,6 +100,7 @@ int Serve(Connector& connector, const ServeOptions& opt) {
     if (conn) {
       auto session = opt.new_session();
       ConnEnd end = ServeConnection(**conn, *session, opt);
+      if (opt.on_disconnect) opt.on_disconnect();
       if (end.stop) return 0;
       opt.say("disconnected: " + end.why);
       if (!opt.reconnect) {

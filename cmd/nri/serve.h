@@ -59,6 +59,8 @@ struct ServeOptions {
   // A new Session (and its service) per connection.
   std::function<std::unique_ptr<Session>()> new_session;
   std::function<void(const std::string&)> say;
+  // After each connection ends (metrics: not connected); may be empty.
+  std::function<void()> on_disconnect;
   // Around each batch of calls: before the calls are answered, and once
   // their replies went out, or did not, or too late (log lines about the
   // batch's containers wait for that: serve_linux.h).

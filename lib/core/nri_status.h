@@ -21,7 +21,7 @@ inline constexpr FlagSpec kNriFlags[] = {
     {.name = "--help", .short_name = "-h"},       {.name = "--version"},
     {.name = "--config", .metavar = "PATH"},      {.name = "--socket", .metavar = "PATH"},
     {.name = "--name", .metavar = "NAME"},        {.name = "--index", .metavar = "NN"},
-    {.name = "--status-file", .metavar = "PATH"},
+    {.name = "--status-file", .metavar = "PATH"}, {.name = "--metrics-address", .metavar = "ADDR"},
 };
 
 struct NriStatus {

@@ -190,6 +190,15 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadStart{"UnknownFlag", {"--verbose"}, "", "unknown flag \"--verbose\""},
         BadStart{"BadIndex", {"--index", "7"}, "", "--index \"7\": must be two digits, e.g. 10"},
+        BadStart{"MetricsAddressAName",
+                 {"--metrics-address", "localhost:9464"},
+                 "",
+                 "--metrics-address \"localhost:9464\": the host must be an IP address"},
+        // Served before connecting: an address it cannot bind is exit 2 too.
+        BadStart{"MetricsAddressUnbindable",
+                 {"--metrics-address", "unix:/nonexistent/oci-rlimit-test/m.sock"},
+                 "rlimits = [\"nofile=1024\"]\n",
+                 "--metrics-address: bind \"/nonexistent/oci-rlimit-test/m.sock\": "},
         BadStart{"BadRlimit",
                  {},
                  "rlimits = [\"memlok=1M\"]\n",

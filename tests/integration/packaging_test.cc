@@ -175,7 +175,7 @@ TEST_F(DebPackageTest, InstallUseRemovePurge) {
         "/usr/lib/oci-rlimit/shim/nvidia-container-runtime-hook",
         "/usr/share/oci-rlimit/docker/oci-rlimit.conf", "/usr/share/man/man8/oci-rlimit.8.gz",
         "/usr/share/man/man8/oci-rlimit-hook.8.gz", "/usr/share/man/man8/oci-rlimit-runtime.8.gz",
-        "/usr/share/man/man8/oci-prlimit-helper.8.gz",
+        "/usr/share/man/man8/oci-prlimit-helper.8.gz", "/usr/share/man/man8/oci-rlimit-nri.8.gz",
         // where `oci-rlimit doctor` tells admins to copy the hooks.d file from
         "/usr/share/oci-rlimit/hooks.d/oci-rlimit.json", "/usr/share/doc/oci-rlimit/policy.md",
         "/usr/share/doc/oci-rlimit/deployment.md", "/usr/share/doc/oci-rlimit/README.md",

@@ -1,0 +1,183 @@
+#include "nri/metrics.h"
+
+#include <vector>
+
+#include "core/admission.h"
+#include "core/prom_text.h"
+#include "core/version.h"
+
+namespace ocirlimit::nri {
+namespace {
+
+// The words of Admit's notes and warnings (core/policy.cc, core/admission.cc)
+// that say what became of a request; metrics_test.cc pins them on Admit's
+// real output.
+constexpr std::string_view kNotEnabled = "requests are not enabled";
+constexpr std::string_view kClampedTo = "; clamped to ";
+constexpr std::string_view kEntryIgnored = "; ignored";
+constexpr std::string_view kLeftOut = "the request is left out";
+
+bool AnySays(const std::vector<std::string>& lines, std::string_view words) {
+  for (const auto& l : lines) {
+    if (l.find(words) != std::string::npos) return true;
+  }
+  return false;
+}
+
+bool HasRequest(const ContainerFacts& facts) {
+  return !IsSandbox(facts) && facts.annotations.count(std::string(kRequestAnnotation)) > 0;
+}
+
+// A refusal is the request's when the node's limits alone decide.
+bool RequestRefused(const Config& cfg, const ContainerFacts& facts) {
+  if (!HasRequest(facts)) return false;
+  ContainerFacts without = facts;
+  without.annotations.erase(std::string(kRequestAnnotation));
+  return Decide(cfg, without).ok();
+}
+
+RequestCount RequestOf(const Verdict& v) {
+  if (v.action == Action::kFail || AnySays(v.warnings, kLeftOut)) return RequestCount::kRejected;
+  if (AnySays(v.warnings, kNotEnabled)) return RequestCount::kIgnored;
+  if (AnySays(v.warnings, kClampedTo) || AnySays(v.warnings, kEntryIgnored)) {
+    return RequestCount::kClamped;
+  }
+  return RequestCount::kGranted;
+}
+
+PromSample Labeled(std::vector<std::pair<std::string, std::string>> labels, uint64_t n) {
+  return PromSample{.labels = std::move(labels), .value = static_cast<double>(n)};
+}
+
+PromFamily Family(std::string name, std::string help, PromType type,
+                  std::vector<PromSample> samples) {
+  return PromFamily{.name = std::move(name),
+                    .help = std::move(help),
+                    .type = type,
+                    .samples = std::move(samples)};
+}
+
+}  // namespace
+
+CountLabels ContainerCountLabels(ContainerCount c) {
+  switch (c) {
+    case ContainerCount::kAdjusted:
+      return {"adjusted", "policy"};
+    case ContainerCount::kLeftNoLimits:
+      return {"left_alone", "no_limits"};
+    case ContainerCount::kLeftUndecodable:
+      return {"left_alone", "undecodable"};
+    case ContainerCount::kRefusedRequest:
+      return {"refused", "request"};
+    case ContainerCount::kRefusedPodDispute:
+      return {"refused", "pod_dispute"};
+    case ContainerCount::kRefusedUndecodable:
+      return {"refused", "undecodable"};
+  }
+  return {"?", "?"};
+}
+
+std::string_view RequestCountName(RequestCount r) {
+  switch (r) {
+    case RequestCount::kGranted:
+      return "granted";
+    case RequestCount::kClamped:
+      return "clamped";
+    case RequestCount::kRejected:
+      return "rejected";
+    case RequestCount::kIgnored:
+      return "ignored";
+  }
+  return "?";
+}
+
+Counted CountCreate(const Config& cfg, const ContainerFacts& facts, const Verdict& v) {
+  Counted c;
+  if (HasRequest(facts)) c.request = RequestOf(v);
+  switch (v.action) {
+    case Action::kApply:
+      c.container = ContainerCount::kAdjusted;
+      break;
+    case Action::kProceedUnmodified:
+      c.container = ContainerCount::kLeftNoLimits;
+      break;
+    case Action::kFail:
+      c.container = RequestRefused(cfg, facts) ? ContainerCount::kRefusedRequest
+                                               : ContainerCount::kRefusedPodDispute;
+      if (c.container == ContainerCount::kRefusedPodDispute && c.request) c.request.reset();
+      break;
+  }
+  return c;
+}
+
+void NriMetrics::Count(const Counted& c) {
+  CountContainer(c.container);
+  if (c.request)
+    requests_.at(static_cast<size_t>(*c.request)).fetch_add(1, std::memory_order_relaxed);
+}
+
+void NriMetrics::CountContainer(ContainerCount c) {
+  containers_.at(static_cast<size_t>(c)).fetch_add(1, std::memory_order_relaxed);
+}
+
+void NriMetrics::SetConnected(bool connected) {
+  if (connected) connects_.fetch_add(1, std::memory_order_relaxed);
+  connected_.store(connected, std::memory_order_relaxed);
+}
+
+void NriMetrics::Synchronized(uint64_t healed, uint64_t failed) {
+  healed_.fetch_add(healed, std::memory_order_relaxed);
+  heal_failed_.fetch_add(failed, std::memory_order_relaxed);
+  synchronizes_.fetch_add(1, std::memory_order_relaxed);
+  last_sync_.store(unix_now_(), std::memory_order_relaxed);
+}
+
+std::string NriMetrics::Text() const {
+  const auto load = [](const std::atomic<uint64_t>& a) {
+    return a.load(std::memory_order_relaxed);
+  };
+  std::vector<PromSample> containers;
+  for (size_t i = 0; i < kContainerCounts; ++i) {
+    const CountLabels l = ContainerCountLabels(static_cast<ContainerCount>(i));
+    containers.push_back(
+        Labeled({{"outcome", std::string(l.outcome)}, {"reason", std::string(l.reason)}},
+                load(containers_.at(i))));
+  }
+  std::vector<PromSample> requests;
+  for (size_t i = 0; i < kRequestCounts; ++i) {
+    requests.push_back(
+        Labeled({{"result", std::string(RequestCountName(static_cast<RequestCount>(i)))}},
+                load(requests_.at(i))));
+  }
+  const int64_t last = last_sync_.load(std::memory_order_relaxed);
+  std::vector<PromFamily> f = {
+      Family("oci_rlimit_nri_containers_total",
+             "Containers the runtime created through the plugin, by what it did (adjusted, "
+             "left_alone, refused) and why.",
+             PromType::kCounter, std::move(containers)),
+      Family("oci_rlimit_nri_requests_total",
+             "Pod requests (the oci-rlimit.io/rlimits annotation) granted, clamped to the "
+             "ceilings, rejected or ignored.",
+             PromType::kCounter, std::move(requests)),
+      Family("oci_rlimit_nri_heals_total",
+             "Running containers' init processes the Synchronize heal set (done) or could not "
+             "(failed: no permission, out of time).",
+             PromType::kCounter,
+             {Labeled({{"result", "done"}}, load(healed_)),
+              Labeled({{"result", "failed"}}, load(heal_failed_))}),
+      Family("oci_rlimit_nri_connected", "1 while the runtime has the plugin configured, else 0.",
+             PromType::kGauge, {Labeled({}, connected_.load(std::memory_order_relaxed) ? 1 : 0)}),
+      Family("oci_rlimit_nri_connects_total", "Times the runtime configured the plugin.",
+             PromType::kCounter, {Labeled({}, load(connects_))}),
+      Family("oci_rlimit_nri_synchronizes_total", "Synchronize calls healed.", PromType::kCounter,
+             {Labeled({}, load(synchronizes_))}),
+      Family("oci_rlimit_nri_last_synchronize_timestamp_seconds",
+             "Unix time of the last Synchronize; 0 before the first.", PromType::kGauge,
+             {PromSample{.labels = {}, .value = static_cast<double>(last)}}),
+      Family("oci_rlimit_build_info", "The plugin's version; always 1.", PromType::kGauge,
+             {Labeled({{"program", "oci-rlimit-nri"}, {"version", kVersion}}, 1)}),
+  };
+  return FormatPrometheus(f);
+}
+
+}  // namespace ocirlimit::nri

@@ -1,0 +1,85 @@
+// oci-rlimit-nri's metrics (--metrics-address, docs/nri.md "Metrics"): what
+// it did to the containers the runtime created, to pods' requests, and at
+// each Synchronize heal, whether it is connected, and its build. The
+// plugin's thread counts (relaxed atomics: a count never waits); the metrics
+// server's thread renders them (core/prom_text.h). Every label's values come
+// from the fixed lists below, never from a container.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/config.h"
+#include "core/policy.h"
+#include "nri/decide.h"
+
+namespace ocirlimit::nri {
+
+// What CreateContainer did, and why: the `outcome` and `reason` labels of
+// oci_rlimit_nri_containers_total.
+enum class ContainerCount {
+  kAdjusted,            // adjusted / policy: it got the policy's limits
+  kLeftNoLimits,        // left_alone / no_limits: the policy gives it none
+  kLeftUndecodable,     // left_alone / undecodable: a request we could not decode, under "warn"
+  kRefusedRequest,      // refused / request: its pod's request is refused
+  kRefusedPodDispute,   // refused / pod_dispute: its pod's identity is disputed (docs/policy.md)
+  kRefusedUndecodable,  // refused / undecodable: a request we could not decode
+};
+inline constexpr size_t kContainerCounts = 6;
+struct CountLabels {
+  std::string_view outcome;
+  std::string_view reason;
+};
+CountLabels ContainerCountLabels(ContainerCount c);
+
+// What became of a pod's request (the oci-rlimit.io/rlimits annotation): the
+// `result` label of oci_rlimit_nri_requests_total.
+enum class RequestCount { kGranted, kClamped, kRejected, kIgnored };
+inline constexpr size_t kRequestCounts = 4;
+std::string_view RequestCountName(RequestCount r);
+
+struct Counted {
+  ContainerCount container = ContainerCount::kAdjusted;
+  std::optional<RequestCount> request;  // none: no request, or a pod sandbox
+};
+
+// The counts of one decoded CreateContainer: its facts and the verdict
+// given. A request is clamped when any entry was lowered to a ceiling or
+// left out as not in the ceilings; rejected when it refused the container or
+// was left out under on-error = "warn"; ignored when requests are not
+// enabled. A refusal is the request's when the node's limits alone decide.
+[[nodiscard]] Counted CountCreate(const Config& cfg, const ContainerFacts& facts, const Verdict& v);
+
+class NriMetrics {
+ public:
+  // unix_now: seconds since the epoch, for the time of the last Synchronize.
+  explicit NriMetrics(std::function<int64_t()> unix_now) : unix_now_(std::move(unix_now)) {}
+
+  void Count(const Counted& c);
+  void CountContainer(ContainerCount c);
+  void SetConnected(bool connected);
+  // A Synchronize healed (its last message, more = false).
+  void Synchronized(uint64_t healed, uint64_t failed);
+
+  // The Prometheus text of every family (docs/nri.md lists them).
+  [[nodiscard]] std::string Text() const;
+
+ private:
+  std::function<int64_t()> unix_now_;
+  std::array<std::atomic<uint64_t>, kContainerCounts> containers_{};
+  std::array<std::atomic<uint64_t>, kRequestCounts> requests_{};
+  std::atomic<uint64_t> healed_{0};
+  std::atomic<uint64_t> heal_failed_{0};
+  std::atomic<uint64_t> connects_{0};
+  std::atomic<uint64_t> synchronizes_{0};
+  std::atomic<bool> connected_{false};
+  std::atomic<int64_t> last_sync_{0};
+};
+
+}  // namespace ocirlimit::nri

@@ -1,0 +1,26 @@
+// The metrics endpoint's sockets and thread (--metrics-address): one
+// listening socket, served by a thread of its own one connection at a time
+// (each gets 2 s to send its request and take its reply), so a scrape never
+// touches the plugin's thread: that one only bumps atomics (metrics.h).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/error.h"
+#include "nri/metrics_http.h"
+
+namespace ocirlimit::nri {
+
+class MetricsServer {
+ public:
+  virtual ~MetricsServer() = default;  // stops the thread and closes the socket
+};
+
+// Binds `addr` (a Unix socket's stale file is replaced; its mode is 0660)
+// and starts serving `metrics` on it.
+[[nodiscard]] Result<std::unique_ptr<MetricsServer>> StartMetricsServer(
+    const MetricsAddress& addr, std::function<std::string()> metrics);
+
+}  // namespace ocirlimit::nri

@@ -1,0 +1,235 @@
+#include "nri/metrics.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+#include "core/policy.h"
+#include "nri/metrics_http.h"
+#include "nri/metrics_server_linux.h"
+#include "nri/output_fake_test.h"
+#include "tests/testing/case_name.h"
+
+namespace ocirlimit::nri {
+namespace {
+
+constexpr const char* kPolicy = R"(
+rlimits = ["nofile=1024:4096"]
+[[rule]]
+name = "gpu"
+rlimits = ["memlock=64M"]
+match = { annotations = { "example.com/gpu" = "true" } }
+[requests]
+enabled = true
+ceilings = ["memlock=1G", "nofile=8192"]
+)";
+
+constexpr const char* kOnlyRule = R"(
+[[rule]]
+name = "gpu"
+rlimits = ["memlock=64M"]
+match = { annotations = { "example.com/gpu" = "true" } }
+)";
+
+struct CountCase {
+  std::string name;
+  std::string toml;
+  std::map<std::string, std::string> annotations;
+  ContainerCount want;
+  std::optional<RequestCount> request;
+};
+
+class CountCreateTest : public ::testing::TestWithParam<CountCase> {};
+
+// The counts come from Admit's real verdicts: if its words about requests
+// change, these fail.
+TEST_P(CountCreateTest, CountsWhatAdmitDecided) {
+  const CountCase& c = GetParam();
+  const Config cfg = MustParse(c.toml);
+  ContainerFacts facts;
+  facts.annotations = c.annotations;
+  const Counted got = CountCreate(cfg, facts, AdmitNri(cfg, facts));
+  EXPECT_EQ(got.container, c.want);
+  EXPECT_EQ(got.request, c.request);
+}
+
+const std::string kReq(kRequestAnnotation);
+const std::string kWarnReject = std::string("on-error = 'warn'\n") + kPolicy;
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CountCreateTest,
+    ::testing::Values(
+        CountCase{"plain_adjusted", kPolicy, {}, ContainerCount::kAdjusted, std::nullopt},
+        CountCase{
+            "no_limits_left_alone", kOnlyRule, {}, ContainerCount::kLeftNoLimits, std::nullopt},
+        CountCase{"granted",
+                  kPolicy,
+                  {{kReq, "memlock=1M"}},
+                  ContainerCount::kAdjusted,
+                  RequestCount::kGranted},
+        CountCase{"clamped",
+                  kPolicy,
+                  {{kReq, "memlock=2G"}},
+                  ContainerCount::kAdjusted,
+                  RequestCount::kClamped},
+        CountCase{"not_in_ceilings",
+                  kPolicy,
+                  {{kReq, "stack=1M"}},
+                  ContainerCount::kAdjusted,
+                  RequestCount::kClamped},
+        CountCase{"rejected_refuses",
+                  std::string(kPolicy) + "over-ceiling = 'reject'\n",
+                  {{kReq, "memlock=2G"}},
+                  ContainerCount::kRefusedRequest,
+                  RequestCount::kRejected},
+        CountCase{"malformed_refuses",
+                  kPolicy,
+                  {{kReq, "memlock=lots"}},
+                  ContainerCount::kRefusedRequest,
+                  RequestCount::kRejected},
+        CountCase{"malformed_left_out_under_warn",
+                  kWarnReject,
+                  {{kReq, "memlock=lots"}},
+                  ContainerCount::kAdjusted,
+                  RequestCount::kRejected},
+        CountCase{"not_enabled",
+                  kOnlyRule,
+                  {{kReq, "memlock=1M"}},
+                  ContainerCount::kLeftNoLimits,
+                  RequestCount::kIgnored},
+        CountCase{"sandbox_request_not_counted",
+                  kPolicy,
+                  {{kReq, "memlock=1M"}, {"io.kubernetes.cri.container-type", "sandbox"}},
+                  ContainerCount::kAdjusted,
+                  std::nullopt}),
+    CaseName{});
+
+TEST(NriMetrics, TextHasEveryFamilyWithFixedLabels) {
+  NriMetrics m([] { return int64_t{1764912000}; });
+  m.Count({.container = ContainerCount::kAdjusted, .request = RequestCount::kClamped});
+  m.Count({.container = ContainerCount::kAdjusted, .request = std::nullopt});
+  m.CountContainer(ContainerCount::kRefusedRequest);
+  m.SetConnected(true);
+  m.Synchronized(3, 1);
+  const std::string t = m.Text();
+  for (const char* line : {
+           "# TYPE oci_rlimit_nri_containers_total counter\n",
+           "oci_rlimit_nri_containers_total{outcome=\"adjusted\",reason=\"policy\"} 2\n",
+           "oci_rlimit_nri_containers_total{outcome=\"refused\",reason=\"request\"} 1\n",
+           "oci_rlimit_nri_containers_total{outcome=\"left_alone\",reason=\"no_limits\"} 0\n",
+           "oci_rlimit_nri_requests_total{result=\"clamped\"} 1\n",
+           "oci_rlimit_nri_requests_total{result=\"granted\"} 0\n",
+           "oci_rlimit_nri_heals_total{result=\"done\"} 3\n",
+           "oci_rlimit_nri_heals_total{result=\"failed\"} 1\n",
+           "# TYPE oci_rlimit_nri_connected gauge\n",
+           "oci_rlimit_nri_connected 1\n",
+           "oci_rlimit_nri_connects_total 1\n",
+           "oci_rlimit_nri_last_synchronize_timestamp_seconds 1764912000\n",
+           "oci_rlimit_build_info{program=\"oci-rlimit-nri\",version=\"",
+       }) {
+    EXPECT_NE(t.find(line), std::string::npos) << line << "\nin:\n" << t;
+  }
+  m.SetConnected(false);
+  EXPECT_NE(m.Text().find("oci_rlimit_nri_connected 0\n"), std::string::npos);
+}
+
+struct AddressCase {
+  std::string name;
+  std::string text;
+  bool ok;
+  MetricsAddress want;
+};
+
+class AddressTest : public ::testing::TestWithParam<AddressCase> {};
+
+TEST_P(AddressTest, Parses) {
+  auto got = ParseMetricsAddress(GetParam().text);
+  ASSERT_EQ(got.ok(), GetParam().ok) << (got ? "" : got.error().Text());
+  if (got) {
+    EXPECT_EQ(*got, GetParam().want);
+  }
+}
+
+using Kind = MetricsAddress::Kind;
+INSTANTIATE_TEST_SUITE_P(
+    Addresses, AddressTest,
+    ::testing::Values(
+        AddressCase{"loopback", "127.0.0.1:9464", true, {Kind::kTcp, "127.0.0.1", 9464, ""}},
+        AddressCase{"any", "0.0.0.0:1", true, {Kind::kTcp, "0.0.0.0", 1, ""}},
+        AddressCase{"v6", "[::1]:65535", true, {Kind::kTcp, "::1", 65535, ""}},
+        AddressCase{"unix", "unix:/run/m.sock", true, {Kind::kUnix, "", 0, "/run/m.sock"}},
+        AddressCase{"unix_relative", "unix:m.sock", false, {}},
+        AddressCase{"host_name", "localhost:9464", false, {}},
+        AddressCase{"no_port", "127.0.0.1", false, {}},
+        AddressCase{"port_zero", "127.0.0.1:0", false, {}},
+        AddressCase{"port_too_big", "127.0.0.1:65536", false, {}},
+        AddressCase{"port_not_number", "127.0.0.1:http", false, {}},
+        AddressCase{"v6_without_brackets", "::1:9464", false, {}}),
+    CaseName{});
+
+struct HttpCase {
+  std::string name;
+  std::string head;
+  std::string status_line;
+  bool body;
+};
+
+class HttpTest : public ::testing::TestWithParam<HttpCase> {};
+
+TEST_P(HttpTest, Replies) {
+  const std::string r = HttpReply(GetParam().head, [] { return std::string("m 1\n"); });
+  EXPECT_EQ(r.substr(0, r.find("\r\n")), GetParam().status_line);
+  EXPECT_NE(r.find("Connection: close\r\n"), std::string::npos);
+  EXPECT_EQ(r.size() >= 4 && r.substr(r.size() - 4) == "m 1\n", GetParam().body) << r;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Requests, HttpTest,
+    ::testing::Values(
+        HttpCase{"get", "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 200 OK", true},
+        HttpCase{"get_query", "GET /metrics?x=1 HTTP/1.0\r\n\r\n", "HTTP/1.1 200 OK", true},
+        HttpCase{"head", "HEAD /metrics HTTP/1.1\r\n\r\n", "HTTP/1.1 200 OK", false},
+        HttpCase{"other_path", "GET / HTTP/1.1\r\n\r\n", "HTTP/1.1 404 Not Found", false},
+        HttpCase{"post", "POST /metrics HTTP/1.1\r\n\r\n", "HTTP/1.1 405 Method Not Allowed",
+                 false},
+        HttpCase{"garbage", "hello\r\n\r\n", "HTTP/1.1 400 Bad Request", false}),
+    CaseName{});
+
+TEST(HttpReply, OkCarriesThePrometheusContentTypeAndLength) {
+  const std::string r = HttpReply("GET /metrics HTTP/1.1\r\n\r\n", [] { return "abc\n"; });
+  EXPECT_NE(r.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"),
+            std::string::npos);
+  EXPECT_NE(r.find("Content-Length: 4\r\n"), std::string::npos);
+}
+
+// The real server on a Unix socket: one GET, the whole reply back.
+TEST(MetricsServer, ServesOverAUnixSocket) {
+  char dir[] = "/tmp/nri-metrics-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/m.sock";
+  auto server = StartMetricsServer({Kind::kUnix, "", 0, path}, [] { return "x 1\n"; });
+  ASSERT_TRUE(server.ok()) << server.error().Text();
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  std::memcpy(sa.sun_path, path.c_str(), path.size());
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  const std::string req = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ(write(fd, req.data(), req.size()), static_cast<ssize_t>(req.size()));
+  std::string got;
+  char buf[512];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  close(fd);
+  server->reset();
+  unlink(path.c_str());
+  rmdir(dir);
+  EXPECT_EQ(got.substr(0, got.find("\r\n")), "HTTP/1.1 200 OK");
+  EXPECT_EQ(got.substr(got.size() - 4), "x 1\n");
+}
+
+}  // namespace
+}  // namespace ocirlimit::nri
