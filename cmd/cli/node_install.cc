@@ -5,16 +5,17 @@
 #include <algorithm>
 
 #include "cli/node_config.h"
+#include "cli/node_ctd_plan.h"
 #include "cli/node_files.h"
 #include "cli/node_loop.h"
 #include "cli/node_record.h"
+#include "cli/rooted_node_ops.h"
 #include "core/text.h"
 #include "effects/files.h"
 
 namespace ocirlimit::node {
 namespace {
 
-constexpr size_t kMaxConfigBytes = 4 << 20;
 constexpr size_t kMaxProgramBytes = size_t{256} << 20;
 constexpr const char* kPrograms[] = {"oci-rlimit-hook", "oci-rlimit-runtime", "oci-prlimit-helper",
                                      "oci-rlimit"};
@@ -22,14 +23,6 @@ constexpr const char* kPrograms[] = {"oci-rlimit-hook", "oci-rlimit-runtime", "o
 bool Exists(const std::string& path) {
   struct stat st {};
   return lstat(path.c_str(), &st) == 0;
-}
-
-// A node file's text; "" and *missing when it does not exist.
-Result<std::string> ReadNodeFile(const std::string& host, std::string_view path, bool* missing) {
-  auto text = ReadFileBounded(host + std::string(path), kMaxConfigBytes);
-  *missing = !text && text.error().err == ENOENT;
-  if (*missing) return std::string();
-  return text;
 }
 
 void AddUnique(std::vector<std::string>* v, const std::string& s) {
@@ -41,8 +34,7 @@ struct Plan {
   std::vector<std::string> rlimits;
   std::vector<std::string> nvidia_runtimes;
   std::string dropin;
-  bool ctd_missing = false;
-  std::optional<ConfigEdit> ctd;
+  std::optional<CtdPlan> ctd;
   std::optional<std::string> crio_hook;  // unset: a package's file is there, kept
   std::string crio_handler;
   std::vector<std::string> notes;
@@ -107,17 +99,16 @@ bool Has(const std::vector<std::string>& v, std::string_view s) {
 }
 
 Status PlanContainerd(const InstallArgs& a, Plan* p) {
-  const std::string path = std::string(kContainerdConfig);
-  auto text = ReadNodeFile(a.host, path, &p->ctd_missing);
-  if (!text) return text.error();
-  HandlerRequest req;
-  req.binary = p->mode.prefix + "/bin/" + std::string(kRuntimeBinaryName);
-  req.base = p->mode.nvidia ? "nvidia" : "runc";
-  auto edit = InstallHandler(*text, path, req);
-  if (!edit) return edit.error();
-  for (const auto& n : edit->notes) p->notes.push_back(n);
-  if (!edit->added_default.empty()) p->mode.ctd_added_default = edit->added_default;
-  p->ctd = std::move(*edit);
+  CtdRequest req;
+  req.handler.binary = p->mode.prefix + "/bin/" + std::string(kRuntimeBinaryName);
+  req.handler.base = p->mode.nvidia ? "nvidia" : "runc";
+  req.major = NodeContainerdMajor(a.host);
+  auto fs = RootedNodeOps(a.host.empty() ? "/" : a.host);
+  auto plan = PlanContainerdHandler(*fs, req);
+  if (!plan) return plan.error();
+  for (const auto& n : plan->edit.notes) p->notes.push_back(n);
+  if (!plan->edit.added_default.empty()) p->mode.ctd_added_default = plan->edit.added_default;
+  p->ctd = std::move(*plan);
   return Ok{};
 }
 
@@ -127,7 +118,9 @@ Status PlanContainerd(const InstallArgs& a, Plan* p) {
 std::vector<std::string> NvidiaRuntimes(const Plan& p) {
   if (!p.mode.nvidia_runtime.empty()) return {p.mode.nvidia_runtime};
   std::vector<std::string> out = NvidiaRuntimeCandidates();
-  if (p.ctd && p.ctd->base_binary.starts_with("/")) AddUnique(&out, p.ctd->base_binary);
+  if (p.ctd && p.ctd->edit.base_binary.starts_with("/")) {
+    AddUnique(&out, p.ctd->edit.base_binary);
+  }
   return out;
 }
 
@@ -175,6 +168,19 @@ void PrintPlan(const Plan& p, std::ostream& out) {
       << "plan nvidia=" << (p.mode.nvidia ? "yes" : "no") << "\n";
 }
 
+// containerd's handler where containerd reads it; true when a file changed.
+Result<bool> ApplyContainerd(const CtdPlan& c, NodeRecord* rec, std::ostream& out) {
+  if (c.dropin) return rec->Place(c.path, c.edit.text, 0644, out);
+  if (c.missing) {
+    if (auto st = rec->EnsureDir("/etc/containerd"); !st) return st.error();
+    if (auto st = rec->Record("ctdcreated", c.path); !st) return st.error();
+  }
+  if (!c.edit.changed && !c.missing) return false;
+  if (auto st = rec->Write(c.path, c.edit.text, 0644); !st) return st.error();
+  out << "wrote " << c.path << " (handler oci-rlimit)\n";
+  return true;
+}
+
 Status Apply(const InstallArgs& a, const Plan& p, NodeRecord* rec, std::ostream& out) {
   std::vector<std::string> restart;
   for (const char* prog : kPrograms) {
@@ -194,16 +200,9 @@ Status Apply(const InstallArgs& a, const Plan& p, NodeRecord* rec, std::ostream&
   }
   if (auto st = rec->Place(std::string(kDropin), p.dropin, 0644, out); !st) return st.error();
   if (p.ctd) {
-    const std::string path(kContainerdConfig);
-    if (p.ctd_missing) {
-      if (auto st = rec->EnsureDir("/etc/containerd"); !st) return st.error();
-      if (auto st = rec->Record("ctdcreated", path); !st) return st.error();
-    }
-    if (p.ctd->changed || p.ctd_missing) {
-      if (auto st = rec->Write(path, p.ctd->text, 0644); !st) return st.error();
-      out << "wrote " << path << " (handler oci-rlimit)\n";
-      restart.emplace_back("containerd");
-    }
+    auto st = ApplyContainerd(*p.ctd, rec, out);
+    if (!st) return st.error();
+    if (*st) restart.emplace_back("containerd");
   }
   if (auto st = rec->SaveMode(p.mode); !st) return st.error();
   std::string services;
