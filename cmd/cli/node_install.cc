@@ -8,6 +8,7 @@
 #include "cli/node_ctd_plan.h"
 #include "cli/node_files.h"
 #include "cli/node_loop.h"
+#include "cli/node_preflight.h"
 #include "cli/node_record.h"
 #include "cli/rooted_node_ops.h"
 #include "core/text.h"
@@ -160,6 +161,27 @@ Result<Plan> Decide(const InstallArgs& a, const NodeRecord& rec) {
   return p;
 }
 
+// Every file the run may write (node paths), for the checks before it.
+std::vector<std::string> Targets(const Plan& p) {
+  std::vector<std::string> out;
+  for (const char* prog : kPrograms) out.push_back(p.mode.prefix + "/bin/" + prog);
+  out.emplace_back(kDropin);
+  if (p.crio_hook) out.emplace_back(kCrioHook);
+  if (!p.crio_handler.empty()) out.emplace_back(kCrioHandler);
+  if (p.ctd) out.push_back(p.ctd->path);
+  out.push_back(std::string(kStateDir) + "/manifest");
+  out.push_back(std::string(kStateDir) + "/mode.json");
+  return out;
+}
+
+Status CheckTargets(const InstallArgs& a, const Plan& p) {
+  std::vector<std::string> sources;
+  if (!a.source.empty()) {
+    for (const char* prog : kPrograms) sources.push_back(a.source + "/" + prog);
+  }
+  return CheckWritable(a.host, Targets(p), sources);
+}
+
 void PrintPlan(const Plan& p, std::ostream& out) {
   std::string runtimes;
   for (const auto& r : p.mode.runtimes) runtimes += (runtimes.empty() ? "" : " ") + r;
@@ -225,12 +247,14 @@ int RunInstall(const InstallArgs& a, std::ostream& out, std::ostream& err) {
     return 1;
   }
   auto plan = Decide(a, *rec);
-  if (!plan) {
-    err << "oci-rlimit node: " << plan.error().Text() << ", nothing changed\n";
+  Status checked = plan ? CheckTargets(a, *plan) : Status(plan.error());
+  if (!checked) {
+    err << "oci-rlimit node: " << checked.error().Text() << ", nothing changed\n";
     return 1;
   }
   PrintPlan(*plan, out);
   if (a.check) return 0;  // the run after it says the notes
+  RemoveLeftoverTemps(a.host, Targets(*plan), out);
   for (const auto& n : plan->notes) err << "oci-rlimit node: " << n << "\n";
   if (auto st = Apply(a, *plan, &*rec, out); !st) {
     err << "oci-rlimit node: " << st.error().Text() << "\n";

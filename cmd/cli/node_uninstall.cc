@@ -11,6 +11,7 @@
 #include "cli/node_ctd_plan.h"
 #include "cli/node_install.h"
 #include "cli/node_live.h"
+#include "cli/node_preflight.h"
 #include "cli/node_record.h"
 #include "cli/rooted_node_ops.h"
 #include "core/text.h"
@@ -194,6 +195,10 @@ int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
     out << "nothing installed under " << (a.host.empty() ? "/" : a.host) << "\n";
     return 0;
   }
+  std::vector<std::string> written = {std::string(kContainerdConfig),
+                                      std::string(kStateDir) + "/manifest"};
+  for (const auto& e : rec->entries()) written.push_back(e.path);
+  RemoveLeftoverTemps(a.host, written, out);
   Removal r;
   if (auto st = ReadContainerdRoots(*rec, &r); !st) {
     err << "oci-rlimit node: " << st.error().Text() << ", nothing removed\n";
