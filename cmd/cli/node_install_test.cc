@@ -163,6 +163,39 @@ TEST_F(NodeInstall, Version3ConfigOnContainerd17IsRefused) {
   EXPECT_FALSE(fs::exists(host_ + "/usr/local/bin"));
 }
 
+// issue 29: NVIDIA's v1.20 drop-in defines the CRI table. containerd 1.7
+// would hide a handler in config.toml behind it: refused before any write,
+// naming the drop-in. containerd 2.x: our own drop-in after NVIDIA's.
+void NvidiaNode(const std::string& host, const std::string& version_line) {
+  std::ofstream(host + "/etc/containerd/config.toml")
+      << "version = 2\nimports = [\"/etc/containerd/conf.d/*.toml\"]\n";
+  fs::create_directories(host + "/etc/containerd/conf.d");
+  std::ofstream(host + "/etc/containerd/conf.d/99-nvidia.toml")
+      << "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.nvidia]\n"
+         "runtime_type = \"io.containerd.runc.v2\"\n";
+  fs::create_directories(host + "/usr/bin");
+  std::ofstream(host + "/usr/bin/containerd") << "#!/bin/sh\necho " << version_line << "\n";
+  fs::permissions(host + "/usr/bin/containerd", fs::perms::owner_all);
+}
+
+TEST_F(NodeInstall, Containerd17BehindNvidiasDropinIsRefused) {
+  NvidiaNode(host_, "containerd github.com/containerd/containerd 1.7.24 abc");
+  EXPECT_EQ(Install(Containerd()), 1);
+  EXPECT_NE(err_.str().find("only from /etc/containerd/conf.d/99-nvidia.toml"), std::string::npos)
+      << err_.str();
+  EXPECT_FALSE(fs::exists(host_ + "/usr/local/bin"));
+}
+
+TEST_F(NodeInstall, Containerd2GetsADropinAfterNvidias) {
+  NvidiaNode(host_, "containerd github.com/containerd/containerd/v2 2.1.9 abc");
+  ASSERT_EQ(Install(Containerd()), 0) << err_.str();
+  EXPECT_NE(Read(host_ + "/etc/containerd/conf.d/99-oci-rlimit.toml").find("oci-rlimit-runtime"),
+            std::string::npos);
+  EXPECT_EQ(Read(host_ + "/etc/containerd/config.toml").find("oci-rlimit"), std::string::npos);
+  ASSERT_EQ(Uninstall(), 0) << err_.str();
+  EXPECT_FALSE(fs::exists(host_ + "/etc/containerd/conf.d/99-oci-rlimit.toml"));
+}
+
 // issue 30: a killed run's temp files go, by name, in the directories written.
 TEST_F(NodeInstall, RemovesLeftoverTempFiles) {
   Write(host_ + "/etc/containerd/.oci-rlimit.Ab12Cd", "half");
