@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <ctime>
 
 #include "cli/node_config.h"
 #include "cli/node_ctd_plan.h"
@@ -10,6 +11,7 @@
 #include "cli/node_loop.h"
 #include "cli/node_preflight.h"
 #include "cli/node_record.h"
+#include "cli/node_restart.h"
 #include "cli/rooted_node_ops.h"
 #include "core/text.h"
 #include "effects/files.h"
@@ -190,6 +192,27 @@ void PrintPlan(const Plan& p, std::ostream& out) {
       << "plan nvidia=" << (p.mode.nvidia ? "yes" : "no") << "\n";
 }
 
+// The restarts to ask for: this run's and every earlier one the engine has
+// not done yet (node_restart.h), remembered; "plan restart=ENGINES". With
+// `rec` null (--check) nothing is remembered.
+Status PlanRestart(const std::string& host, const std::vector<std::string>& changed,
+                   NodeRecord* rec, std::ostream& out) {
+  const std::string file = std::string(kStateDir) + "/" + kRestartFile;
+  auto old = ReadFileBounded(host + file, 1 << 16);
+  std::vector<PendingRestart> pending = StillPending(
+      host, old ? ParsePending(*old) : std::vector<PendingRestart>{}, changed, time(nullptr));
+  if (rec != nullptr && (old || !pending.empty())) {
+    const std::string text = RenderPending(pending);
+    if (!old || *old != text) {
+      if (auto st = rec->Write(file, text, 0644); !st) return st;
+    }
+  }
+  std::string services;
+  for (const auto& p : pending) services += (services.empty() ? "" : " ") + p.engine;
+  out << "plan restart=" << services << "\n";
+  return Ok{};
+}
+
 // containerd's handler where containerd reads it; true when a file changed.
 Result<bool> ApplyContainerd(const CtdPlan& c, NodeRecord* rec, std::ostream& out) {
   if (c.dropin) return rec->Place(c.path, c.edit.text, 0644, out);
@@ -227,10 +250,7 @@ Status Apply(const InstallArgs& a, const Plan& p, NodeRecord* rec, std::ostream&
     if (*st) restart.emplace_back("containerd");
   }
   if (auto st = rec->SaveMode(p.mode); !st) return st.error();
-  std::string services;
-  for (const auto& s : restart) services += (services.empty() ? "" : " ") + s;
-  out << "plan restart=" << services << "\n";
-  return Ok{};
+  return PlanRestart(a.host, restart, rec, out);
 }
 
 }  // namespace
@@ -253,7 +273,9 @@ int RunInstall(const InstallArgs& a, std::ostream& out, std::ostream& err) {
     return 1;
   }
   PrintPlan(*plan, out);
-  if (a.check) return 0;  // the run after it says the notes
+  if (a.check) {  // the run after it says the notes
+    return PlanRestart(a.host, {}, nullptr, out) ? 0 : 1;
+  }
   RemoveLeftoverTemps(a.host, Targets(*plan), out);
   for (const auto& n : plan->notes) err << "oci-rlimit node: " << n << "\n";
   if (auto st = Apply(a, *plan, &*rec, out); !st) {

@@ -7,12 +7,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "cli/node_loop.h"
 #include "cli/node_preflight.h"
+#include "cli/node_restart.h"
 #include "tests/testing/temp_dir.h"
 
 namespace ocirlimit::node {
@@ -208,6 +210,44 @@ TEST_F(NodeInstall, RemovesLeftoverTempFiles) {
   Write(host_ + "/var/lib/oci-rlimit/node-install/.oci-rlimit.QQ11qq", "half");
   ASSERT_EQ(Uninstall(), 0) << err_.str();
   EXPECT_FALSE(fs::exists(host_ + "/var/lib/oci-rlimit")) << "the state directory goes too";
+}
+
+// issue 29: a restart that did not happen is remembered and asked for again
+// by a run that changes nothing, until containerd's process (in the node's
+// /proc) started after the config was written.
+void FakeContainerd(const std::string& host, int64_t started) {
+  const long tick = sysconf(_SC_CLK_TCK);
+  fs::create_directories(host + "/proc/4242");
+  std::ofstream(host + "/proc/stat") << "cpu 1 2 3\nbtime 1000\n";
+  std::ofstream(host + "/proc/4242/comm") << "containerd\n";
+  std::ofstream(host + "/proc/4242/cmdline") << std::string("/usr/bin/containerd\0", 20);
+  std::ofstream(host + "/proc/4242/stat")
+      << "4242 (containerd) S 1 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 10 0 "
+      << (started - 1000) * tick << " 100 200\n";
+}
+
+TEST_F(NodeInstall, RestartIsRememberedUntilTheEngineRunsTheNewConfig) {
+  FakeContainerd(host_, 1500);  // long before this install
+  ASSERT_EQ(Install(Containerd()), 0) << err_.str();
+  EXPECT_NE(out_.str().find("plan restart=containerd\n"), std::string::npos) << out_.str();
+  ASSERT_EQ(Install(Containerd()), 0) << err_.str();
+  EXPECT_EQ(out_.str().find("wrote"), std::string::npos) << "nothing changed: " << out_.str();
+  EXPECT_NE(out_.str().find("plan restart=containerd\n"), std::string::npos)
+      << "the restart that did not happen is asked for again: " << out_.str();
+  InstallArgs check = Containerd();
+  check.check = true;
+  ASSERT_EQ(Install(check), 0) << err_.str();
+  EXPECT_NE(out_.str().find("plan restart=containerd\n"), std::string::npos) << out_.str();
+  FakeContainerd(host_, time(nullptr) + 5);  // restarted after the write
+  ASSERT_EQ(Install(check), 0) << err_.str();
+  EXPECT_NE(out_.str().find("plan restart=\n"), std::string::npos) << out_.str();
+  ASSERT_EQ(Install(Containerd()), 0) << err_.str();
+  EXPECT_NE(out_.str().find("plan restart=\n"), std::string::npos) << out_.str();
+}
+
+TEST(PendingRestart, ParsesWhatItRenders) {
+  std::vector<PendingRestart> p = {{"containerd", 12}, {"crio", 34}};
+  EXPECT_EQ(ParsePending(RenderPending(p)), p);
 }
 
 TEST(LeftoverTemp, MatchesOnlyAtomicWritesName) {
