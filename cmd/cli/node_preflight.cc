@@ -70,6 +70,7 @@ bool IsLeftoverTemp(const std::string& name) {
 void RemoveLeftoverTemps(const std::string& host, const std::vector<std::string>& targets,
                          std::ostream& out) {
   std::vector<std::string> dirs;
+  dirs.reserve(targets.size());
   for (const auto& t : targets) dirs.push_back(Parent(t));
   std::sort(dirs.begin(), dirs.end());
   dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());

@@ -183,6 +183,46 @@ std::vector<std::string> LiveIds(const NodeRecord& rec, const UninstallArgs& a, 
   return ids;
 }
 
+// The engines' handlers go first (nothing else is removed when one cannot),
+// then containerd must read none that runs the wrapper.
+Status RemoveHandlers(const NodeRecord& rec, bool live, Removal* r, std::ostream& out) {
+  if (auto st = RemoveContainerdDropin(rec, live && DropinVersion(rec) >= 3, r, out); !st) {
+    return MakeError(st.error().Text() + ", nothing removed");
+  }
+  if (auto st = RemoveContainerdHandler(rec, live, r, out); !st) {
+    return MakeError(st.error().Text() + ", nothing removed");
+  }
+  if (auto st = CheckContainerdForgets(rec, r); !st) return st;
+  return RemoveCrioHandler(rec, r, out);
+}
+
+// What stays for whom, on stderr; the exit status (0: nothing kept).
+int Kept(const Removal& r, bool live, const std::string& wrapper,
+         const std::vector<std::string>& ids, std::ostream& err) {
+  if (!r.copy_in.empty()) {
+    err << "oci-rlimit node: kept " << wrapper << ": containerd still reads handler "
+        << "\"oci-rlimit\" from " << r.copy_in
+        << " (a copy another tool made, as NVIDIA's toolkit does); remove the handler there "
+           "(or restart NVIDIA's toolkit pod so it rebuilds the file), then run --uninstall "
+           "again\n";
+    return 1;
+  }
+  if (live) {
+    err << "oci-rlimit node: kept " << wrapper << " and " << kDropin
+        << (r.kept_handler ? std::string(" and containerd's handler oci-rlimit") : std::string())
+        << ": " << ids.size() << " container(s) created through it still exist ("
+        << Joined(ids, ", ")
+        << "), and stopping, exec and removing them run it; drain them (docs/deployment.md), "
+           "then run --uninstall again, or pass --force\n";
+    return 3;
+  }
+  if (!ids.empty()) {
+    err << "oci-rlimit node: --force: removed " << wrapper << " while " << ids.size()
+        << " container(s) created through it still exist (" << Joined(ids, ", ") << ")\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
@@ -207,19 +247,7 @@ int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
   std::string wrapper;
   std::vector<std::string> ids = LiveIds(*rec, a, &r, &wrapper);
   const bool live = !ids.empty() && !a.force;
-  if (auto st = RemoveContainerdDropin(*rec, live && DropinVersion(*rec) >= 3, &r, out); !st) {
-    err << "oci-rlimit node: " << st.error().Text() << ", nothing removed\n";
-    return 1;
-  }
-  if (auto st = RemoveContainerdHandler(*rec, live, &r, out); !st) {
-    err << "oci-rlimit node: " << st.error().Text() << ", nothing removed\n";
-    return 1;
-  }
-  if (auto st = CheckContainerdForgets(*rec, &r); !st) {
-    err << "oci-rlimit node: " << st.error().Text() << "\n";
-    return 1;
-  }
-  if (auto st = RemoveCrioHandler(*rec, &r, out); !st) {
+  if (auto st = RemoveHandlers(*rec, live, &r, out); !st) {
     err << "oci-rlimit node: " << st.error().Text() << "\n";
     return 1;
   }
@@ -245,27 +273,7 @@ int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
     return 1;
   }
   out << "plan restart=" << Joined(r.restart, " ") << "\n";
-  if (!r.copy_in.empty()) {
-    err << "oci-rlimit node: kept " << wrapper << ": containerd still reads handler "
-        << "\"oci-rlimit\" from " << r.copy_in
-        << " (a copy another tool made, as NVIDIA's toolkit does); remove the handler there "
-           "(or restart NVIDIA's toolkit pod so it rebuilds the file), then run --uninstall "
-           "again\n";
-    return 1;
-  }
-  if (live) {
-    err << "oci-rlimit node: kept " << wrapper << " and " << kDropin
-        << (r.kept_handler ? std::string(" and containerd's handler oci-rlimit") : std::string())
-        << ": " << ids.size() << " container(s) created through it still exist ("
-        << Joined(ids, ", ")
-        << "), and stopping, exec and removing them run it; drain them (docs/deployment.md), "
-           "then run --uninstall again, or pass --force\n";
-    return 3;
-  }
-  if (!ids.empty()) {
-    err << "oci-rlimit node: --force: removed " << wrapper << " while " << ids.size()
-        << " container(s) created through it still exist (" << Joined(ids, ", ") << ")\n";
-  }
+  if (int rc = Kept(r, live, wrapper, ids, err); rc != 0) return rc;
   out << "uninstalled from " << (a.host.empty() ? "/" : a.host) << "\n";
   return 0;
 }
