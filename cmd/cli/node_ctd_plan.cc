@@ -5,6 +5,7 @@
 #include <map>
 
 #include "adapters/engines/containerd.h"
+#include "adapters/engines/crio.h"
 #include "cli/doctor.h"
 #include "cli/rooted_node_ops.h"
 #include "core/pattern.h"
@@ -137,6 +138,20 @@ Result<CtdPlan> PlanContainerdHandler(NodeFiles& fs, const CtdRequest& req) {
   if (plan.dropin) plan.edit.changed = true;  // rendered whole; Place compares the bytes
   if (auto st = CheckVisible(fs, plan, h, req.major); !st) return st.error();
   return plan;
+}
+
+Status CheckCrioVisible(NodeFiles& fs, const std::string& path, const std::string& text,
+                        const std::string& wrapper) {
+  Overlay after(fs, {{path, text}});
+  auto cfg = engines::ParseCrioConfigs(engines::CrioConfigFiles(after));
+  if (!cfg) return cfg.error();
+  const engines::CrioRuntime* r = engines::FindCrioRuntime(*cfg, "oci-rlimit");
+  if (r != nullptr && r->runtime_path == wrapper) return Ok{};
+  return MakeError(
+      "CRI-O would not run handler \"oci-rlimit\" as " + wrapper + " after writing " + path + ": " +
+      (r == nullptr ? std::string("it reads none")
+                    : "it runs " + Quote(r->runtime_path) + ", set last by " + r->source) +
+      " (crio.conf.d is read in name order, a later file winning per key)");
 }
 
 Result<std::string> WrapperHandlerSource(NodeFiles& fs, int major, const std::string& name) {

@@ -48,6 +48,11 @@ struct CtdRequest {
 [[nodiscard]] Result<std::string> WrapperHandlerSource(NodeFiles& fs, int major,
                                                        const std::string& name);
 
+// CRI-O, reading crio.conf and crio.conf.d with `text` at `path`, must run
+// handler oci-rlimit as `wrapper`; else one line naming the file that wins.
+[[nodiscard]] Status CheckCrioVisible(NodeFiles& fs, const std::string& path,
+                                      const std::string& text, const std::string& wrapper);
+
 // The containerd major version on the node root `fs` (its `containerd
 // --version`), or 0.
 int NodeContainerdMajor(const std::string& host);

@@ -1,6 +1,7 @@
 #include "cli/node_install.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <ctime>
@@ -159,6 +160,10 @@ Result<Plan> Decide(const InstallArgs& a, const NodeRecord& rec) {
       p.crio_hook = RenderCrioHook(p.mode.prefix);
     }
     p.crio_handler = RenderCrioHandler(p.mode.prefix);
+    auto fs = RootedNodeOps(a.host.empty() ? "/" : a.host);
+    auto st = CheckCrioVisible(*fs, std::string(kCrioHandler), p.crio_handler,
+                               p.mode.prefix + "/bin/" + std::string(kRuntimeBinaryName));
+    if (!st) return st.error();
   }
   return p;
 }
@@ -239,6 +244,10 @@ Status Apply(const InstallArgs& a, const Plan& p, NodeRecord* rec, std::ostream&
       return st.error();
   }
   if (!p.crio_handler.empty()) {
+    const std::string old(kOldCrioHandler);
+    if (rec->Recorded("created", old) && unlink((a.host + old).c_str()) == 0) {
+      out << "removed " << old << " (now " << kCrioHandler << ")\n";
+    }
     auto st = rec->Place(std::string(kCrioHandler), p.crio_handler, 0644, out);
     if (!st) return st.error();
     if (*st) restart.emplace_back("crio");

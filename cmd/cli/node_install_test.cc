@@ -198,6 +198,28 @@ TEST_F(NodeInstall, Containerd2GetsADropinAfterNvidias) {
   EXPECT_FALSE(fs::exists(host_ + "/etc/containerd/conf.d/99-oci-rlimit.toml"));
 }
 
+// issue 29: CRI-O beside NVIDIA's 99-nvidia.conf holding a stale copy of our
+// handler: ours is read after it. A later file that still overrides it is
+// refused before any write, naming it.
+TEST_F(NodeInstall, CrioHandlerIsReadAfterNvidiasDropin) {
+  fs::create_directories(host_ + "/etc/crio/crio.conf.d");
+  const std::string stale =
+      "[crio.runtime.runtimes.oci-rlimit]\nruntime_path = \"/old/bin/oci-rlimit-runtime\"\n";
+  Write(host_ + "/etc/crio/crio.conf.d/99-nvidia.conf", stale);
+  InstallArgs a;
+  a.runtime = "crio";
+  ASSERT_EQ(Install(a), 0) << err_.str();
+  EXPECT_TRUE(fs::exists(host_ + "/etc/crio/crio.conf.d/99-oci-rlimit.conf"));
+  Write(host_ + "/etc/crio/crio.conf.d/99-zz-admin.conf", stale);
+  EXPECT_EQ(Install(a), 1);
+  EXPECT_NE(err_.str().find("set last by /etc/crio/crio.conf.d/99-zz-admin.conf"),
+            std::string::npos)
+      << err_.str();
+  fs::remove(host_ + "/etc/crio/crio.conf.d/99-zz-admin.conf");
+  ASSERT_EQ(Uninstall(), 0) << err_.str();
+  EXPECT_FALSE(fs::exists(host_ + "/etc/crio/crio.conf.d/99-oci-rlimit.conf"));
+}
+
 // issue 30: a killed run's temp files go, by name, in the directories written.
 TEST_F(NodeInstall, RemovesLeftoverTempFiles) {
   Write(host_ + "/etc/containerd/.oci-rlimit.Ab12Cd", "half");

@@ -93,8 +93,13 @@ std::vector<PendingRestart> StillPending(const std::string& host,
       it->since = now;
     }
   }
+  // Done: every process of the engine started after the write. With none to
+  // see, this run's own restart is still asked for (the node's /proc may not
+  // show it); an earlier one is taken as done (the engine reads the config
+  // when it starts).
   std::erase_if(pending, [&](const PendingRestart& p) {
     const std::vector<int64_t> starts = EngineStartTimes(host, p.engine);
+    if (starts.empty()) return std::find(changed.begin(), changed.end(), p.engine) == changed.end();
     return std::all_of(starts.begin(), starts.end(), [&](int64_t s) { return s >= p.since; });
   });
   return pending;

@@ -3,8 +3,9 @@
 // (no systemd, another unit name, a failed restart) is asked for again by
 // every later run, even one that changes nothing, and install.sh fails until
 // it happened. Proof comes from the engine itself: its process (by name in
-// the node's /proc) started after the config was written. An engine that is
-// not running needs no restart: it reads the new config when it starts.
+// the node's /proc) started after the config was written. This run's restart
+// is always asked for; an earlier one with no engine process to see is taken
+// as done (an engine that is not running reads the new config when it starts).
 // Kept in HOST/var/lib/oci-rlimit/node-install/restart, lines "ENGINE SINCE"
 // (epoch seconds of the write).
 #pragma once

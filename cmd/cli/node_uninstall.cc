@@ -124,13 +124,16 @@ Status RemoveContainerdHandler(const NodeRecord& rec, bool live, Removal* r, std
 
 // The CRI-O handler's drop-in, before anything else of ours goes.
 Status RemoveCrioHandler(const NodeRecord& rec, Removal* r, std::ostream& out) {
-  const std::string path(kCrioHandler);
-  if (!rec.Recorded("created", path)) return Ok{};
-  if (unlink((rec.host() + path).c_str()) != 0 && errno != ENOENT) {
-    return MakeError("remove " + Quote(rec.host() + path), errno);
+  for (std::string_view p : {kCrioHandler, kOldCrioHandler}) {
+    const std::string path(p);
+    if (!rec.Recorded("created", path)) continue;
+    if (unlink((rec.host() + path).c_str()) != 0) {
+      if (errno == ENOENT) continue;
+      return MakeError("remove " + Quote(rec.host() + path), errno);
+    }
+    out << "removed " << path << "\n";
+    r->restart.emplace_back("crio");
   }
-  out << "removed " << path << "\n";
-  r->restart.emplace_back("crio");
   return Ok{};
 }
 
