@@ -116,10 +116,6 @@ Result<CtdPlan> PlanContainerdHandler(NodeFiles& fs, const CtdRequest& req) {
       plan.path = *dropin;
       plan.dropin = true;
       h.declare_default = false;
-      if (const auto* base = engines::FindHandler((*view)->config, h.base)) {
-        auto base_text = fs.ReadFile(base->source);
-        if (base_text) h.base_text = *base_text;
-      }
       bool missing = false;
       auto old = TextOr(fs, plan.path, &missing);
       if (!old) return old.error();
@@ -131,6 +127,12 @@ Result<CtdPlan> PlanContainerdHandler(NodeFiles& fs, const CtdRequest& req) {
     auto old = TextOr(fs, plan.path, &plan.missing);
     if (!old) return old.error();
     text = std::move(*old);
+  }
+  // The base (runc, or NVIDIA's with --nvidia) as containerd reads it: from
+  // the file that wins it, NVIDIA's drop-in included.
+  const auto* base = view->has_value() ? engines::FindHandler((*view)->config, h.base) : nullptr;
+  if (base != nullptr && base->source != plan.path) {
+    if (auto base_text = fs.ReadFile(base->source)) h.base_text = *base_text;
   }
   auto edit = InstallHandler(text, plan.path, h);
   if (!edit) return edit.error();

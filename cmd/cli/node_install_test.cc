@@ -220,6 +220,21 @@ TEST_F(NodeInstall, CrioHandlerIsReadAfterNvidiasDropin) {
   EXPECT_FALSE(fs::exists(host_ + "/etc/crio/crio.conf.d/99-oci-rlimit.conf"));
 }
 
+// issue 29: --nvidia finds NVIDIA's handler in containerd's merged view.
+TEST_F(NodeInstall, NvidiaBaseIsFoundInNvidiasDropin) {
+  NvidiaNode(host_, "containerd github.com/containerd/containerd/v2 2.1.9 abc");
+  std::ofstream(host_ + "/etc/containerd/conf.d/99-nvidia.toml", std::ios::app)
+      << "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.nvidia.options]\n"
+         "BinaryName = \"/usr/local/nvidia/toolkit/nvidia-container-runtime\"\n"
+         "SystemdCgroup = true\n";
+  InstallArgs a = Containerd();
+  a.nvidia = true;
+  ASSERT_EQ(Install(a), 0) << err_.str();
+  EXPECT_EQ(err_.str().find("no base handler"), std::string::npos) << err_.str();
+  const std::string dropin = Read(host_ + "/etc/containerd/conf.d/99-oci-rlimit.toml");
+  EXPECT_NE(dropin.find("SystemdCgroup = true"), std::string::npos) << dropin;
+}
+
 // issue 30: a killed run's temp files go, by name, in the directories written.
 TEST_F(NodeInstall, RemovesLeftoverTempFiles) {
   Write(host_ + "/etc/containerd/.oci-rlimit.Ab12Cd", "half");
