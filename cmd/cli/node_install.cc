@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <ctime>
 
 #include "cli/node_config.h"
@@ -206,11 +207,15 @@ Status PlanRestart(const std::string& host, const std::vector<std::string>& chan
   auto old = ReadFileBounded(host + file, 1 << 16);
   std::vector<PendingRestart> pending = StillPending(
       host, old ? ParsePending(*old) : std::vector<PendingRestart>{}, changed, time(nullptr));
-  if (rec != nullptr && (old || !pending.empty())) {
-    const std::string text = RenderPending(pending);
-    if (!old || *old != text) {
-      if (auto st = rec->Write(file, text, 0644); !st) return st;
-    }
+  // Remembered: those of an engine seen running the old config.
+  std::vector<PendingRestart> kept;
+  for (const auto& p : pending) {
+    if (!EngineStartTimes(host, p.engine).empty()) kept.push_back(p);
+  }
+  if (rec != nullptr && kept.empty() && old) {
+    if (unlink((host + file).c_str()) != 0) return MakeError("remove " + Quote(host + file), errno);
+  } else if (rec != nullptr && !kept.empty() && (!old || *old != RenderPending(kept))) {
+    if (auto st = rec->Write(file, RenderPending(kept), 0644); !st) return st;
   }
   std::string services;
   for (const auto& p : pending) services += (services.empty() ? "" : " ") + p.engine;
