@@ -94,6 +94,38 @@ void PodAnnotations(Context& c, const ContainerdConfig& cfg, const HandlerSet& s
   }
 }
 
+// containerd 1.x: a handler in a file whose CRI table a later import
+// replaced whole (NVIDIA's conf.d/99-nvidia.toml) is not there at all.
+void HiddenHandlers(Context& c, const engines::ContainerdFiles& files) {
+  for (const auto& h : files.hidden) {
+    if (engines::FindHandler(files.config, h.name) != nullptr) continue;
+    c.Add("containerd", CheckStatus::kFail,
+          "runtime handler " + Quote(h.name) + " is hidden: containerd " +
+              std::to_string(files.major) + ".x reads the CRI table only from " + files.cri_source +
+              ", which replaces this file's whole (an import's table is not merged before 2.0); "
+              "pods with runtimeClassName " +
+              h.name + " fail (no runtime for " + Quote(h.name) + " is configured)",
+          h.source,
+          "define the handler in " + files.cri_source +
+              " too, or move to containerd 2.x, which merges imports key by key");
+  }
+}
+
+// The installer put a handler here: containerd must see it.
+void InstalledHandler(Context& c, const engines::ContainerdFiles& files) {
+  const auto& mode = c.installer_mode;
+  if (!mode || std::find(mode->runtimes.begin(), mode->runtimes.end(), "containerd") ==
+                   mode->runtimes.end()) {
+    return;
+  }
+  if (engines::FindHandler(files.config, "oci-rlimit") != nullptr) return;
+  c.Add("containerd", CheckStatus::kFail,
+        "oci-rlimit node install set up runtime handler \"oci-rlimit\", but containerd " +
+            std::to_string(files.major) + ".x reads none: its CRI table comes from " +
+            files.cri_source,
+        files.cri_source, "rerun oci-rlimit node install (docs/deployment.md)");
+}
+
 void Configured(Context& c, const engines::ContainerdFiles& files) {
   const ContainerdConfig& cfg = files.config;
   const std::string& main = files.read.front();
@@ -101,6 +133,8 @@ void Configured(Context& c, const engines::ContainerdFiles& files) {
   for (const auto& h : cfg.handlers) {
     if (!h.read) IgnoredHandler(c, h, cfg.version);
   }
+  HiddenHandlers(c, files);
+  InstalledHandler(c, files);
   if (engines::CriPluginFor(cfg.version).empty()) return;
   HandlerSet set = Handlers(cfg, engines::ServicePath(c.ops(), "containerd.service"));
   ResolveHandlers(c, set);
@@ -147,7 +181,7 @@ void CheckContainerd(Context& c) {
   c.Add("containerd", CheckStatus::kOk,
         "containerd " + (version.empty() ? "(version unknown)" : version), *bin);
   const std::string path(engines::kContainerdConfig);
-  auto files = engines::ReadContainerdConfig(c.ops());
+  auto files = engines::ReadContainerdConfig(c.ops(), engines::ContainerdMajor(version));
   ContainerdConfig cfg;
   if (!files) {
     c.Add("containerd", CheckStatus::kFail, files.error().Text(), path,

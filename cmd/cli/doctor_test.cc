@@ -318,6 +318,7 @@ TEST(Doctor, HandlerInTheWrongSectionFails) {
   for (const char* text : {kV3WithV2Handler, kV2WithV3Handler}) {
     FakeNode n = GoodNode();
     n.files["/etc/containerd/config.toml"] = text;
+    n.versions["/usr/bin/containerd"] = "containerd github.com/containerd/containerd/v2 2.1.9\n";
     DoctorReport r = RunDoctor(n);
     EXPECT_FALSE(r.ok()) << All(r);
     const Check* c = Find(r, "containerd", "config does not read: containerd ignores it");
@@ -325,6 +326,85 @@ TEST(Doctor, HandlerInTheWrongSectionFails) {
     EXPECT_EQ(c->status, CheckStatus::kFail);
     EXPECT_NE(c->advice.find("move it under plugins."), std::string::npos) << c->advice;
   }
+}
+
+// issue 30: a version 3 config on a containerd 1.7 node does not start.
+TEST(Doctor, FailsAVersion3ConfigOnContainerd17) {
+  FakeNode n = GoodNode();
+  n.versions["/usr/bin/containerd"] = "containerd github.com/containerd/containerd 1.7.24 abc\n";
+  n.files["/etc/containerd/config.toml"] = kV3WithV2Handler;
+  DoctorReport r = RunDoctor(n);
+  EXPECT_FALSE(r.ok()) << All(r);
+  const Check* c = Find(r, "containerd", "containerd 1.x reads versions 1 and 2 only");
+  ASSERT_NE(c, nullptr) << All(r);
+  EXPECT_EQ(c->status, CheckStatus::kFail);
+}
+
+// issue 29: NVIDIA's v1.20 drop-in defines the CRI table; containerd 1.7
+// replaces config.toml's with it whole, so the handler there is gone.
+constexpr const char* kMainWithHandlerAndImports = R"(version = 2
+imports = ["/etc/containerd/conf.d/*.toml"]
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit]
+runtime_type = "io.containerd.runc.v2"
+pod_annotations = ["oci-rlimit.io/*"]
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit.options]
+BinaryName = "/usr/bin/oci-rlimit-runtime"
+)";
+constexpr const char* kNvidiaDropin = R"(version = 2
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
+runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
+BinaryName = "/usr/bin/runc"
+)";
+
+TEST(Doctor, FailsAHandlerContainerd17HidesBehindNvidiasDropin) {
+  FakeNode n = GoodNode();
+  n.versions["/usr/bin/containerd"] = "containerd github.com/containerd/containerd 1.7.24 abc\n";
+  n.files["/etc/containerd/config.toml"] = kMainWithHandlerAndImports;
+  n.files["/etc/containerd/conf.d/99-nvidia.toml"] = kNvidiaDropin;
+  DoctorReport r = RunDoctor(n);
+  EXPECT_FALSE(r.ok()) << All(r);
+  const Check* c = Find(r, "containerd", "runtime handler \"oci-rlimit\" is hidden");
+  ASSERT_NE(c, nullptr) << All(r);
+  EXPECT_EQ(c->status, CheckStatus::kFail);
+  EXPECT_NE(c->what.find("/etc/containerd/conf.d/99-nvidia.toml"), std::string::npos) << c->what;
+  EXPECT_EQ(c->path, "/etc/containerd/config.toml");
+  // containerd 2.x merges it key by key: the same files are fine.
+  n.versions["/usr/bin/containerd"] = "containerd github.com/containerd/containerd/v2 2.1.9\n";
+  DoctorReport two = RunDoctor(n);
+  EXPECT_EQ(Find(two, "containerd", "is hidden"), nullptr) << All(two);
+  EXPECT_NE(Find(two, "containerd", "runtime handler \"oci-rlimit\""), nullptr) << All(two);
+}
+
+// The installer's record says a handler was set up; containerd reads none.
+TEST(Doctor, FailsAnInstalledHandlerContainerdDoesNotRead) {
+  FakeNode n = GoodNode();
+  n.files["/var/lib/oci-rlimit/node-install/mode.json"] =
+      R"({"prefix":"/usr","runtimes":["containerd"],"nvidia":false})";
+  n.files["/etc/containerd/config.toml"] = "version = 2\n";
+  DoctorReport r = RunDoctor(n);
+  const Check* c = Find(r, "containerd", "but containerd 1.x reads none");
+  ASSERT_NE(c, nullptr) << All(r);
+  EXPECT_EQ(c->status, CheckStatus::kFail);
+}
+
+// A handler whose BinaryName is gone FAILs, naming the file that wins.
+TEST(Doctor, FailsAHandlerWhoseProgramIsGoneNamingTheWinningFile) {
+  FakeNode n = GoodNode();
+  n.versions["/usr/bin/containerd"] = "containerd github.com/containerd/containerd/v2 2.1.9\n";
+  n.files["/etc/containerd/config.toml"] = kMainWithHandlerAndImports;
+  n.files["/etc/containerd/conf.d/99-nvidia.toml"] =
+      std::string(kNvidiaDropin) +
+      "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.oci-rlimit.options]\n"
+      "BinaryName = \"/gone/oci-rlimit-runtime\"\n";
+  DoctorReport r = RunDoctor(n);
+  EXPECT_FALSE(r.ok()) << All(r);
+  const Check* c = Find(r, "containerd", "runtime handler \"oci-rlimit\"");
+  ASSERT_NE(c, nullptr) << All(r);
+  EXPECT_EQ(c->status, CheckStatus::kFail) << All(r);
+  EXPECT_EQ(c->path, "/etc/containerd/conf.d/99-nvidia.toml") << All(r);
 }
 
 TEST(Doctor, ReportsAVersion3Config) {

@@ -242,7 +242,14 @@ Result<ConfigEdit> InstallHandler(std::string_view text, const std::string& sour
   if (!existing) return existing.error();
   const toml::table* stale = Handler(root, other, req.name);
   const bool remove_stale = stale != nullptr && IsOurs(*stale);
-  const toml::table* base = BaseHandler(root, plugin, req, at, edit.notes);
+  toml::table base_root;
+  if (!req.base_text.empty()) {
+    auto b = Parse(req.base_text, where + " (its base)");
+    if (!b) return b.error();
+    base_root = std::move(*b);
+  }
+  const toml::table* base =
+      BaseHandler(req.base_text.empty() ? root : base_root, plugin, req, at, edit.notes);
   if (base != nullptr) edit.base_binary = BinaryOf(*base);
   const toml::table want_handler = WantedHandler(base, req.binary);
   if (*existing != nullptr && **existing == want_handler && !remove_stale) {
@@ -252,7 +259,8 @@ Result<ConfigEdit> InstallHandler(std::string_view text, const std::string& sour
 
   toml::table want = root;
   if (!want.contains("version")) want.insert("version", 2);
-  const std::optional<std::string> add_default = DefaultToDeclare(root, plugin, req.name);
+  const std::optional<std::string> add_default =
+      req.declare_default ? DefaultToDeclare(root, plugin, req.name) : std::nullopt;
   const toml::table block_runtimes = PutHandlers(want, plugin, req.name, want_handler, add_default);
   if (remove_stale) {
     Runtimes(want, other)->erase(req.name);

@@ -38,6 +38,12 @@ struct HandlerRequest {
   std::string name = "oci-rlimit";
   std::string binary;         // options.BinaryName: the wrapper's absolute path
   std::string base = "runc";  // handler whose settings are copied (SystemdCgroup, ...)
+  // The text of the file the base handler is copied from (the file that wins
+  // it in containerd's view); "" for the edited file itself.
+  std::string base_text = {};
+  // Declare the default handler when the file lacks it (a whole runtimes
+  // table: config.toml); false for a drop-in that containerd 2.x merges.
+  bool declare_default = true;
 };
 
 struct ConfigEdit {

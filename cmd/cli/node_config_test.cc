@@ -239,6 +239,38 @@ TEST(InstallHandler, MovesAVersion2TableOutOfAVersion3File) {
   EXPECT_NE(edit->notes[0].find("does not read"), std::string::npos);
 }
 
+// issue 30: an up-to-date version 3 handler does not keep a stale version 2
+// table of ours beside it.
+TEST(InstallHandler, RemovesAStaleVersion2TableBesideAnUpToDateVersion3Handler) {
+  auto first = InstallHandler(kV3, "c.toml", {"oci-rlimit", kBin, "runc"});
+  ASSERT_TRUE(first.ok()) << first.error().Text();
+  const std::string text =
+      first->text +
+      "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.oci-rlimit.options]\n"
+      "BinaryName = \"/usr/bin/oci-rlimit-runtime\"\n";
+  auto edit = InstallHandler(text, "c.toml", {"oci-rlimit", kBin, "runc"});
+  ASSERT_TRUE(edit.ok()) << edit.error().Text();
+  EXPECT_TRUE(edit->changed);
+  toml::table out = P(edit->text);
+  EXPECT_EQ(HandlerIn(out, kCriPluginV2, "oci-rlimit"), nullptr) << edit->text;
+  EXPECT_NE(HandlerIn(out, kCriPluginV3, "oci-rlimit"), nullptr);
+}
+
+// A drop-in (containerd 2.x) copies the base from the file that wins it and
+// declares no default handler.
+TEST(InstallHandler, DropinCopiesTheBaseFromAnotherFile) {
+  HandlerRequest req{"oci-rlimit", kBin, "runc"};
+  req.base_text = kV2;
+  req.declare_default = false;
+  auto edit = InstallHandler("version = 2\n", "99-oci-rlimit.toml", req);
+  ASSERT_TRUE(edit.ok()) << edit.error().Text();
+  toml::table out = P(edit->text);
+  const toml::table* h = HandlerIn(out, kCriPluginV2, "oci-rlimit");
+  ASSERT_NE(h, nullptr) << edit->text;
+  EXPECT_EQ((*h)["options"]["SystemdCgroup"].value<bool>(), true) << edit->text;
+  EXPECT_EQ(HandlerIn(out, kCriPluginV2, "runc"), nullptr) << edit->text;
+}
+
 TEST(UninstallHandler, LeavesAHandlerThatIsNotOurs) {
   std::string text = std::string(kV2) +
                      "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.oci-rlimit]\n"

@@ -21,7 +21,11 @@ inline constexpr std::string_view kContainerdConfig = engines::kContainerdConfig
 // In the one hooks dir stock CRI-O reads (engines::kStockHooksDir), and in
 // CRI-O's drop-in dir (engines::kCrioConfDir).
 inline constexpr std::string_view kCrioHook = "/usr/share/containers/oci/hooks.d/oci-rlimit.json";
-inline constexpr std::string_view kCrioHandler = "/etc/crio/crio.conf.d/50-oci-rlimit.conf";
+// CRI-O reads crio.conf.d in name order, a later file winning per key: ours
+// sorts after NVIDIA's 99-nvidia.conf (toolkit 1.19+), which may hold a copy
+// of our handler. Installs before that wrote kOldCrioHandler.
+inline constexpr std::string_view kCrioHandler = "/etc/crio/crio.conf.d/99-oci-rlimit.conf";
+inline constexpr std::string_view kOldCrioHandler = "/etc/crio/crio.conf.d/50-oci-rlimit.conf";
 // NVIDIA's runtime where the GPU Operator puts it, then where the toolkit's
 // packages do: the wrapper takes the first that exists when a pod starts,
 // so a node installed before the operator still finds the operator's.
@@ -67,7 +71,7 @@ Result<std::string> RenderDropin(const std::vector<std::string>& rlimits,
 // The CRI-O hooks.d file: PREFIX/bin/oci-rlimit-hook at createRuntime, for
 // containers annotated oci-rlimit.io/enable=true.
 std::string RenderCrioHook(const std::string& prefix);
-// crio.conf.d/50-oci-rlimit.conf: the runtime handler oci-rlimit.
+// crio.conf.d/99-oci-rlimit.conf: the runtime handler oci-rlimit.
 std::string RenderCrioHandler(const std::string& prefix);
 
 }  // namespace ocirlimit::node

@@ -1,20 +1,26 @@
 #include "cli/node_install.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <ctime>
 
 #include "cli/node_config.h"
+#include "cli/node_ctd_plan.h"
 #include "cli/node_files.h"
 #include "cli/node_loop.h"
+#include "cli/node_preflight.h"
 #include "cli/node_record.h"
+#include "cli/node_restart.h"
+#include "cli/rooted_node_ops.h"
 #include "core/text.h"
 #include "effects/files.h"
 
 namespace ocirlimit::node {
 namespace {
 
-constexpr size_t kMaxConfigBytes = 4 << 20;
 constexpr size_t kMaxProgramBytes = size_t{256} << 20;
 constexpr const char* kPrograms[] = {"oci-rlimit-hook", "oci-rlimit-runtime", "oci-prlimit-helper",
                                      "oci-rlimit"};
@@ -22,14 +28,6 @@ constexpr const char* kPrograms[] = {"oci-rlimit-hook", "oci-rlimit-runtime", "o
 bool Exists(const std::string& path) {
   struct stat st {};
   return lstat(path.c_str(), &st) == 0;
-}
-
-// A node file's text; "" and *missing when it does not exist.
-Result<std::string> ReadNodeFile(const std::string& host, std::string_view path, bool* missing) {
-  auto text = ReadFileBounded(host + std::string(path), kMaxConfigBytes);
-  *missing = !text && text.error().err == ENOENT;
-  if (*missing) return std::string();
-  return text;
 }
 
 void AddUnique(std::vector<std::string>* v, const std::string& s) {
@@ -41,8 +39,7 @@ struct Plan {
   std::vector<std::string> rlimits;
   std::vector<std::string> nvidia_runtimes;
   std::string dropin;
-  bool ctd_missing = false;
-  std::optional<ConfigEdit> ctd;
+  std::optional<CtdPlan> ctd;
   std::optional<std::string> crio_hook;  // unset: a package's file is there, kept
   std::string crio_handler;
   std::vector<std::string> notes;
@@ -107,17 +104,16 @@ bool Has(const std::vector<std::string>& v, std::string_view s) {
 }
 
 Status PlanContainerd(const InstallArgs& a, Plan* p) {
-  const std::string path = std::string(kContainerdConfig);
-  auto text = ReadNodeFile(a.host, path, &p->ctd_missing);
-  if (!text) return text.error();
-  HandlerRequest req;
-  req.binary = p->mode.prefix + "/bin/" + std::string(kRuntimeBinaryName);
-  req.base = p->mode.nvidia ? "nvidia" : "runc";
-  auto edit = InstallHandler(*text, path, req);
-  if (!edit) return edit.error();
-  for (const auto& n : edit->notes) p->notes.push_back(n);
-  if (!edit->added_default.empty()) p->mode.ctd_added_default = edit->added_default;
-  p->ctd = std::move(*edit);
+  CtdRequest req;
+  req.handler.binary = p->mode.prefix + "/bin/" + std::string(kRuntimeBinaryName);
+  req.handler.base = p->mode.nvidia ? "nvidia" : "runc";
+  req.major = NodeContainerdMajor(a.host);
+  auto fs = RootedNodeOps(a.host.empty() ? "/" : a.host);
+  auto plan = PlanContainerdHandler(*fs, req);
+  if (!plan) return plan.error();
+  for (const auto& n : plan->edit.notes) p->notes.push_back(n);
+  if (!plan->edit.added_default.empty()) p->mode.ctd_added_default = plan->edit.added_default;
+  p->ctd = std::move(*plan);
   return Ok{};
 }
 
@@ -127,7 +123,9 @@ Status PlanContainerd(const InstallArgs& a, Plan* p) {
 std::vector<std::string> NvidiaRuntimes(const Plan& p) {
   if (!p.mode.nvidia_runtime.empty()) return {p.mode.nvidia_runtime};
   std::vector<std::string> out = NvidiaRuntimeCandidates();
-  if (p.ctd && p.ctd->base_binary.starts_with("/")) AddUnique(&out, p.ctd->base_binary);
+  if (p.ctd && p.ctd->edit.base_binary.starts_with("/")) {
+    AddUnique(&out, p.ctd->edit.base_binary);
+  }
   return out;
 }
 
@@ -163,8 +161,33 @@ Result<Plan> Decide(const InstallArgs& a, const NodeRecord& rec) {
       p.crio_hook = RenderCrioHook(p.mode.prefix);
     }
     p.crio_handler = RenderCrioHandler(p.mode.prefix);
+    auto fs = RootedNodeOps(a.host.empty() ? "/" : a.host);
+    auto st = CheckCrioVisible(*fs, std::string(kCrioHandler), p.crio_handler,
+                               p.mode.prefix + "/bin/" + std::string(kRuntimeBinaryName));
+    if (!st) return st.error();
   }
   return p;
+}
+
+// Every file the run may write (node paths), for the checks before it.
+std::vector<std::string> Targets(const Plan& p) {
+  std::vector<std::string> out;
+  for (const char* prog : kPrograms) out.push_back(p.mode.prefix + "/bin/" + prog);
+  out.emplace_back(kDropin);
+  if (p.crio_hook) out.emplace_back(kCrioHook);
+  if (!p.crio_handler.empty()) out.emplace_back(kCrioHandler);
+  if (p.ctd) out.push_back(p.ctd->path);
+  out.push_back(std::string(kStateDir) + "/manifest");
+  out.push_back(std::string(kStateDir) + "/mode.json");
+  return out;
+}
+
+Status CheckTargets(const InstallArgs& a, const Plan& p) {
+  std::vector<std::string> sources;
+  if (!a.source.empty()) {
+    for (const char* prog : kPrograms) sources.push_back(a.source + "/" + prog);
+  }
+  return CheckWritable(a.host, Targets(p), sources);
 }
 
 void PrintPlan(const Plan& p, std::ostream& out) {
@@ -173,6 +196,44 @@ void PrintPlan(const Plan& p, std::ostream& out) {
   out << "plan prefix=" << p.mode.prefix << "\n"
       << "plan runtimes=" << runtimes << "\n"
       << "plan nvidia=" << (p.mode.nvidia ? "yes" : "no") << "\n";
+}
+
+// The restarts to ask for: this run's and every earlier one the engine has
+// not done yet (node_restart.h), remembered; "plan restart=ENGINES". With
+// `rec` null (--check) nothing is remembered.
+Status PlanRestart(const std::string& host, const std::vector<std::string>& changed,
+                   NodeRecord* rec, std::ostream& out) {
+  const std::string file = std::string(kStateDir) + "/" + kRestartFile;
+  auto old = ReadFileBounded(host + file, 1 << 16);
+  std::vector<PendingRestart> pending = StillPending(
+      host, old ? ParsePending(*old) : std::vector<PendingRestart>{}, changed, time(nullptr));
+  // Remembered: those of an engine seen running the old config.
+  std::vector<PendingRestart> kept;
+  for (const auto& p : pending) {
+    if (!EngineStartTimes(host, p.engine).empty()) kept.push_back(p);
+  }
+  if (rec != nullptr && kept.empty() && old) {
+    if (unlink((host + file).c_str()) != 0) return MakeError("remove " + Quote(host + file), errno);
+  } else if (rec != nullptr && !kept.empty() && (!old || *old != RenderPending(kept))) {
+    if (auto st = rec->Write(file, RenderPending(kept), 0644); !st) return st;
+  }
+  std::string services;
+  for (const auto& p : pending) services += (services.empty() ? "" : " ") + p.engine;
+  out << "plan restart=" << services << "\n";
+  return Ok{};
+}
+
+// containerd's handler where containerd reads it; true when a file changed.
+Result<bool> ApplyContainerd(const CtdPlan& c, NodeRecord* rec, std::ostream& out) {
+  if (c.dropin) return rec->Place(c.path, c.edit.text, 0644, out);
+  if (c.missing) {
+    if (auto st = rec->EnsureDir("/etc/containerd"); !st) return st.error();
+    if (auto st = rec->Record("ctdcreated", c.path); !st) return st.error();
+  }
+  if (!c.edit.changed && !c.missing) return false;
+  if (auto st = rec->Write(c.path, c.edit.text, 0644); !st) return st.error();
+  out << "wrote " << c.path << " (handler oci-rlimit)\n";
+  return true;
 }
 
 Status Apply(const InstallArgs& a, const Plan& p, NodeRecord* rec, std::ostream& out) {
@@ -188,28 +249,22 @@ Status Apply(const InstallArgs& a, const Plan& p, NodeRecord* rec, std::ostream&
       return st.error();
   }
   if (!p.crio_handler.empty()) {
+    const std::string old(kOldCrioHandler);
+    if (rec->Recorded("created", old) && unlink((a.host + old).c_str()) == 0) {
+      out << "removed " << old << " (now " << kCrioHandler << ")\n";
+    }
     auto st = rec->Place(std::string(kCrioHandler), p.crio_handler, 0644, out);
     if (!st) return st.error();
     if (*st) restart.emplace_back("crio");
   }
   if (auto st = rec->Place(std::string(kDropin), p.dropin, 0644, out); !st) return st.error();
   if (p.ctd) {
-    const std::string path(kContainerdConfig);
-    if (p.ctd_missing) {
-      if (auto st = rec->EnsureDir("/etc/containerd"); !st) return st.error();
-      if (auto st = rec->Record("ctdcreated", path); !st) return st.error();
-    }
-    if (p.ctd->changed || p.ctd_missing) {
-      if (auto st = rec->Write(path, p.ctd->text, 0644); !st) return st.error();
-      out << "wrote " << path << " (handler oci-rlimit)\n";
-      restart.emplace_back("containerd");
-    }
+    auto st = ApplyContainerd(*p.ctd, rec, out);
+    if (!st) return st.error();
+    if (*st) restart.emplace_back("containerd");
   }
   if (auto st = rec->SaveMode(p.mode); !st) return st.error();
-  std::string services;
-  for (const auto& s : restart) services += (services.empty() ? "" : " ") + s;
-  out << "plan restart=" << services << "\n";
-  return Ok{};
+  return PlanRestart(a.host, restart, rec, out);
 }
 
 }  // namespace
@@ -226,12 +281,16 @@ int RunInstall(const InstallArgs& a, std::ostream& out, std::ostream& err) {
     return 1;
   }
   auto plan = Decide(a, *rec);
-  if (!plan) {
-    err << "oci-rlimit node: " << plan.error().Text() << ", nothing changed\n";
+  Status checked = plan ? CheckTargets(a, *plan) : Status(plan.error());
+  if (!checked) {
+    err << "oci-rlimit node: " << checked.error().Text() << ", nothing changed\n";
     return 1;
   }
   PrintPlan(*plan, out);
-  if (a.check) return 0;  // the run after it says the notes
+  if (a.check) {  // the run after it says the notes
+    return PlanRestart(a.host, {}, nullptr, out) ? 0 : 1;
+  }
+  RemoveLeftoverTemps(a.host, Targets(*plan), out);
   for (const auto& n : plan->notes) err << "oci-rlimit node: " << n << "\n";
   if (auto st = Apply(a, *plan, &*rec, out); !st) {
     err << "oci-rlimit node: " << st.error().Text() << "\n";

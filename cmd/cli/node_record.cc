@@ -149,7 +149,7 @@ Status NodeRecord::Rewrite(std::vector<ManifestEntry> keep) {
     entries_ = std::move(keep);
     return SaveManifest();
   }
-  for (const char* name : {"manifest", "mode.json"}) {
+  for (const char* name : {"manifest", "mode.json", "restart"}) {
     if (unlink(Host(StateFile(name)).c_str()) != 0 && errno != ENOENT) {
       return MakeError("remove " + Quote(Host(StateFile(name))), errno);
     }

@@ -8,9 +8,12 @@
 
 #include "adapters/oci/runtime_state.h"
 #include "cli/node_config.h"
+#include "cli/node_ctd_plan.h"
 #include "cli/node_install.h"
 #include "cli/node_live.h"
+#include "cli/node_preflight.h"
 #include "cli/node_record.h"
+#include "cli/rooted_node_ops.h"
 #include "core/text.h"
 #include "effects/files.h"
 
@@ -22,8 +25,58 @@ constexpr size_t kMaxConfigBytes = 4 << 20;
 struct Removal {
   std::vector<std::string> restart;
   std::vector<std::string> roots;
-  bool kept_handler = false;  // containerd's handler stayed for its running pods
+  bool kept_handler = false;            // containerd's handler stayed for its running pods
+  std::vector<std::string> kept_files;  // our containerd drop-in, kept with the handler
+  std::string copy_in;  // a file containerd still reads our handler from (NVIDIA's copy)
 };
+
+bool IsOurDropin(const ManifestEntry& e) {
+  return e.kind == "created" && e.path.starts_with("/etc/containerd/") &&
+         e.path.ends_with("/" + std::string(kContainerdDropinName));
+}
+
+// Our containerd drop-in (node_ctd_plan.h), unless kept for running pods.
+Status RemoveContainerdDropin(const NodeRecord& rec, bool keep, Removal* r, std::ostream& out) {
+  for (const auto& e : rec.entries()) {
+    if (!IsOurDropin(e)) continue;
+    if (keep) {
+      r->kept_files.push_back(e.path);
+      r->kept_handler = true;
+      out << "kept " << e.path
+          << " (version 3: containerd 2.x needs its handler to exec into the pods that still "
+             "use it)\n";
+      continue;
+    }
+    if (unlink((rec.host() + e.path).c_str()) != 0 && errno != ENOENT) {
+      return MakeError("remove " + Quote(rec.host() + e.path), errno);
+    }
+    out << "removed " << e.path << "\n";
+    r->restart.emplace_back("containerd");
+  }
+  return Ok{};
+}
+
+// The version our containerd drop-in holds (0 when there is none).
+int64_t DropinVersion(const NodeRecord& rec) {
+  for (const auto& e : rec.entries()) {
+    if (!IsOurDropin(e)) continue;
+    auto text = ReadFileBounded(rec.host() + e.path, kMaxConfigBytes);
+    if (text && text->starts_with("version = 3")) return 3;
+    if (text) return 2;
+  }
+  return 0;
+}
+
+// After the removal, containerd must read no handler oci-rlimit that runs the
+// wrapper: NVIDIA's toolkit copies every handler into its drop-in.
+Status CheckContainerdForgets(const NodeRecord& rec, Removal* r) {
+  if (r->kept_handler) return Ok{};
+  auto fs = RootedNodeOps(rec.host().empty() ? "/" : rec.host());
+  auto source = WrapperHandlerSource(*fs, NodeContainerdMajor(rec.host()), "oci-rlimit");
+  if (!source) return source.error();
+  r->copy_in = *source;
+  return Ok{};
+}
 
 // The runc roots containerd's handler `oci-rlimit` passes, into `r`.
 Status ReadContainerdRoots(const NodeRecord& rec, Removal* r) {
@@ -44,6 +97,7 @@ Status ReadContainerdRoots(const NodeRecord& rec, Removal* r) {
 // so a removed handler strands exec into those pods after a restart (1.6 and
 // 1.7 keep what they need in the sandbox's own record).
 Status RemoveContainerdHandler(const NodeRecord& rec, bool live, Removal* r, std::ostream& out) {
+  if (r->kept_handler) return Ok{};  // our drop-in stayed for running pods
   const std::string path(kContainerdConfig);
   const std::string full = rec.host() + path;
   auto text = ReadFileBounded(full, kMaxConfigBytes);
@@ -70,13 +124,16 @@ Status RemoveContainerdHandler(const NodeRecord& rec, bool live, Removal* r, std
 
 // The CRI-O handler's drop-in, before anything else of ours goes.
 Status RemoveCrioHandler(const NodeRecord& rec, Removal* r, std::ostream& out) {
-  const std::string path(kCrioHandler);
-  if (!rec.Recorded("created", path)) return Ok{};
-  if (unlink((rec.host() + path).c_str()) != 0 && errno != ENOENT) {
-    return MakeError("remove " + Quote(rec.host() + path), errno);
+  for (std::string_view p : {kCrioHandler, kOldCrioHandler}) {
+    const std::string path(p);
+    if (!rec.Recorded("created", path)) continue;
+    if (unlink((rec.host() + path).c_str()) != 0) {
+      if (errno == ENOENT) continue;
+      return MakeError("remove " + Quote(rec.host() + path), errno);
+    }
+    out << "removed " << path << "\n";
+    r->restart.emplace_back("crio");
   }
-  out << "removed " << path << "\n";
-  r->restart.emplace_back("crio");
   return Ok{};
 }
 
@@ -129,6 +186,46 @@ std::vector<std::string> LiveIds(const NodeRecord& rec, const UninstallArgs& a, 
   return ids;
 }
 
+// The engines' handlers go first (nothing else is removed when one cannot),
+// then containerd must read none that runs the wrapper.
+Status RemoveHandlers(const NodeRecord& rec, bool live, Removal* r, std::ostream& out) {
+  if (auto st = RemoveContainerdDropin(rec, live && DropinVersion(rec) >= 3, r, out); !st) {
+    return MakeError(st.error().Text() + ", nothing removed");
+  }
+  if (auto st = RemoveContainerdHandler(rec, live, r, out); !st) {
+    return MakeError(st.error().Text() + ", nothing removed");
+  }
+  if (auto st = CheckContainerdForgets(rec, r); !st) return st;
+  return RemoveCrioHandler(rec, r, out);
+}
+
+// What stays for whom, on stderr; the exit status (0: nothing kept).
+int Kept(const Removal& r, bool live, const std::string& wrapper,
+         const std::vector<std::string>& ids, std::ostream& err) {
+  if (!r.copy_in.empty()) {
+    err << "oci-rlimit node: kept " << wrapper << ": containerd still reads handler "
+        << "\"oci-rlimit\" from " << r.copy_in
+        << " (a copy another tool made, as NVIDIA's toolkit does); remove the handler there "
+           "(or restart NVIDIA's toolkit pod so it rebuilds the file), then run --uninstall "
+           "again\n";
+    return 1;
+  }
+  if (live) {
+    err << "oci-rlimit node: kept " << wrapper << " and " << kDropin
+        << (r.kept_handler ? std::string(" and containerd's handler oci-rlimit") : std::string())
+        << ": " << ids.size() << " container(s) created through it still exist ("
+        << Joined(ids, ", ")
+        << "), and stopping, exec and removing them run it; drain them (docs/deployment.md), "
+           "then run --uninstall again, or pass --force\n";
+    return 3;
+  }
+  if (!ids.empty()) {
+    err << "oci-rlimit node: --force: removed " << wrapper << " while " << ids.size()
+        << " container(s) created through it still exist (" << Joined(ids, ", ") << ")\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
@@ -141,6 +238,10 @@ int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
     out << "nothing installed under " << (a.host.empty() ? "/" : a.host) << "\n";
     return 0;
   }
+  std::vector<std::string> written = {std::string(kContainerdConfig),
+                                      std::string(kStateDir) + "/manifest"};
+  for (const auto& e : rec->entries()) written.push_back(e.path);
+  RemoveLeftoverTemps(a.host, written, out);
   Removal r;
   if (auto st = ReadContainerdRoots(*rec, &r); !st) {
     err << "oci-rlimit node: " << st.error().Text() << ", nothing removed\n";
@@ -149,16 +250,15 @@ int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
   std::string wrapper;
   std::vector<std::string> ids = LiveIds(*rec, a, &r, &wrapper);
   const bool live = !ids.empty() && !a.force;
-  if (auto st = RemoveContainerdHandler(*rec, live, &r, out); !st) {
-    err << "oci-rlimit node: " << st.error().Text() << ", nothing removed\n";
-    return 1;
-  }
-  if (auto st = RemoveCrioHandler(*rec, &r, out); !st) {
+  if (auto st = RemoveHandlers(*rec, live, &r, out); !st) {
     err << "oci-rlimit node: " << st.error().Text() << "\n";
     return 1;
   }
-  std::vector<std::string> keep;
-  if (live) keep = {wrapper, std::string(kDropin)};
+  std::vector<std::string> keep = r.kept_files;
+  if (live || !r.copy_in.empty()) {
+    keep.push_back(wrapper);
+    keep.emplace_back(kDropin);
+  }
   std::vector<ManifestEntry> left = RemoveFiles(*rec, keep, err);
   if (r.kept_handler) {
     for (const auto& e : rec->entries()) {
@@ -176,19 +276,7 @@ int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
     return 1;
   }
   out << "plan restart=" << Joined(r.restart, " ") << "\n";
-  if (!keep.empty()) {
-    err << "oci-rlimit node: kept " << wrapper << " and " << kDropin
-        << (r.kept_handler ? std::string(" and containerd's handler oci-rlimit") : std::string())
-        << ": " << ids.size() << " container(s) created through it still exist ("
-        << Joined(ids, ", ")
-        << "), and stopping, exec and removing them run it; drain them (docs/deployment.md), "
-           "then run --uninstall again, or pass --force\n";
-    return 3;
-  }
-  if (!ids.empty()) {
-    err << "oci-rlimit node: --force: removed " << wrapper << " while " << ids.size()
-        << " container(s) created through it still exist (" << Joined(ids, ", ") << ")\n";
-  }
+  if (int rc = Kept(r, live, wrapper, ids, err); rc != 0) return rc;
   out << "uninstalled from " << (a.host.empty() ? "/" : a.host) << "\n";
   return 0;
 }

@@ -115,9 +115,56 @@ run_tool() {
   return "$rc"
 }
 
+# The systemd units that run each engine: its own, then k3s's and RKE2's
+# (their containerd runs under the k3s or rke2 service).
+units_of() {
+  case "$1" in
+    containerd) echo containerd k3s k3s-agent rke2-server rke2-agent ;;
+    *) echo "$1" ;;
+  esac
+}
+
+# Without systemd (or with none of the units): signal the engine's process,
+# as NVIDIA's installer does. containerd does not handle SIGHUP and exits, so
+# its supervisor starts it again on the new config; CRI-O reloads on SIGHUP.
+signal_engine() {
+  local comm pid sent=1
+  for comm in "$host"/proc/[0-9]*/comm; do
+    [[ $(cat "$comm" 2>/dev/null) == "$1" ]] || continue
+    pid=${comm#"$host"/proc/}; pid=${pid%/comm}
+    kill -HUP "$pid" 2>/dev/null && sent=0
+  done
+  return "$sent"
+}
+
+restart_one() {
+  local unit
+  for unit in $(units_of "$1"); do
+    chroot "${host:-/}" systemctl restart "$unit" 2>/dev/null && return 0
+  done
+  signal_engine "$1" && return 0
+  echo "$prog: could not restart $1 (units: $(units_of "$1"); no $1 process to signal)" >&2
+  return 1
+}
+
 restart_engines() {
-  # shellcheck disable=SC2086 # a list of unit names
-  if ((restart)) && [[ -n ${plan_restart:-} ]]; then chroot "${host:-/}" systemctl restart $plan_restart; fi
+  local e
+  ((restart)) && [[ -n ${plan_restart:-} ]] || return 0
+  for e in $plan_restart; do restart_one "$e" || true; done
+}
+
+# After a restart, the engines must run the new config: `node install --check`
+# says which still started before it was written (node_restart.h). A restart
+# that did not happen is remembered, and the next run asks for it again.
+verify_restarted() {
+  local i
+  ((restart)) && [[ -n ${plan_restart:-} ]] || return 0
+  for ((i = 0; i < ${OCI_RLIMIT_RESTART_WAIT:-30}; i++)); do
+    run_tool install --check --host-root "${host:-/}" "${pass[@]}" >/dev/null || return 1
+    [[ -z $plan_restart ]] && return 0
+    sleep 1
+  done
+  die "$plan_restart still runs the config from before this install; restart it (oci-rlimit node install remembers, and its next run asks again)"
 }
 
 plan_restart=""
@@ -133,3 +180,4 @@ run_tool install --check --host-root "${host:-/}" "${pass[@]}" >/dev/null || exi
 check_runs_on_node "$src"
 run_tool install --host-root "${host:-/}" --source "$src" "${pass[@]}" || exit 1
 restart_engines
+verify_restarted

@@ -421,7 +421,7 @@ TEST_F(K8sInstallerTest, CrioNodeGetsTheHookAndTheHandler) {
   EXPECT_EQ(hook["hook"]["path"], "/usr/local/bin/oci-rlimit-hook");
   EXPECT_EQ(hook["stages"], Json::array({"createRuntime"}));
   EXPECT_EQ(hook["when"]["annotations"]["^oci-rlimit\\.io/enable$"], "^true$");
-  toml::table crio = ParseToml(HostFile("/etc/crio/crio.conf.d/50-oci-rlimit.conf"));
+  toml::table crio = ParseToml(HostFile("/etc/crio/crio.conf.d/99-oci-rlimit.conf"));
   EXPECT_EQ(crio["crio"]["runtime"]["runtimes"]["oci-rlimit"]["runtime_path"].value<std::string>(),
             kWrapper);
   EXPECT_FALSE(crio["crio"]["runtime"]["runtimes"]["oci-rlimit"]["monitor_env"]);
@@ -678,7 +678,7 @@ TEST_F(K8sInstallerTest, OddPrefixRendersValidFiles) {
   ASSERT_EQ(r.status, 0) << r.err;
   Json hook = Json::parse(HostFile("/usr/share/containers/oci/hooks.d/oci-rlimit.json"));
   EXPECT_EQ(hook["hook"]["path"], prefix + "/bin/oci-rlimit-hook");
-  toml::table crio = ParseToml(HostFile("/etc/crio/crio.conf.d/50-oci-rlimit.conf"));
+  toml::table crio = ParseToml(HostFile("/etc/crio/crio.conf.d/99-oci-rlimit.conf"));
   EXPECT_EQ(crio["crio"]["runtime"]["runtimes"]["oci-rlimit"]["runtime_path"].value<std::string>(),
             prefix + "/bin/oci-rlimit-runtime");
   EXPECT_EQ(DropinRuntimes(), std::vector<std::string>{"/opt/nv \"x\"/runtime"});
@@ -821,7 +821,7 @@ TEST_F(K8sInstallerTest, UninstallFindsCrioContainersByTheirHandler) {
                           "runc0ours)"),
             std::string::npos)
       << kept.err;
-  EXPECT_FALSE(fs::exists(host_ + "/etc/crio/crio.conf.d/50-oci-rlimit.conf"))
+  EXPECT_FALSE(fs::exists(host_ + "/etc/crio/crio.conf.d/99-oci-rlimit.conf"))
       << "the handler goes first";
   EXPECT_TRUE(fs::exists(host_ + kWrapper));
 

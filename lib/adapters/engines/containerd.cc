@@ -90,6 +90,9 @@ Result<ContainerdConfig> ParseContainerdConfig(std::string_view text, const std:
     }
   }
   if (auto s = ReadNri(*root, source, out.nri); !s) return s.error();
+  if (const toml::table* plugins = TomlTableAt(*root, {"plugins"})) {
+    for (const auto& [key, node] : *plugins) out.plugin_tables.emplace_back(key.str());
+  }
   auto imports = TomlStrings(*root, "imports", source);
   if (!imports) return imports.error();
   out.imports = imports->value_or(std::vector<std::string>{});
@@ -115,71 +118,6 @@ ContainerdNri NriSettings(const ContainerdConfig& cfg, int containerd_major) {
   out.plugin_path = cfg.nri.plugin_path.value_or(std::string(kNriPluginDir));
   if (out.plugin_path.empty()) out.plugin_path = std::string(kNriPluginDir);
   return out;
-}
-
-namespace {
-
-// The files an `imports` entry names: the path itself, or with a glob in
-// its file name, the matching names of its directory in order.
-std::vector<std::string> ImportPaths(NodeFiles& fs, const std::string& entry) {
-  const size_t slash = entry.rfind('/');
-  const std::string base = slash == std::string::npos ? entry : entry.substr(slash + 1);
-  if (slash == std::string::npos || base.find_first_of("*?[") == std::string::npos) return {entry};
-  std::vector<std::string> out;
-  const std::string dir = entry.substr(0, slash);
-  for (const auto& name : fs.ListDir(dir)) {
-    if (GlobMatch(base, name)) out.push_back(Cat(dir, "/", name));
-  }
-  return out;
-}
-
-// Merges an imported file into `into`: its handlers replace same-named
-// ones, its settings win.
-void Merge(ContainerdConfig& into, ContainerdConfig from) {
-  for (auto& h : from.handlers) {
-    h.read = CriPluginFor(into.version) == h.plugin;
-    auto same = std::find_if(into.handlers.begin(), into.handlers.end(), [&](const auto& x) {
-      return x.name == h.name && x.plugin == h.plugin;
-    });
-    if (same != into.handlers.end()) {
-      *same = std::move(h);
-    } else {
-      into.handlers.push_back(std::move(h));
-    }
-  }
-  if (from.default_runtime_name) into.default_runtime_name = from.default_runtime_name;
-  if (from.nri.disable) into.nri.disable = from.nri.disable;
-  if (from.nri.socket_path) into.nri.socket_path = from.nri.socket_path;
-  if (from.nri.plugin_path) into.nri.plugin_path = from.nri.plugin_path;
-}
-
-}  // namespace
-
-Result<std::optional<ContainerdFiles>> ReadContainerdConfig(NodeFiles& fs) {
-  const std::string main(kContainerdConfig);
-  auto text = fs.ReadFile(main);
-  if (!text) {
-    if (text.error().err == ENOENT) return std::optional<ContainerdFiles>();
-    return text.error().Wrap(main);
-  }
-  auto cfg = ParseContainerdConfig(*text, main);
-  if (!cfg) return cfg.error();
-  ContainerdFiles out{*cfg, {main}};
-  for (const auto& entry : cfg->imports) {
-    for (const auto& path : ImportPaths(fs, entry)) {
-      if (std::find(out.read.begin(), out.read.end(), path) != out.read.end()) continue;
-      auto t = fs.ReadFile(path);
-      if (!t) {
-        if (t.error().err == ENOENT) continue;  // containerd skips a missing import
-        return t.error().Wrap(path);
-      }
-      auto imported = ParseContainerdConfig(*t, path);
-      if (!imported) return imported.error();
-      out.read.push_back(path);
-      Merge(out.config, std::move(*imported));
-    }
-  }
-  return std::optional<ContainerdFiles>(std::move(out));
 }
 
 }  // namespace ocirlimit::engines

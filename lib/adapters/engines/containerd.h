@@ -37,6 +37,9 @@ struct ContainerdConfig {
   std::optional<std::string> default_runtime_name;
   ContainerdNriSection nri;
   std::vector<std::string> imports;
+  // The tables under `plugins` this file defines ("io.containerd.grpc.v1.cri", ...):
+  // containerd 1.x replaces each of them whole when an import defines it.
+  std::vector<std::string> plugin_tables;
 };
 
 // The CRI plugin whose tables a config of `version` reads, or "".
@@ -58,15 +61,33 @@ struct ContainerdNri {
 };
 ContainerdNri NriSettings(const ContainerdConfig& cfg, int containerd_major);
 
-// The node's containerd config: /etc/containerd/config.toml, then its
-// imports in order (a glob in the file name matches in name order; the
-// file importing itself, as the GPU Operator writes it on 1.7, is skipped).
-// A later file's handler of the same name replaces an earlier one, and its
-// default_runtime_name and NRI keys win. nullopt when the file is missing.
+// The node's containerd config as containerd of major version `major` reads
+// it (containerd_view.cc): /etc/containerd/config.toml, then its imports in
+// order (a glob in the file name matches in name order; a file imported
+// twice, or the main file importing itself as the GPU Operator writes it on
+// 1.7, is read once). Measured with containerd 1.7.24 and 2.1.9:
+// - 1.x: a table under `plugins` that an imported file defines REPLACES the
+//   one read so far whole (the CRI table, with every handler and
+//   default_runtime_name; the NRI table); a version 3 file anywhere is
+//   refused (containerd does not start);
+// - 2.x: every file is merged key by key, the later file winning per key;
+//   the merged config has the highest version of its files, and only that
+//   version's CRI table is read (a version 2 table beside a version 3 file
+//   is ignored, not migrated).
+// `major` 0 (unknown): 2 when the main file says version 3, else 1.
+// nullopt when the main file is missing.
 struct ContainerdFiles {
-  ContainerdConfig config;
-  std::vector<std::string> read;  // the files read, main first
+  ContainerdConfig config;                // the merged view: handlers, default, NRI
+  std::vector<std::string> read;          // the files read, main first
+  int major = 1;                          // the merge rules used (1 or 2)
+  std::string cri_source;                 // 1.x: the file whose CRI table containerd reads
+  std::vector<ContainerdHandler> hidden;  // 1.x: handlers a later CRI table replaced
 };
-[[nodiscard]] Result<std::optional<ContainerdFiles>> ReadContainerdConfig(NodeFiles& fs);
+[[nodiscard]] Result<std::optional<ContainerdFiles>> ReadContainerdConfig(NodeFiles& fs,
+                                                                          int major = 0);
+
+// containerd's major version from `containerd --version` output ("containerd
+// github.com/containerd/containerd/v2 2.1.9 ..."), or 0.
+int ContainerdMajor(std::string_view version_number);
 
 }  // namespace ocirlimit::engines

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
 #include "tests/testing/case_name.h"
 #include "tests/testing/deep_toml.h"
 #include "tests/testing/fake_node_files.h"
@@ -145,7 +148,7 @@ TEST(ReadContainerdConfig, FollowsImportsSkippingItself) {
       "[plugins.'io.containerd.grpc.v1.cri'.containerd.runtimes.oci-rlimit.options]\n"
       "BinaryName = '/usr/bin/oci-rlimit-runtime'\n";
   fs.files["/etc/containerd/conf.d/README"] = "not toml [";
-  auto got = ReadContainerdConfig(fs);
+  auto got = ReadContainerdConfig(fs, 2);
   ASSERT_TRUE(got) << got.error().Text();
   ASSERT_TRUE(got->has_value());
   EXPECT_EQ((*got)->read, (std::vector<std::string>{"/etc/containerd/config.toml",
@@ -156,6 +159,167 @@ TEST(ReadContainerdConfig, FollowsImportsSkippingItself) {
             "/etc/containerd/conf.d/10-ours.toml");
   ASSERT_NE(FindHandler((*got)->config, "nvidia"), nullptr);
 }
+
+// Shaped like NVIDIA's toolkit v1.20 on a node: config.toml with the admin's
+// handler and `imports`, and conf.d/99-nvidia.toml holding a copy of the CRI
+// table (gpu-node-today.md). What containerd 1.7.24 and 2.1.9 made of these
+// files (`containerd config dump`) is the `want` of each case.
+const std::string kMainV2 = R"(version = 2
+imports = ["/etc/containerd/conf.d/*.toml"]
+[plugins."io.containerd.grpc.v1.cri".containerd]
+default_runtime_name = "runc"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit]
+runtime_type = "io.containerd.runc.v2"
+pod_annotations = ["oci-rlimit.io/*"]
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit.options]
+BinaryName = "/usr/local/bin/oci-rlimit-runtime"
+[plugins."io.containerd.nri.v1.nri"]
+disable = false
+)";
+const std::string kNvidiaDropinV2 = R"(version = 2
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
+runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
+BinaryName = "/usr/local/nvidia/toolkit/nvidia-container-runtime"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit.options]
+Root = "/x"
+)";
+
+struct ViewCase {
+  std::string name;
+  int major;
+  std::map<std::string, std::string> files;
+  // "name=BinaryName@source" of each handler containerd reads, in order.
+  std::vector<std::string> handlers;
+  std::vector<std::string> hidden = {};  // names a later CRI table hid (1.x)
+  std::string cri_source = "/etc/containerd/config.toml";
+  std::string default_handler = "runc";
+  bool nri = true;
+  std::string error = "";
+};
+
+class ContainerdView : public ::testing::TestWithParam<ViewCase> {};
+
+TEST_P(ContainerdView, MergesAsThatContainerdDoes) {
+  const auto& c = GetParam();
+  testing::FakeFiles fs;
+  for (const auto& [path, text] : c.files) fs.files[path] = text;
+  auto got = ReadContainerdConfig(fs, c.major);
+  if (!c.error.empty()) {
+    ASSERT_FALSE(got);
+    EXPECT_NE(got.error().Text().find(c.error), std::string::npos) << got.error().Text();
+    return;
+  }
+  ASSERT_TRUE(got) << got.error().Text();
+  ASSERT_TRUE(got->has_value());
+  const ContainerdFiles& v = **got;
+  std::vector<std::string> handlers;
+  for (const auto& h : v.config.handlers) {
+    if (h.read) handlers.push_back(h.name + "=" + h.binary_name + "@" + h.source);
+  }
+  std::vector<std::string> hidden;
+  for (const auto& h : v.hidden) hidden.push_back(h.name);
+  std::vector<std::string> want = c.handlers;
+  std::vector<std::string> want_hidden = c.hidden;
+  for (auto* list : {&handlers, &want, &hidden, &want_hidden})
+    std::sort(list->begin(), list->end());
+  EXPECT_EQ(handlers, want);
+  EXPECT_EQ(hidden, want_hidden);
+  EXPECT_EQ(v.cri_source, c.cri_source);
+  EXPECT_EQ(DefaultHandlerName(v.config), c.default_handler);
+  EXPECT_EQ(NriSettings(v.config, v.major).enabled, c.nri);
+}
+
+const std::string kMain = "/etc/containerd/config.toml";
+const std::string kNv = "/etc/containerd/conf.d/99-nvidia.toml";
+const std::string kOurs = "/etc/containerd/conf.d/99-oci-rlimit.toml";
+const std::string kWrap = "/usr/local/bin/oci-rlimit-runtime";
+const std::string kNvBin = "/usr/local/nvidia/toolkit/nvidia-container-runtime";
+
+std::string ToV3(std::string s) {
+  for (size_t at = s.find("io.containerd.grpc.v1.cri"); at != std::string::npos;
+       at = s.find("io.containerd.grpc.v1.cri", at + 28)) {
+    s.replace(at, 25, "io.containerd.cri.v1.runtime");
+  }
+  s.replace(s.find("version = 2"), 11, "version = 3");
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Imports, ContainerdView,
+    ::testing::Values(
+        // 1.7: NVIDIA's drop-in replaces the CRI table whole: runc and our
+        // handler vanish, the default with them; the NRI table stays.
+        ViewCase{"V17DropinHidesTheMainCriTable",
+                 1,
+                 {{kMain, kMainV2}, {kNv, kNvidiaDropinV2}},
+                 {"nvidia=" + kNvBin + "@" + kNv, "oci-rlimit=@" + kNv},
+                 {"runc", "oci-rlimit"},
+                 kNv},
+        // 2.1: key by key; our BinaryName stays beside the drop-in's Root.
+        ViewCase{
+            "V2MergesKeyByKey",
+            2,
+            {{kMain, kMainV2}, {kNv, kNvidiaDropinV2}},
+            {"runc=@" + kMain, "oci-rlimit=" + kWrap + "@" + kNv, "nvidia=" + kNvBin + "@" + kNv}},
+        // 2.1: a version 3 drop-in makes the merged config version 3, and
+        // the main file's version 2 table is ignored, not migrated.
+        ViewCase{"V2Version3DropinIgnoresTheVersion2Table",
+                 2,
+                 {{kMain, kMainV2}, {kNv, ToV3(kNvidiaDropinV2)}},
+                 {"nvidia=" + kNvBin + "@" + kNv, "oci-rlimit=@" + kNv}},
+        // Our own drop-in after NVIDIA's wins on 2.x.
+        ViewCase{"V2OurDropinAfterNvidiasWins",
+                 2,
+                 {{kMain, ToV3(kMainV2)},
+                  {kNv, ToV3(kNvidiaDropinV2) + "BinaryName = \"/old/oci-rlimit-runtime\"\n"},
+                  {kOurs,
+                   "version = 3\n[plugins.\"io.containerd.cri.v1.runtime\".containerd."
+                   "runtimes.oci-rlimit.options]\nBinaryName = \"" +
+                       kWrap + "\"\n"}},
+                 {"runc=@" + kMain, "oci-rlimit=" + kWrap + "@" + kOurs,
+                  "nvidia=" + kNvBin + "@" + kNv}},
+        // 1.7 refuses a version 3 file, main or imported.
+        ViewCase{"V17RefusesVersion3",
+                 1,
+                 {{kMain, ToV3(kMainV2)}},
+                 {},
+                 {},
+                 kMain,
+                 "runc",
+                 true,
+                 "containerd 1.x reads versions 1 and 2 only"},
+        ViewCase{"V17RefusesAVersion3Import",
+                 1,
+                 {{kMain, kMainV2}, {kNv, ToV3(kNvidiaDropinV2)}},
+                 {},
+                 {},
+                 kMain,
+                 "runc",
+                 true,
+                 kNv + ": version 3"},
+        // 1.7: an NRI table in an import replaces the main file's.
+        ViewCase{"V17NriTableReplaced",
+                 1,
+                 {{kMain, kMainV2},
+                  {kNv,
+                   "version = 2\n[plugins.\"io.containerd.nri.v1.nri\"]\n"
+                   "socket_path = \"/run/x.sock\"\n"}},
+                 {"runc=@" + kMain, "oci-rlimit=" + kWrap + "@" + kMain},
+                 {},
+                 kMain,
+                 "runc",
+                 false},
+        // Unknown version: a version 2 main file is read as 1.x reads it.
+        ViewCase{"UnknownMajorVersion2IsRead1x",
+                 0,
+                 {{kMain, kMainV2}, {kNv, kNvidiaDropinV2}},
+                 {"nvidia=" + kNvBin + "@" + kNv, "oci-rlimit=@" + kNv},
+                 {"runc", "oci-rlimit"},
+                 kNv}),
+    CaseName{});
 
 TEST(ReadContainerdConfig, MissingFileIsNone) {
   testing::FakeFiles fs;
