@@ -41,6 +41,15 @@ void LogHeal(const AuditRun& run, const AuditEntry& e) {
   run.log(FormatLogLine(r));
 }
 
+// Why the facts were judged without the node's: whose files they came from.
+std::string Distrusted(const FoundContainer& c) {
+  if (c.owner == 0)
+    return "its bundle is not root's: judged without its devices, annotations or pod";
+  return Cat("its state is uid ", std::to_string(c.owner),
+             "'s: judged without its devices, annotations or pod; healed only inside its "
+             "container, as that uid's process");
+}
+
 AuditEntry AuditOne(const AuditRun& run, const FoundContainer& c) {
   AuditEntry e;
   e.root = c.root;
@@ -62,9 +71,12 @@ AuditEntry AuditOne(const AuditRun& run, const FoundContainer& c) {
   }
   e.verdict =
       AuditContainer(run.cfg, c.facts.value_or(ContainerFacts{}), EntryPoint::kAudit, look.limits);
+  if (!c.facts_trusted) e.verdict.notes.push_back(Distrusted(c));
   if (run.heal && Heals(e.verdict)) {
+    std::optional<ContainerProof> proof;
+    if (c.owner != 0) proof = ContainerProof{c.owner, c.id};
     e.heal = HealProcess(run.ops, run.fs, c.state->pid, c.state->start_time, e.verdict.heal,
-                         run.cfg.rootless);
+                         run.cfg.rootless, proof);
     LogHeal(run, e);
   }
   return e;
