@@ -41,6 +41,17 @@ void LogHeal(const AuditRun& run, const AuditEntry& e) {
   run.log(FormatLogLine(r));
 }
 
+// Whose sandbox mark counts, by the root the container was found under: the
+// engine that keeps its containers there (docs/audit.md).
+SandboxMarker MarkerOf(const std::string& root) {
+  if (root.starts_with("/run/containerd/")) return SandboxMarker::kContainerd;
+  if (root == "/run/runc" || root == "/run/crun") return SandboxMarker::kCrio;
+  if (root.starts_with("/run/docker/") || root.starts_with("/run/user/")) {
+    return SandboxMarker::kNone;
+  }
+  return SandboxMarker::kEither;
+}
+
 // Why the facts were judged without the node's: whose files they came from.
 std::string Distrusted(const FoundContainer& c) {
   if (c.owner == 0)
@@ -69,8 +80,8 @@ AuditEntry AuditOne(const AuditRun& run, const FoundContainer& c) {
     e.verdict = UnknownVerdict(c.problem);
     return e;
   }
-  e.verdict =
-      AuditContainer(run.cfg, c.facts.value_or(ContainerFacts{}), EntryPoint::kAudit, look.limits);
+  e.verdict = AuditContainer(run.cfg, c.facts.value_or(ContainerFacts{}), EntryPoint::kAudit,
+                             look.limits, MarkerOf(c.root));
   if (!c.facts_trusted) e.verdict.notes.push_back(Distrusted(c));
   if (run.heal && Heals(e.verdict)) {
     std::optional<ContainerProof> proof;

@@ -174,5 +174,36 @@ TEST(RootState, RootsOwnFilesAreTrusted) {
   EXPECT_EQ(d.containers[0].facts->devices, (std::vector<std::string>{"/dev/nvidia0"}));
 }
 
+// The sandbox mark comes from the engine whose root the container is under:
+// under CRI-O's /run/runc only CRI-O's key; under a rootless user's root none.
+TEST(SandboxMark, OnlyTheEngineOfTheRootMarksASandbox) {
+  struct Case {
+    std::string root;
+    std::string key;
+    bool sandbox;
+  };
+  for (const Case& k : std::vector<Case>{
+           {"/run/runc", "io.kubernetes.cri-o.ContainerType", true},
+           {"/run/runc", "io.kubernetes.cri.container-type", false},
+           {"/run/containerd/runc/k8s.io", "io.kubernetes.cri.container-type", true},
+           {"/run/containerd/runc/k8s.io", "io.kubernetes.cri-o.ContainerType", false},
+           {"/run/docker/runtime-runc/moby", "io.kubernetes.cri.container-type", false},
+           {"/srv/state", "io.kubernetes.cri-o.ContainerType", true}}) {
+    SCOPED_TRACE(k.root + " " + k.key);
+    FakeNode node;
+    node.File(k.root + "/c1/state.json", FakeNode::RuncState("c1", 4242, 100, "/b"));
+    node.File("/b/config.json",
+              R"({"ociVersion":"1.0.2","annotations":{")" + k.key + R"(":"sandbox"}})");
+    node.procs[4242] = {100, 'S', {{RLIMIT_MEMLOCK, {8 * kM, 8 * kM}}}};
+    auto cfg = ParseConfig("rlimits = [\"memlock=4M\"]\n", "test.toml");
+    ASSERT_TRUE(cfg);
+    AuditRun run{*cfg, node, node, {k.root}, true, nullptr, nullptr};
+    AuditReport r = RunAudit(run);
+    ASSERT_EQ(r.entries.size(), 1u);
+    EXPECT_EQ(!r.entries[0].verdict.judged, k.sandbox);
+    EXPECT_EQ(node.set_pids.empty(), k.sandbox);
+  }
+}
+
 }  // namespace
 }  // namespace ocirlimit

@@ -113,7 +113,10 @@ HealResult Healer::HealOne(const Config& cfg, const pb::PodSandbox* pod, const p
   One one{c, static_cast<pid_t>(c.pid()), FactsFromCreate(as).facts, {}};
   // What the policy gives, before anything touches the process (compared
   // with placeholder limits, so that its target and a refusal show).
-  const AuditVerdict given = AuditContainer(cfg, one.facts, EntryPoint::kNri, Placeholders());
+  // No sandbox mark: Synchronize lists no sandboxes, so a container that
+  // carries one is a workload claiming it (docs/nri.md).
+  const AuditVerdict given =
+      AuditContainer(cfg, one.facts, EntryPoint::kNri, Placeholders(), SandboxMarker::kNone);
   if (given.target.empty() && given.status != AuditStatus::kRefused) return HealResult::kNothing;
   if (given.status == AuditStatus::kRefused) ++last_.refused;
   one.rec.time = time;
@@ -166,7 +169,8 @@ HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
     if (look.failure == ApplyFailure::kTargetGone) return HealResult::kGone;
     return report(HealResult::kCannot, "cannot heal: " + look.error->Text());
   }
-  const AuditVerdict v = AuditContainer(cfg, one.facts, EntryPoint::kNri, look.limits);
+  const AuditVerdict v =
+      AuditContainer(cfg, one.facts, EntryPoint::kNri, look.limits, SandboxMarker::kNone);
   if (v.status == AuditStatus::kUnknown)
     return report(HealResult::kCannot, "cannot heal: " + v.why);
   if (v.status == AuditStatus::kRefused) one.rec.warnings.push_back(Refused(v));

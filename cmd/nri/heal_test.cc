@@ -398,10 +398,10 @@ TEST(Heal, CanOnlyReportIsSaidOnceAcrossContainersAndReconnects) {
   EXPECT_EQ(st->unhealed, 2u);
 }
 
-// A pod sandbox (pause) is no NRI Container, but should one be listed it is
-// left alone: it runs no workload and nothing adjusted it at create. The
-// pod's workload container in the same state is healed.
-TEST(Heal, APodSandboxIsNeverTouched) {
+// Synchronize lists no pod sandbox (pause), so a container that carries the
+// sandbox mark is a workload claiming it (a pod annotation of the other
+// engine's key): judged and healed like any other.
+TEST(Heal, TheSandboxMarkIsNotBelievedAtSynchronize) {
   FakeHealOps ops;
   ops.procs[100] = InitOf("c1", {kM, 8 * kM});
   ops.procs[101] = InitOf("c2", {kM, 8 * kM});
@@ -411,17 +411,13 @@ TEST(Heal, APodSandboxIsNeverTouched) {
   pb::SynchronizeRequest req = TwoContainers();
   (*req.mutable_containers(0)->mutable_annotations())["io.kubernetes.cri.container-type"] =
       "sandbox";
-  (*req.mutable_containers(1)->mutable_annotations())["io.kubernetes.cri.container-type"] =
-      "container";
+  (*req.mutable_containers(1)->mutable_annotations())["io.kubernetes.cri-o.ContainerType"] =
+      "sandbox";
   healer.Synchronize(cfg, req, out, [] { return "T"; });
-  EXPECT_EQ(healer.last().of(HealResult::kNothing), 1u);
-  EXPECT_EQ(healer.last().of(HealResult::kHealed), 1u);
-  EXPECT_EQ(ops.procs[100].limits[kMemlock], (LimitPair{kM, 8 * kM}));
+  EXPECT_EQ(healer.last().of(HealResult::kHealed), 2u);
+  EXPECT_EQ(ops.procs[100].limits[kMemlock], (LimitPair{2 * kM, 4 * kM}));
   EXPECT_EQ(ops.procs[101].limits[kMemlock], (LimitPair{2 * kM, 4 * kM}));
-  EXPECT_FALSE(ops.pinned.contains(100 + 100)) << "the sandbox's init (pid 100) was pinned";
-  EXPECT_TRUE(ops.pinned.contains(100 + 101)) << "the workload's init (pid 101) was not";
-  ASSERT_EQ(out.lines.size(), 1u);
-  EXPECT_TRUE(out.lines[0].starts_with(R"(T id="c2" pid=101 via="nri-sync")")) << out.lines[0];
+  ASSERT_EQ(out.lines.size(), 2u);
 }
 
 TEST(Heal, PluginHandsSynchronizeToTheHealerAndStillAnswersNoUpdates) {
