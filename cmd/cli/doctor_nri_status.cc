@@ -13,7 +13,7 @@ std::string Count(uint64_t n, const char* one, const char* many) {
 }  // namespace
 
 std::vector<Check> NriStatusChecks(const std::optional<std::string>& text, const std::string& path,
-                                   bool running) {
+                                   bool running, const WriterRuns& runs) {
   std::vector<Check> out;
   auto add = [&](CheckStatus s, std::string what, std::string advice = "") {
     out.push_back({"nri", s, std::move(what), path, std::move(advice)});
@@ -28,10 +28,26 @@ std::vector<Check> NriStatusChecks(const std::optional<std::string>& text, const
   }
   auto status = ParseNriStatus(*text);
   if (!status) {
-    add(CheckStatus::kWarn, "oci-rlimit-nri's status file is unreadable: " + status.error().Text());
+    // Never its text: the path may be anything a process named itself with.
+    add(CheckStatus::kWarn,
+        "oci-rlimit-nri's status file is unreadable: not a status file oci-rlimit-nri wrote");
     return out;
   }
   const NriStatus& s = *status;
+  if (s.writer_pid == 0) {
+    add(CheckStatus::kWarn,
+        "oci-rlimit-nri's status file names no writer (an older plugin's): not believed",
+        "restart oci-rlimit-nri: it rewrites the file when it connects");
+    return out;
+  }
+  if (!runs || !runs(s.writer_pid, s.writer_start)) {
+    add(CheckStatus::kWarn,
+        Cat("oci-rlimit-nri's status file was written by pid ", std::to_string(s.writer_pid),
+            ", which no longer runs: stale, not believed"),
+        "a plugin rewrites it only when it connects: see the lines above for whether one is "
+        "running and connected");
+    return out;
+  }
   const std::string when = "oci-rlimit-nri last (re)connected at " +
                            (s.connected.empty() ? std::string("?") : s.connected) +
                            (running ? "" : " (not running now)");

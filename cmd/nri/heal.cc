@@ -70,6 +70,9 @@ struct Healer::One {
 
 void Healer::Connected(const std::string& time, Output& out) {
   pending_.Clear();
+  const HealOps::Self me = ops_.Writer();
+  status_.writer_pid = me.pid;
+  status_.writer_start = me.start;
   status_.connected = time;
   status_.synchronized.clear();
   status_.containers = status_.healed = status_.unhealed = 0;

@@ -29,6 +29,13 @@ class HealOps {
   virtual int64_t MonotonicMs() = 0;
   // Replaces the status file (core/nri_status.h) atomically.
   virtual Status WriteStatus(const std::string& text) = 0;
+  // This process, as the status file names its writer: the PID and start
+  // time (clock ticks after boot); {0, 0} when unknown.
+  struct Self {
+    uint64_t pid = 0;
+    uint64_t start = 0;
+  };
+  virtual Self Writer() { return {}; }
 };
 
 // The real thing; the status file at `status_path`, its directory made when missing.

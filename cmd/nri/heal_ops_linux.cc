@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "effects/files.h"
+#include "effects/target_kind.h"
 #include "nri/heal_ops.h"
 
 namespace ocirlimit::nri {
@@ -29,6 +30,17 @@ class LinuxHeal final : public HealOps {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
+  }
+
+  Self Writer() override {
+    Self me;
+    auto stat = ReadFileBounded("/proc/self/stat", size_t{4} * 1024);
+    if (!stat) return me;
+    auto parsed = ParseProcStat(*stat);
+    if (!parsed || !parsed->start_time) return me;
+    me.pid = static_cast<uint64_t>(getpid());
+    me.start = *parsed->start_time;
+    return me;
   }
 
   Status WriteStatus(const std::string& text) override {

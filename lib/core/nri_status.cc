@@ -25,7 +25,9 @@ std::string FormatNriStatus(const NriStatus& s) {
          "\ncontainers=" + std::to_string(s.containers) + "\nhealed=" + std::to_string(s.healed) +
          "\nunhealed=" + std::to_string(s.unhealed) +
          "\nhealed-total=" + std::to_string(s.healed_total) +
-         "\nreport-only=" + (s.report_only ? "yes" : "no") + "\n";
+         "\nreport-only=" + (s.report_only ? "yes" : "no") +
+         "\nwriter-pid=" + std::to_string(s.writer_pid) +
+         "\nwriter-start=" + std::to_string(s.writer_start) + "\n";
 }
 
 Result<NriStatus> ParseNriStatus(std::string_view text) {
@@ -43,6 +45,8 @@ Result<NriStatus> ParseNriStatus(std::string_view text) {
                       : key == "healed"       ? &s.healed
                       : key == "unhealed"     ? &s.unhealed
                       : key == "healed-total" ? &s.healed_total
+                      : key == "writer-pid"   ? &s.writer_pid
+                      : key == "writer-start" ? &s.writer_start
                                               : nullptr;
     if (count != nullptr) {
       auto n = Number(key, v);

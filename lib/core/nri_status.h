@@ -32,6 +32,11 @@ struct NriStatus {
   uint64_t unhealed = 0;      // of them, needing a heal the plugin could not make (reported)
   uint64_t healed_total = 0;  // since the plugin started
   bool report_only = false;   // it cannot read or set other processes' limits
+  // Who wrote it: the plugin's PID and start time (clock ticks after boot,
+  // /proc/PID/stat field 22). doctor believes the file only while that
+  // process runs; 0 when not recorded (an older plugin's file).
+  uint64_t writer_pid = 0;
+  uint64_t writer_start = 0;
 };
 
 // "connected=...\nsynchronized=...\n...", one key per line, after a comment line.
