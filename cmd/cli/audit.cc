@@ -152,10 +152,13 @@ std::string HealText(const HealOutcome& h) {
 std::string AuditText(const AuditReport& r) {
   std::string out;
   if (r.roots.empty()) out += "no runtime state roots found\n";
-  for (const auto& u : r.unreadable_roots) out += "unreadable state root: " + u + "\n";
+  for (const auto& u : r.unreadable_roots) out += "unreadable state root: " + OneLine(u) + "\n";
   // STATUS and ID padded to their widest, so the limits line up.
   size_t id_width = 2;
-  for (const auto& e : r.entries) id_width = std::max(id_width, std::min<size_t>(e.id.size(), 64));
+  // Ids and roots escaped (TableCell): a newline in an id cannot forge a row.
+  for (const auto& e : r.entries) {
+    id_width = std::max(id_width, std::min<size_t>(TableCell(e.id).size(), 64));
+  }
   auto pad = [](std::string s, size_t width) {
     if (s.size() < width) s.append(width - s.size(), ' ');
     return s;
@@ -165,10 +168,10 @@ std::string AuditText(const AuditReport& r) {
                " LIMITS (have->policy) / WHY   ROOT\n");
   }
   for (const auto& e : r.entries) {
-    out += Cat(pad(AuditStatusName(e.verdict.status), 8), " ", pad(e.id, id_width), " ",
-               pad(e.pid > 0 ? std::to_string(e.pid) : "-", 8), " ", LimitsText(e.verdict), "   ",
-               e.root, "\n");
-    if (e.heal) out += Cat(pad("", 8), " ", HealText(*e.heal), "\n");
+    out += Cat(pad(AuditStatusName(e.verdict.status), 8), " ", pad(TableCell(e.id), id_width), " ",
+               pad(e.pid > 0 ? std::to_string(e.pid) : "-", 8), " ", OneLine(LimitsText(e.verdict)),
+               "   ", TableCell(e.root), "\n");
+    if (e.heal) out += Cat(pad("", 8), " ", OneLine(HealText(*e.heal)), "\n");
   }
   size_t attention = 0;
   for (const auto& e : r.entries) attention += e.attention() ? 1 : 0;

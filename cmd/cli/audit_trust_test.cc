@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -203,6 +204,30 @@ TEST(SandboxMark, OnlyTheEngineOfTheRootMarksASandbox) {
     EXPECT_EQ(!r.entries[0].verdict.judged, k.sandbox);
     EXPECT_EQ(node.set_pids.empty(), k.sandbox);
   }
+}
+
+}  // namespace
+}  // namespace ocirlimit
+
+namespace ocirlimit {
+namespace {
+
+// A newline in a container id (a directory name any owner of a root can
+// pick) never forges a row of audit's table.
+TEST(AuditTextEscaping, ANewlineInAnIdForgesNoRow) {
+  FakeNode node;
+  const std::string id = "innocent\nok       forged   1        (the policy gives none)";
+  node.File("/run/runc/" + id + "/state.json", FakeNode::RuncState("x", 4242, 100, "/b"));
+  node.File("/b/config.json", R"({"ociVersion":"1.0.2"})");
+  node.procs[4242] = {100, 'S', {{RLIMIT_MEMLOCK, {8 * kM, 8 * kM}}}};
+  auto cfg = ParseConfig("rlimits = [\"memlock=4M\"]\n", "test.toml");
+  ASSERT_TRUE(cfg);
+  AuditRun run{*cfg, node, node, {"/run/runc"}, false, nullptr, nullptr};
+  const std::string text = AuditText(RunAudit(run));
+  EXPECT_EQ(text.find("\nok       forged"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("innocent\nok       forged)"), std::string::npos) << text;
+  // One header, one row, one summary.
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3) << text;
 }
 
 }  // namespace
