@@ -82,6 +82,11 @@ class FakeHealOps : public HealOps, public ProcessOps, public FsOps {
     return 100 + pid;
   }
   Status CheckAlive(int pidfd) override {
+    ++alive_calls;
+    if (sets > 0) ++alive_after_set;
+    if (alive_until >= 0 && alive_after_set > alive_until) {
+      return MakeError("pidfd_send_signal", ESRCH);
+    }
     if (procs.contains(pinned[pidfd])) return Ok{};
     return MakeError("pidfd_send_signal", ESRCH);
   }
@@ -97,6 +102,7 @@ class FakeHealOps : public HealOps, public ProcessOps, public FsOps {
     if (p->second.set_errno != 0) return MakeError("prlimit", p->second.set_errno);
     LimitPair old = p->second.limits[resource];
     p->second.limits[resource] = value;
+    ++sets;
     return old;
   }
   bool HasSysResource() override { return false; }
@@ -108,6 +114,10 @@ class FakeHealOps : public HealOps, public ProcessOps, public FsOps {
   int64_t clock_ms = 0;
   int64_t tick_ms = 1;
   int pidfd_opens = 0;
+  int alive_calls = 0;
+  int sets = 0;
+  int alive_after_set = 0;
+  int alive_until = -1;  // >= 0: every liveness check after that many since a set says gone
   std::string status;
 };
 
@@ -458,6 +468,58 @@ INSTANTIATE_TEST_SUITE_P(Heal, NsPidTable,
                                                      false},
                                            NsPidCase{"NoLineOldKernel", "Name:\tx\n", true}),
                          CaseName{});
+
+// How many liveness checks effects/heal.cc makes after a one-type set.
+constexpr int kChecksAfterSetInEffects = 2;
+
+// A stopped container's pid may name a process still (or again): never
+// looked at.
+TEST(HealMutants, AStoppedContainerIsNotRunningWhateverItsPid) {
+  FakeHealOps ops;
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  RecordingOutput out;
+  Healer healer(ops);
+  pb::SynchronizeRequest req = OneContainer(kAsks);
+  req.mutable_containers(0)->set_state(pb::CONTAINER_STOPPED);
+  healer.Synchronize(MustParse(kPolicy), req, out, [] { return "T"; });
+  EXPECT_EQ(healer.last().of(HealResult::kNotRunning), 1u);
+  EXPECT_EQ(ops.pidfd_opens, 0);
+  EXPECT_EQ(ops.procs[100].limits[kMemlock], (LimitPair{kM, 8 * kM}));
+}
+
+// A refused request on a node whose policy gives nothing else: no target,
+// but still refused-but-running, and said in the log.
+TEST(HealMutants, ARefusedContainerWithNoTargetIsStillReported) {
+  FakeHealOps ops;
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  RecordingOutput out;
+  Healer healer(ops);
+  const Config cfg = MustParse(
+      "[requests]\nenabled = true\nceilings = [\"memlock=4M\"]\nover-ceiling = \"reject\"\n");
+  healer.Synchronize(cfg, OneContainer({{"oci-rlimit.io/rlimits", "memlock=64M"}}), out,
+                     [] { return "T"; });
+  EXPECT_EQ(healer.last().refused, 1u);
+  EXPECT_EQ(healer.last().of(HealResult::kNothing), 0u);
+  ASSERT_EQ(out.lines.size(), 1u);
+  EXPECT_NE(out.lines[0].find("refused"), std::string::npos) << out.lines[0];
+}
+
+// The init exits right after its limits were set: the checks after the set
+// are effects' own (ApplyRlimits' pin, then HealProcess's identity check)
+// and the last one, of the pin Apply holds across the heal; when only that
+// one says gone, the container is gone and no heal is logged.
+TEST(HealMutants, GoneRightAfterTheHealIsGone) {
+  FakeHealOps ops;
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  ops.alive_until = kChecksAfterSetInEffects;
+  RecordingOutput out;
+  Healer healer(ops);
+  healer.Synchronize(MustParse(kPolicy), OneContainer(kAsks), out, [] { return "T"; });
+  EXPECT_EQ(ops.alive_after_set, kChecksAfterSetInEffects + 1);
+  EXPECT_EQ(healer.last().of(HealResult::kGone), 1u);
+  EXPECT_EQ(healer.last().of(HealResult::kHealed), 0u);
+  EXPECT_TRUE(out.lines.empty()) << out.lines[0];
+}
 
 }  // namespace
 }  // namespace ocirlimit::nri
