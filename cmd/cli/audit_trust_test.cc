@@ -230,5 +230,32 @@ TEST(AuditTextEscaping, ANewlineInAnIdForgesNoRow) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3) << text;
 }
 
+// A container whose bundle cannot be read is unknown, never judged on empty
+// facts (which would heal it to the top-level limits).
+TEST(AuditMutants, AnUnreadableBundleIsUnknown) {
+  FakeNode node;
+  node.File("/run/runc/c1/state.json", FakeNode::RuncState("c1", 4242, 100, "/gone"));
+  node.procs[4242] = {100, 'S', {{RLIMIT_MEMLOCK, {8 * kM, 8 * kM}}}};
+  auto cfg = ParseConfig("rlimits = [\"memlock=4M\"]\n", "test.toml");
+  ASSERT_TRUE(cfg);
+  AuditRun run{*cfg, node, node, {"/run/runc"}, true, nullptr, nullptr};
+  AuditReport r = RunAudit(run);
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(r.entries[0].verdict.status, AuditStatus::kUnknown);
+  EXPECT_NE(r.entries[0].verdict.why.find("no bundle"), std::string::npos);
+  EXPECT_FALSE(r.entries[0].heal);
+  EXPECT_TRUE(node.set_pids.empty());
+}
+
+// crun keeps its own lock directory .crun beside the containers: no container.
+TEST(AuditMutants, DotDirectoriesAreNoContainers) {
+  FakeNode node;
+  node.File("/run/crun/.crun/status", FakeNode::CrunStatus(4242, 100, "/b"));
+  node.File("/run/crun/c1/status", FakeNode::CrunStatus(4243, 100, "/b"));
+  Discovery d = DiscoverContainers(node, {"/run/crun"}, false);
+  ASSERT_EQ(d.containers.size(), 1u);
+  EXPECT_EQ(d.containers[0].id, "c1");
+}
+
 }  // namespace
 }  // namespace ocirlimit
