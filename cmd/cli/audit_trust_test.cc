@@ -116,6 +116,23 @@ TEST_F(UserState, AUserOwnedStateFileInARootOwnedRootIsTheUsers) {
   EXPECT_EQ(d.containers[0].owner, kUser);
 }
 
+// A root-owned file in the user's root (a hard link, a rename) is still in
+// the user's root: the user's.
+TEST_F(UserState, ARootOwnedStateFileInAUsersRootIsTheUsers) {
+  node.owners.erase(kRoot + "/c1/status");
+  Discovery d = DiscoverContainers(node, {kRoot}, true);
+  EXPECT_EQ(d.containers[0].owner, kUser);
+}
+
+// The user's own config.json in a directory of root's: not the user's bundle.
+TEST_F(UserState, AUsersConfigInARootOwnedBundleIsNotRead) {
+  node.owners.erase("/home/u/b");
+  Discovery d = DiscoverContainers(node, {kRoot}, true);
+  EXPECT_FALSE(d.containers[0].facts);
+  EXPECT_NE(d.containers[0].problem.find("is owned by uid 0"), std::string::npos)
+      << d.containers[0].problem;
+}
+
 TEST_F(UserState, ABundleOfAnotherOwnerIsNotRead) {
   node.owners.erase("/home/u/b");
   node.owners.erase("/home/u/b/config.json");  // root's: the user named it

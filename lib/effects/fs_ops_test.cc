@@ -46,6 +46,14 @@ TEST_F(ReadBeneath, RefusesASymlinkedFile) {
   EXPECT_NE(r.error().Text().find("no symlinks"), std::string::npos) << r.error().Text();
 }
 
+// Even a symlink that stays beneath the directory is not followed.
+TEST_F(ReadBeneath, RefusesARelativeSymlinkBeneath) {
+  fs::create_symlink("config.json", dir / "b/rel.json");
+  EXPECT_FALSE(LinuxFsOps().ReadBeneath(dir / "b", "rel.json", 100));
+  fs::create_directory_symlink("sub", dir / "b/rsub");
+  EXPECT_FALSE(LinuxFsOps().ReadBeneath(dir / "b", "rsub/f", 100));
+}
+
 TEST_F(ReadBeneath, RefusesASymlinkedComponent) {
   fs::create_directory_symlink(dir / "b/sub", dir / "b/lsub");
   EXPECT_FALSE(LinuxFsOps().ReadBeneath(dir / "b", "lsub/f", 100));
