@@ -1,5 +1,7 @@
 #include "cli/doctor_nri_status.h"
 
+#include <utility>
+
 #include "core/nri_status.h"
 #include "core/text.h"
 
@@ -8,6 +10,29 @@ namespace {
 
 std::string Count(uint64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// Why the status file is not believed (what, advice); nullopt when it is.
+// Never its text: the path may be anything a process named itself with.
+std::optional<std::pair<std::string, std::string>> Unbelieved(const Result<NriStatus>& status,
+                                                              const WriterRuns& runs) {
+  if (!status) {
+    return std::pair<std::string, std::string>(
+        "oci-rlimit-nri's status file is unreadable: not a status file oci-rlimit-nri wrote", "");
+  }
+  if (status->writer_pid == 0) {
+    return std::pair<std::string, std::string>(
+        "oci-rlimit-nri's status file names no writer (an older plugin's): not believed",
+        "restart oci-rlimit-nri: it rewrites the file when it connects");
+  }
+  if (!runs || !runs(status->writer_pid, status->writer_start)) {
+    return std::pair<std::string, std::string>(
+        Cat("oci-rlimit-nri's status file was written by pid ", std::to_string(status->writer_pid),
+            ", which no longer runs: stale, not believed"),
+        "a plugin rewrites it only when it connects: see the lines above for whether one is "
+        "running and connected");
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -27,27 +52,11 @@ std::vector<Check> NriStatusChecks(const std::optional<std::string>& text, const
     return out;
   }
   auto status = ParseNriStatus(*text);
-  if (!status) {
-    // Never its text: the path may be anything a process named itself with.
-    add(CheckStatus::kWarn,
-        "oci-rlimit-nri's status file is unreadable: not a status file oci-rlimit-nri wrote");
+  if (auto why = Unbelieved(status, runs)) {
+    add(CheckStatus::kWarn, why->first, why->second);
     return out;
   }
   const NriStatus& s = *status;
-  if (s.writer_pid == 0) {
-    add(CheckStatus::kWarn,
-        "oci-rlimit-nri's status file names no writer (an older plugin's): not believed",
-        "restart oci-rlimit-nri: it rewrites the file when it connects");
-    return out;
-  }
-  if (!runs || !runs(s.writer_pid, s.writer_start)) {
-    add(CheckStatus::kWarn,
-        Cat("oci-rlimit-nri's status file was written by pid ", std::to_string(s.writer_pid),
-            ", which no longer runs: stale, not believed"),
-        "a plugin rewrites it only when it connects: see the lines above for whether one is "
-        "running and connected");
-    return out;
-  }
   const std::string when = "oci-rlimit-nri last (re)connected at " +
                            (s.connected.empty() ? std::string("?") : s.connected) +
                            (running ? "" : " (not running now)");
