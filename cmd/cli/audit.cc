@@ -44,6 +44,26 @@ void LogHeal(const AuditRun& run, const AuditEntry& e) {
   run.log(FormatLogLine(r));
 }
 
+// Whose sandbox mark counts, by the root the container was found under: the
+// engine that keeps its containers there (docs/audit.md).
+SandboxMarker MarkerOf(const std::string& root) {
+  if (root.starts_with("/run/containerd/")) return SandboxMarker::kContainerd;
+  if (root == "/run/runc" || root == "/run/crun") return SandboxMarker::kCrio;
+  if (root.starts_with("/run/docker/") || root.starts_with("/run/user/")) {
+    return SandboxMarker::kNone;
+  }
+  return SandboxMarker::kEither;
+}
+
+// Why the facts were judged without the node's: whose files they came from.
+std::string Distrusted(const FoundContainer& c) {
+  if (c.owner == 0)
+    return "its bundle is not root's: judged without its devices, annotations or pod";
+  return Cat("its state is uid ", std::to_string(c.owner),
+             "'s: judged without its devices, annotations or pod; healed only inside its "
+             "container, as that uid's process");
+}
+
 AuditEntry AuditOne(const AuditRun& run, const FoundContainer& c) {
   AuditEntry e;
   e.root = c.root;
@@ -63,11 +83,14 @@ AuditEntry AuditOne(const AuditRun& run, const FoundContainer& c) {
     e.verdict = UnknownVerdict(c.problem);
     return e;
   }
-  e.verdict =
-      AuditContainer(run.cfg, c.facts.value_or(ContainerFacts{}), EntryPoint::kAudit, look.limits);
+  e.verdict = AuditContainer(run.cfg, c.facts.value_or(ContainerFacts{}), EntryPoint::kAudit,
+                             look.limits, MarkerOf(c.root));
+  if (!c.facts_trusted) e.verdict.notes.push_back(Distrusted(c));
   if (run.heal && Heals(e.verdict)) {
+    std::optional<ContainerProof> proof;
+    if (c.owner != 0) proof = ContainerProof{c.owner, c.id};
     e.heal = HealProcess(run.ops, run.fs, c.state->pid, c.state->start_time, e.verdict.heal,
-                         run.cfg.rootless);
+                         run.cfg.rootless, proof);
     LogHeal(run, e);
   }
   return e;
@@ -153,16 +176,19 @@ std::string AuditText(const AuditReport& r, bool no_trunc) {
   std::string out;
   if (!r.scope.empty()) out += "scope: " + r.scope + "\n";
   if (r.roots.empty()) out += "no runtime state roots found\n";
-  for (const auto& u : r.unreadable_roots) out += "unreadable state root: " + u + "\n";
+  for (const auto& u : r.unreadable_roots) out += "unreadable state root: " + OneLine(u) + "\n";
   for (const auto& n : r.namespace_dirs) {
     const std::string parent = n.substr(0, n.rfind('/'));
-    out += Cat("hint: ", n, " holds containers of a namespace, not a container: give ",
-               "--runtime-root ", n, " (or ", parent, "/* for every namespace)\n");
+    out += OneLine(Cat("hint: ", n, " holds containers of a namespace, not a container: give ",
+                       "--runtime-root ", n, " (or ", parent, "/* for every namespace)")) +
+           "\n";
   }
-  for (const auto& n : r.notes) out += "note: " + n + "\n";
-  // Ids as docker and crictl show them; STATUS and ID padded to their widest.
+  for (const auto& n : r.notes) out += "note: " + OneLine(n) + "\n";
+  // Ids as docker and crictl show them, escaped (TableCell): a newline in an
+  // id cannot forge a row. STATUS and ID padded to their widest.
   auto id_of = [no_trunc](const std::string& id) {
-    return no_trunc ? id : id.substr(0, kShortIdLength);
+    const std::string cell = TableCell(id);
+    return no_trunc ? cell : cell.substr(0, kShortIdLength);
   };
   size_t id_width = 2;
   for (const auto& e : r.entries) id_width = std::max(id_width, id_of(e.id).size());
@@ -176,9 +202,9 @@ std::string AuditText(const AuditReport& r, bool no_trunc) {
   }
   for (const auto& e : r.entries) {
     out += Cat(pad(AuditStatusName(e.verdict.status), 8), " ", pad(id_of(e.id), id_width), " ",
-               pad(e.pid > 0 ? std::to_string(e.pid) : "-", 8), " ", LimitsText(e.verdict), "   ",
-               e.root, "\n");
-    if (e.heal) out += Cat(pad("", 8), " ", HealText(*e.heal), "\n");
+               pad(e.pid > 0 ? std::to_string(e.pid) : "-", 8), " ", OneLine(LimitsText(e.verdict)),
+               "   ", TableCell(e.root), "\n");
+    if (e.heal) out += Cat(pad("", 8), " ", OneLine(HealText(*e.heal)), "\n");
   }
   size_t attention = 0;
   for (const auto& e : r.entries) attention += e.attention() ? 1 : 0;

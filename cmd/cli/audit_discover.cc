@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <utility>
@@ -39,14 +40,74 @@ bool HasFile(const std::vector<FsOps::Entry>& entries, std::string_view name) {
                      [&](const auto& e) { return !e.dir && e.name == name; });
 }
 
-Result<ContainerFacts> ReadFacts(FsOps& fs, const std::string& path) {
-  auto text = fs.ReadFile(path, kMaxSpecBytes);
-  if (!text) return text.error();
-  auto spec = ParseJsonObject(*text, path);
+// What a user's files may not say: the node's facts and the pod.
+void DropNodeFacts(ContainerFacts& f) {
+  f.devices.clear();
+  f.annotations.clear();
+  f.pod_namespace.reset();
+  f.pod_name.reset();
+  f.disputes.clear();
+}
+
+// The first uid of `uids` that is not root's, else 0.
+uid_t OtherThanRoot(std::initializer_list<uid_t> uids) {
+  for (uid_t u : uids) {
+    if (u != 0) return u;
+  }
+  return 0;
+}
+
+Result<ContainerFacts> ReadFacts(FsOps& fs, FoundContainer& c, const std::string& dir) {
+  auto read = fs.ReadBeneath(dir, "config.json", kMaxSpecBytes);
+  if (!read) return read.error();
+  // A user's state names only that user's bundle: never one of root's
+  // (nor another user's) files for root to read.
+  if (c.owner != 0 && (read->dir_owner != c.owner || read->owner != c.owner)) {
+    const uid_t other = read->dir_owner != c.owner ? read->dir_owner : read->owner;
+    return MakeError(Cat(Quote(dir), " is owned by uid ", std::to_string(other), ", not by uid ",
+                         std::to_string(c.owner), ", who owns the container's state: not read"));
+  }
+  const uid_t owner = OtherThanRoot({read->dir_owner, read->owner});
+  const std::string path = dir + "/config.json";
+  auto spec = ParseJsonObject(read->text, path);
   if (!spec) return spec.error();
   auto facts = FactsFromSpec(*spec);
   if (!facts) return facts.error().Wrap(Quote(path));
+  if (owner != 0 || c.owner != 0) {
+    c.facts_trusted = false;
+    DropNodeFacts(*facts);
+  }
   return facts;
+}
+
+// The state file's text and who owns the root and the file.
+Result<std::string> ReadState(FsOps& fs, FoundContainer& c, std::string_view name) {
+  auto read = fs.ReadBeneath(c.root, c.id + "/" + std::string(name), kMaxRuntimeStateBytes);
+  if (!read) return read.error();
+  c.owner = OtherThanRoot({read->dir_owner, read->owner});
+  c.facts_trusted = c.owner == 0;
+  return std::move(read->text);
+}
+
+void ReadContainerFacts(FsOps& fs, FoundContainer& c, bool crun, bool has_copy) {
+  std::optional<Error> first;
+  if (!c.state->bundle.empty()) {
+    auto facts = ReadFacts(fs, c, c.state->bundle);
+    if (facts) {
+      c.facts = std::move(*facts);
+      return;
+    }
+    first = facts.error();
+  }
+  if (crun && has_copy) {
+    auto facts = ReadFacts(fs, c, c.root + "/" + c.id);
+    if (facts) {
+      c.facts = std::move(*facts);
+      return;
+    }
+    if (!first) first = facts.error();
+  }
+  c.problem = first ? Cat("no bundle: ", first->Text()) : "no bundle: the runtime recorded none";
 }
 
 void ReadContainer(FsOps& fs, FoundContainer& c, bool need_facts) {
@@ -63,7 +124,7 @@ void ReadContainer(FsOps& fs, FoundContainer& c, bool need_facts) {
     return;
   }
   const std::string file = dir + "/" + std::string(runc ? kRuncStateFile : kCrunStateFile);
-  auto text = fs.ReadFile(file, kMaxRuntimeStateBytes);
+  auto text = ReadState(fs, c, runc ? kRuncStateFile : kCrunStateFile);
   if (!text) {
     c.problem = Cat("unreadable: ", text.error().Text());
     return;
@@ -74,25 +135,7 @@ void ReadContainer(FsOps& fs, FoundContainer& c, bool need_facts) {
     return;
   }
   c.state = std::move(*state);
-  if (!need_facts) return;
-  std::optional<Error> first;
-  if (!c.state->bundle.empty()) {
-    auto facts = ReadFacts(fs, c.state->bundle + "/config.json");
-    if (facts) {
-      c.facts = std::move(*facts);
-      return;
-    }
-    first = facts.error();
-  }
-  if (crun && HasFile(*entries, "config.json")) {
-    auto facts = ReadFacts(fs, dir + "/config.json");
-    if (facts) {
-      c.facts = std::move(*facts);
-      return;
-    }
-    if (!first) first = facts.error();
-  }
-  c.problem = first ? Cat("no bundle: ", first->Text()) : "no bundle: the runtime recorded none";
+  if (need_facts) ReadContainerFacts(fs, c, crun, HasFile(*entries, "config.json"));
 }
 
 constexpr size_t kMaxOptionsBytes = 1 << 16;

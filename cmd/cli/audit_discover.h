@@ -31,6 +31,15 @@ struct FoundContainer {
   // CRI-O's runtime handler, from its pod sandbox's config.json (a
   // container names its sandbox; only the sandbox carries the handler).
   std::string runtime_handler;
+  // Whose state named the process: 0 when the state root and the state file
+  // are root's; else the uid that owns one of them (a rootless engine's, or a
+  // forgery). Only root's state may name a process to heal outright; a
+  // user's, only one inside that container (effects/heal.h ContainerProof).
+  uid_t owner = 0;
+  // Whether the facts came from root's files only (state, bundle and its
+  // config.json). When not, the node facts (devices, annotations, the pod)
+  // are dropped and only the author's (env, process.rlimits) are kept.
+  bool facts_trusted = true;
 };
 
 struct Discovery {
@@ -54,6 +63,8 @@ struct Discovery {
 // container lacks join its facts as the pod's (runtime-owned keys aside),
 // the way NRI hands a plugin the pod with the container. `need_origin`: read
 // the shim's options.json too.
+// Every file is read through FsOps::ReadBeneath (no symlink followed) and
+// its owner kept; a user's state names a bundle of that user's only.
 [[nodiscard]] Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns,
                                            bool need_facts, bool need_origin = false);
 

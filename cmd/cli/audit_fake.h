@@ -22,6 +22,8 @@ class FakeNode : public FsOps, public ProcessOps {
     uint64_t start = 0;
     char state = 'S';
     std::map<int, LimitPair> limits;
+    uid_t uid = 0;
+    std::string cgroup = "0::/";
   };
 
   void File(const std::string& path, std::string text) { files[path] = std::move(text); }
@@ -72,6 +74,25 @@ class FakeNode : public FsOps, public ProcessOps {
     return it->second;
   }
 
+  // Owners from `owners` (by path, else root's); a path in `symlinks`, or
+  // under one, is refused as the kernel's RESOLVE_NO_SYMLINKS would.
+  Result<OwnedText> ReadBeneath(const std::string& dir, const std::string& rel,
+                                size_t max) override {
+    const std::string path = dir + "/" + rel;
+    for (const auto& link : symlinks) {
+      if (dir == link || path == link || path.starts_with(link + "/")) {
+        return MakeError("open \"" + path + "\" (no symlinks)", ELOOP);
+      }
+    }
+    auto text = ReadFile(path, max);
+    if (!text) return text.error();
+    auto owner = [&](const std::string& p) {
+      auto it = owners.find(p);
+      return it == owners.end() ? uid_t{0} : it->second;
+    };
+    return OwnedText{*text, owner(path), owner(dir)};
+  }
+
   Result<int> OpenPidfd(pid_t pid) override {
     if (procs.count(pid) == 0) return MakeError("pidfd_open", ESRCH);
     return static_cast<int>(pid);
@@ -97,6 +118,8 @@ class FakeNode : public FsOps, public ProcessOps {
 
   std::map<std::string, std::string> files;
   std::set<std::string> dirs;  // empty directories
+  std::map<std::string, uid_t> owners;
+  std::set<std::string> symlinks;
   std::map<pid_t, Process> procs;
   std::vector<pid_t> set_pids;
   int lists = 0;
@@ -109,6 +132,11 @@ class FakeNode : public FsOps, public ProcessOps {
     auto it = procs.find(pid);
     if (it == procs.end()) return MakeError("open \"" + path + "\"", ENOENT);
     const Process& p = it->second;
+    if (path.ends_with("/status")) {
+      const std::string u = std::to_string(p.uid);
+      return "Name:\tsleep\nUid:\t" + u + "\t" + u + "\t" + u + "\t" + u + "\nGid:\t0\t0\t0\t0\n";
+    }
+    if (path.ends_with("/cgroup")) return p.cgroup + "\n";
     if (path.ends_with("/stat")) {
       return std::to_string(pid) + " (sleep) " + std::string(1, p.state) +
              " 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 " + std::to_string(p.start) + " 0 0\n";

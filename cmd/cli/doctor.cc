@@ -91,6 +91,22 @@ void CheckCapabilities(Context& c) {
 
 }  // namespace doctor
 
+std::string NotInstalled(const RunningProcess& p, std::string_view name) {
+  if (p.exe.empty()) return "its executable cannot be read (run doctor as root)";
+  std::string_view exe = p.exe;
+  if (exe.ends_with(" (deleted)")) exe.remove_suffix(std::string_view(" (deleted)").size());
+  const size_t slash = exe.rfind('/');
+  if (exe.substr(slash == std::string_view::npos ? 0 : slash + 1) != name) {
+    return Cat("its executable is ", Quote(p.exe), ", not ", name);
+  }
+  if (!p.exe_root_owned) {
+    return Cat("its executable ", Quote(p.exe), " is not root's, or others may write it");
+  }
+  if (!p.root_uid) return "it does not run as root";
+  if (!p.host_namespaces) return "it runs in its own PID or mount namespace";
+  return "";
+}
+
 const char* StatusName(CheckStatus s) {
   switch (s) {
     case CheckStatus::kOk:

@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "adapters/engines/node_files.h"
@@ -25,7 +26,21 @@ struct RunningProcess {
   int pid = 0;
   std::vector<std::string> argv = {};  // /proc/PID/cmdline
   std::string parent = {};             // the parent's comm ("containerd"), or ""
+  // What it is, not what it calls itself (docs/doctor.md): its executable
+  // (/proc/PID/exe; "" when unreadable), whether root owns that file and
+  // only root may write it, whether the process is root's (every uid), and
+  // whether it shares this node's PID and mount namespaces.
+  std::string exe = {};
+  bool exe_root_owned = false;
+  bool root_uid = false;
+  bool host_namespaces = false;
 };
+
+// Why `p`, named like one of our programs (`name`), is not the one the node
+// installed; "" when it is: its executable is a root-owned file named
+// `name` that only root may write, and it runs as root in the host's PID
+// and mount namespaces.
+[[nodiscard]] std::string NotInstalled(const RunningProcess& p, std::string_view name);
 
 // NodeFiles (the node model's view of files, symlinks and PATH lookups)
 // plus what only doctor asks.

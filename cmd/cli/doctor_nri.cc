@@ -12,6 +12,7 @@
 #include "core/argv.h"
 #include "core/nri_status.h"
 #include "core/text.h"
+#include "effects/target_kind.h"
 
 namespace ocirlimit::doctor {
 namespace {
@@ -121,10 +122,34 @@ void StatusLines(Context& c, const std::vector<RunningProcess>& running) {
     if (auto flag = PluginFlag(p, "--status-file")) path = *flag;
   }
   auto text = c.ops().ReadFile(path);
+  auto runs = [&c](uint64_t pid, uint64_t start) {
+    auto stat = c.ops().ReadFile("/proc/" + std::to_string(pid) + "/stat");
+    if (!stat) return false;
+    auto parsed = ParseProcStat(*stat);
+    return parsed && parsed->start_time == start;
+  };
   for (auto& check : NriStatusChecks(text ? std::optional<std::string>(*text) : std::nullopt, path,
-                                     !running.empty())) {
+                                     !running.empty(), runs)) {
     c.report().checks.push_back(std::move(check));
   }
+}
+
+// The processes named oci-rlimit-nri that are the installed plugin
+// (NotInstalled); each other one is a warning, and otherwise ignored.
+std::vector<RunningProcess> Plugins(Context& c) {
+  std::vector<RunningProcess> out;
+  for (auto& p : c.ops().ProcessesNamed(std::string(engines::kNriName))) {
+    const std::string why = NotInstalled(p, engines::kNriName);
+    if (why.empty()) {
+      out.push_back(std::move(p));
+      continue;
+    }
+    c.Add("nri", CheckStatus::kWarn,
+          Cat("a process named oci-rlimit-nri (pid ", std::to_string(p.pid),
+              ") is not the installed plugin: ", why, "; not believed"),
+          "", Cat("ps -o user,pid,args -p ", std::to_string(p.pid)));
+  }
+  return out;
 }
 
 }  // namespace
@@ -141,8 +166,7 @@ void RunningNriWithoutEndpoint(Context& c, const std::string& why) {
 }
 
 void CheckNri(Context& c, const NriEndpoint& nri) {
-  const std::vector<RunningProcess> running =
-      c.ops().ProcessesNamed(std::string(engines::kNriName));
+  const std::vector<RunningProcess> running = Plugins(c);
   if (!nri.enabled) {
     const std::string what = Cat("NRI is disabled in ", nri.engine, "'s config");
     if (running.empty()) {

@@ -1,5 +1,7 @@
 #include "cli/doctor_nri_status.h"
 
+#include <utility>
+
 #include "core/nri_status.h"
 #include "core/text.h"
 
@@ -10,10 +12,33 @@ std::string Count(uint64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+// Why the status file is not believed (what, advice); nullopt when it is.
+// Never its text: the path may be anything a process named itself with.
+std::optional<std::pair<std::string, std::string>> Unbelieved(const Result<NriStatus>& status,
+                                                              const WriterRuns& runs) {
+  if (!status) {
+    return std::pair<std::string, std::string>(
+        "oci-rlimit-nri's status file is unreadable: not a status file oci-rlimit-nri wrote", "");
+  }
+  if (status->writer_pid == 0) {
+    return std::pair<std::string, std::string>(
+        "oci-rlimit-nri's status file names no writer (an older plugin's): not believed",
+        "restart oci-rlimit-nri: it rewrites the file when it connects");
+  }
+  if (!runs || !runs(status->writer_pid, status->writer_start)) {
+    return std::pair<std::string, std::string>(
+        Cat("oci-rlimit-nri's status file was written by pid ", std::to_string(status->writer_pid),
+            ", which no longer runs: stale, not believed"),
+        "a plugin rewrites it only when it connects: see the lines above for whether one is "
+        "running and connected");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<Check> NriStatusChecks(const std::optional<std::string>& text, const std::string& path,
-                                   bool running) {
+                                   bool running, const WriterRuns& runs) {
   std::vector<Check> out;
   auto add = [&](CheckStatus s, std::string what, std::string advice = "") {
     out.push_back({"nri", s, std::move(what), path, std::move(advice)});
@@ -27,8 +52,8 @@ std::vector<Check> NriStatusChecks(const std::optional<std::string>& text, const
     return out;
   }
   auto status = ParseNriStatus(*text);
-  if (!status) {
-    add(CheckStatus::kWarn, "oci-rlimit-nri's status file is unreadable: " + status.error().Text());
+  if (auto why = Unbelieved(status, runs)) {
+    add(CheckStatus::kWarn, why->first, why->second);
     return out;
   }
   const NriStatus& s = *status;

@@ -18,8 +18,12 @@ std::string Status(const std::string& synchronized, int containers, int healed, 
          "\ncontainers=" + std::to_string(containers) + "\nhealed=" + std::to_string(healed) +
          "\nunhealed=" + std::to_string(unhealed) + "\nhealed-total=" + std::to_string(total) +
          "\nreport-only=" + (report_only ? "yes" : "no") +
-         (refused != 0 ? "\nrefused=" + std::to_string(refused) : std::string()) + "\n";
+         (refused != 0 ? "\nrefused=" + std::to_string(refused) : std::string()) +
+         "\nwriter-pid=77\nwriter-start=500\n";
 }
+
+// Only pid 77, started at 500, runs.
+bool Runs(uint64_t pid, uint64_t start) { return pid == 77 && start == 500; }
 
 struct StatusCase {
   std::string name;
@@ -33,7 +37,7 @@ class NriStatusTable : public ::testing::TestWithParam<StatusCase> {};
 
 TEST_P(NriStatusTable, SaysTheLastConnectAndItsHeals) {
   const StatusCase& c = GetParam();
-  const std::vector<Check> checks = NriStatusChecks(c.text, kPath, c.running);
+  const std::vector<Check> checks = NriStatusChecks(c.text, kPath, c.running, Runs);
   if (c.line.empty()) {
     EXPECT_TRUE(checks.empty()) << checks[0].what;
     return;
@@ -88,9 +92,57 @@ INSTANTIATE_TEST_SUITE_P(
                    "to a pre-registered plugin)",
                    "external plugin"},
         StatusCase{"Unreadable", std::string("healed=many\n"), true,
-                   "warn oci-rlimit-nri's status file is unreadable: healed = \"many\": not a "
-                   "count"}),
+                   "warn oci-rlimit-nri's status file is unreadable: not a status file "
+                   "oci-rlimit-nri wrote"},
+        // Not a line of another file is ever printed (a root-only file named
+        // by an impostor's --status-file).
+        StatusCase{"NeverQuotesAFileItCannotParse", std::string("root:SECRET:0:0\n"), true,
+                   "warn oci-rlimit-nri's status file is unreadable: not a status file "
+                   "oci-rlimit-nri wrote"},
+        // A restarted plugin that never connected leaves the old file.
+        StatusCase{"StaleWriterGone",
+                   "connected=2026-12-01T22:00:00Z\nsynchronized=2026-12-01T22:00:01Z\n"
+                   "writer-pid=78\nwriter-start=500\n",
+                   true,
+                   "warn oci-rlimit-nri's status file was written by pid 78, which no longer "
+                   "runs: stale, not believed",
+                   "only when it connects"},
+        StatusCase{"StalePidReused",
+                   "connected=2026-12-01T22:00:00Z\nsynchronized=2026-12-01T22:00:01Z\n"
+                   "writer-pid=77\nwriter-start=499\n",
+                   true,
+                   "warn oci-rlimit-nri's status file was written by pid 77, which no longer "
+                   "runs: stale, not believed"},
+        StatusCase{"NamesNoWriter",
+                   "connected=2026-12-01T22:00:00Z\nsynchronized=2026-12-01T22:00:01Z\n", true,
+                   "warn oci-rlimit-nri's status file names no writer (an older plugin's): not "
+                   "believed"}),
     CaseName{});
+
+// doctor identifies the plugin by what it is, not by its name.
+TEST(NotInstalled, WhatThePluginIs) {
+  RunningProcess p{.pid = 42, .argv = {"oci-rlimit-nri"}, .exe = "/usr/bin/oci-rlimit-nri"};
+  p.exe_root_owned = p.root_uid = p.host_namespaces = true;
+  EXPECT_EQ(NotInstalled(p, "oci-rlimit-nri"), "");
+  RunningProcess upgraded = p;
+  upgraded.exe += " (deleted)";
+  EXPECT_EQ(NotInstalled(upgraded, "oci-rlimit-nri"), "");
+  RunningProcess renamed = p;
+  renamed.exe = "/usr/bin/sleep";  // exec -a oci-rlimit-nri sleep
+  EXPECT_NE(NotInstalled(renamed, "oci-rlimit-nri").find("not oci-rlimit-nri"), std::string::npos);
+  RunningProcess unreadable = p;
+  unreadable.exe = "";
+  EXPECT_NE(NotInstalled(unreadable, "oci-rlimit-nri"), "");
+  RunningProcess users = p;
+  users.exe_root_owned = false;
+  EXPECT_NE(NotInstalled(users, "oci-rlimit-nri").find("not root's"), std::string::npos);
+  RunningProcess nobody = p;
+  nobody.root_uid = false;
+  EXPECT_EQ(NotInstalled(nobody, "oci-rlimit-nri"), "it does not run as root");
+  RunningProcess own_ns = p;
+  own_ns.host_namespaces = false;
+  EXPECT_NE(NotInstalled(own_ns, "oci-rlimit-nri").find("own PID or mount"), std::string::npos);
+}
 
 }  // namespace
 }  // namespace ocirlimit

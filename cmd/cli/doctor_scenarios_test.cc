@@ -41,7 +41,14 @@ class FakeNode : public testing::FakeFilesT<NodeOps> {
   }
   std::vector<RunningProcess> ProcessesNamed(const std::string& comm) override {
     std::vector<RunningProcess> out;
-    for (auto [it, end] = processes.equal_range(comm); it != end; ++it) out.push_back(it->second);
+    for (auto [it, end] = processes.equal_range(comm); it != end; ++it) {
+      RunningProcess p = it->second;
+      if (p.exe.empty()) {  // the installed program, unless a test says otherwise
+        p.exe = "/usr/bin/" + comm;
+        p.exe_root_owned = p.root_uid = p.host_namespaces = true;
+      }
+      out.push_back(std::move(p));
+    }
     return out;
   }
   void Program(const std::string& path, const std::string& version = "") {

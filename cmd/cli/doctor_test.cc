@@ -53,7 +53,14 @@ class FakeNode : public testing::FakeFilesT<NodeOps> {
   }
   std::vector<RunningProcess> ProcessesNamed(const std::string& comm) override {
     std::vector<RunningProcess> out;
-    for (auto [it, end] = processes.equal_range(comm); it != end; ++it) out.push_back(it->second);
+    for (auto [it, end] = processes.equal_range(comm); it != end; ++it) {
+      RunningProcess p = it->second;
+      if (p.exe.empty()) {  // the installed program, unless a test says otherwise
+        p.exe = "/usr/bin/" + comm;
+        p.exe_root_owned = p.root_uid = p.host_namespaces = true;
+      }
+      out.push_back(std::move(p));
+    }
     return out;
   }
 };
@@ -816,7 +823,10 @@ constexpr const char* kNoStatus =
     "started with another --status-file";
 constexpr const char* kHealedStatus =
     "connected=2026-12-01T22:00:00Z\nsynchronized=2026-12-01T22:00:01Z\ncontainers=7\n"
-    "healed=6\nunhealed=0\nhealed-total=6\nreport-only=no\n";
+    "healed=6\nunhealed=0\nhealed-total=6\nreport-only=no\nwriter-pid=42\nwriter-start=500\n";
+// The writer's /proc/42/stat: started at 500 (field 22).
+constexpr const char* kWriterStat =
+    "42 (oci-rlimit-nri) S 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 500 0 0\n";
 constexpr const char* kHealedLine =
     "ok    oci-rlimit-nri last (re)connected at 2026-12-01T22:00:00Z and healed 6 of 7 "
     "containers then (6 since it started)";
@@ -995,25 +1005,54 @@ INSTANTIATE_TEST_SUITE_P(
                              "ok    oci-rlimit-nri is running (pid 42) and containerd's NRI "
                              "socket exists",
                              kHealedLine},
-                    .files = {{"/run/oci-rlimit/nri.status", kHealedStatus}}},
-        NriNodeCase{.name = "StatusFileFlagIsRead",
-                    .containerd_version = kContainerd2,
-                    .unit_enabled = true,
-                    .sockets = kDefaultSocket,
-                    .running = {{42, {"oci-rlimit-nri", "--status-file", "/var/lib/x.status"}}},
-                    .want = {kEnabled, kUnit,
-                             "ok    oci-rlimit-nri is running (pid 42) and containerd's NRI "
-                             "socket exists",
-                             kHealedLine},
-                    .files = {{"/var/lib/x.status", kHealedStatus}}},
+                    .files = {{"/run/oci-rlimit/nri.status", kHealedStatus},
+                              {"/proc/42/stat", kWriterStat}}},
+        NriNodeCase{
+            .name = "StatusFileFlagIsRead",
+            .containerd_version = kContainerd2,
+            .unit_enabled = true,
+            .sockets = kDefaultSocket,
+            .running = {{42, {"oci-rlimit-nri", "--status-file", "/var/lib/x.status"}}},
+            .want = {kEnabled, kUnit,
+                     "ok    oci-rlimit-nri is running (pid 42) and containerd's NRI "
+                     "socket exists",
+                     kHealedLine},
+            .files = {{"/var/lib/x.status", kHealedStatus}, {"/proc/42/stat", kWriterStat}}},
         NriNodeCase{.name = "StatusFileOfAStoppedPlugin",
                     .containerd_version = kContainerd2,
                     .unit_enabled = true,
                     .sockets = kDefaultSocket,
                     .want = {kEnabled, kUnit, kNotRunning,
-                             "ok    oci-rlimit-nri last (re)connected at 2026-12-01T22:00:00Z (not "
-                             "running now) and healed 6 of 7 containers then (6 since it started)"},
-                    .files = {{"/run/oci-rlimit/nri.status", kHealedStatus}}}),
+                             "warn  oci-rlimit-nri's status file was written by pid 42, which no "
+                             "longer runs: stale, not believed"},
+                    .files = {{"/run/oci-rlimit/nri.status", kHealedStatus}}},
+        // A process of another uid, in its own PID namespace, that calls
+        // itself oci-rlimit-nri and names a root-only file as its status file:
+        // not believed, and the file is never read.
+        NriNodeCase{.name = "AnImpostorIsNotThePlugin",
+                    .containerd_version = kContainerd2,
+                    .unit_enabled = true,
+                    .sockets = kDefaultSocket,
+                    .running = {{.pid = 42,
+                                 .argv = {"oci-rlimit-nri", "--status-file", "/etc/shadow"},
+                                 .exe = "/tmp/x/oci-rlimit-nri"}},
+                    .want = {"warn  a process named oci-rlimit-nri (pid 42) is not the installed "
+                             "plugin: its executable \"/tmp/x/oci-rlimit-nri\" is not root's, or "
+                             "others may write it; not believed",
+                             kEnabled, kUnit, kNotRunning},
+                    .files = {{"/etc/shadow", "root:SECRET:0:0\n"}}},
+        NriNodeCase{.name = "APluginInItsOwnNamespacesIsNotBelieved",
+                    .containerd_version = kContainerd2,
+                    .unit_enabled = true,
+                    .sockets = kDefaultSocket,
+                    .running = {{.pid = 42,
+                                 .argv = {"oci-rlimit-nri"},
+                                 .exe = "/usr/bin/oci-rlimit-nri",
+                                 .exe_root_owned = true,
+                                 .root_uid = true}},
+                    .want = {"warn  a process named oci-rlimit-nri (pid 42) is not the installed "
+                             "plugin: it runs in its own PID or mount namespace; not believed",
+                             kEnabled, kUnit, kNotRunning}}),
     CaseName{});
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include "adapters/oci/spec.h"
 #include "core/text.h"
 #include "effects/files.h"
+#include "effects/fs_ops.h"
+#include "effects/heal.h"
 
 namespace ocirlimit::node {
 namespace {
@@ -47,10 +49,30 @@ bool Ours(const LiveQuery& q, const std::string& bundle) {
          q.crio_handlers.end();
 }
 
-// The container in directory `dir` (host path), when it holds runtime state.
-std::optional<std::string> BundleIn(const std::string& dir) {
+// Whether the user's state at `text` names a live process of `uid` whose
+// cgroup names container `id`, seen in the node's /proc: a user's fake state
+// never keeps the wrapper (docs/audit.md, "Whom audit trusts").
+bool LiveForUser(const std::string& host, std::string_view name, const std::string& text, uid_t uid,
+                 const std::string& id) {
+  auto state =
+      name == kRuncStateFile ? ParseRuncState(text, "state") : ParseCrunStatus(text, "status");
+  if (!state || state->pid <= 0) return false;
+  const std::string proc = Cat(host, "/proc/", std::to_string(state->pid));
+  auto status = Read(proc + "/status");
+  auto cgroup = Read(proc + "/cgroup");
+  return status && cgroup && StatusUidsAre(*status, uid) && CgroupNames(*cgroup, id);
+}
+
+// The container in directory `dir` (host path), when it holds runtime state
+// that root owns, or a user's state live for that user's container.
+std::optional<std::string> BundleIn(const std::string& host, const std::string& dir,
+                                    const std::string& id) {
   for (std::string_view name : {kRuncStateFile, kCrunStateFile}) {
-    if (auto text = Read(Cat(dir, "/", name))) return RecordedBundle(*text);
+    auto read = LinuxFsOps().ReadBeneath(dir, std::string(name), kMaxRuntimeStateBytes);
+    if (!read) continue;
+    const uid_t owner = read->owner != 0 ? read->owner : read->dir_owner;
+    if (owner != 0 && !LiveForUser(host, name, read->text, owner, id)) return std::nullopt;
+    return RecordedBundle(read->text);
   }
   return std::nullopt;
 }
@@ -104,13 +126,13 @@ std::vector<LiveContainer> ContainersThroughWrapper(const LiveQuery& q) {
     seen_roots.push_back(root);
     for (const auto& entry : Subdirs(q.host + root)) {
       const std::string dir = Cat(root, "/", entry);
-      if (auto bundle = BundleIn(q.host + dir)) {
+      if (auto bundle = BundleIn(q.host, q.host + dir, entry)) {
         if (Ours(q, *bundle)) out.push_back({entry, root});
         continue;
       }
       // A namespace directory (containerd's runc shim: ROOT/NAMESPACE/ID).
       for (const auto& id : Subdirs(q.host + dir)) {
-        auto bundle2 = BundleIn(Cat(q.host, dir, "/", id));
+        auto bundle2 = BundleIn(q.host, Cat(q.host, dir, "/", id), id);
         if (bundle2 && Ours(q, *bundle2)) out.push_back({id, dir});
       }
     }

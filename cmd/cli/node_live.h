@@ -9,7 +9,10 @@
 // while any of them exists: stop, exec and delete all go through it. The
 // state files are read as audit reads them (adapters/oci/runtime_state.h),
 // but only for the bundle: a state that audit refuses (no init PID) still
-// keeps the wrapper.
+// keeps the wrapper. Only root's state counts, or a user's whose init is
+// live, that user's, and in a cgroup naming the container: a user's fake
+// state in /run/user/UID never blocks an uninstall. No symlink is followed
+// to a state file (FsOps::ReadBeneath).
 #pragma once
 
 #include <string>

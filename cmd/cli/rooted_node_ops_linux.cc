@@ -16,6 +16,7 @@
 #include "cli/rooted_node_ops.h"
 #include "core/text.h"
 #include "effects/files.h"
+#include "effects/heal.h"
 
 namespace ocirlimit {
 namespace {
@@ -130,12 +131,38 @@ class Rooted : public NodeOps {
           if (parent) p.parent = std::string(Trim(*parent));
         }
       }
+      Identify(p, pid);
       out.push_back(std::move(p));
     }
     closedir(d);
     std::sort(out.begin(), out.end(),
               [](const RunningProcess& a, const RunningProcess& b) { return a.pid < b.pid; });
     return out;
+  }
+
+  // What the process is (RunningProcess::exe and the rest): seen through
+  // this node's /proc, compared with this process's own namespaces.
+  void Identify(RunningProcess& p, const std::string& pid) {
+    const std::string proc = Host("/proc/" + pid);
+    p.exe = ReadLink(proc + "/exe");
+    struct stat st {};
+    p.exe_root_owned = !p.exe.empty() && stat((proc + "/exe").c_str(), &st) == 0 &&
+                       S_ISREG(st.st_mode) && st.st_uid == 0 && (st.st_mode & 022) == 0;
+    auto status = ReadFileBounded(proc + "/status", kMaxCmdlineBytes);
+    p.root_uid = status && StatusUidsAre(*status, 0);
+    p.host_namespaces = true;
+    for (const char* ns : {"pid", "mnt"}) {
+      const std::string theirs = ReadLink(proc + "/ns/" + ns);
+      if (theirs.empty() || theirs != ReadLink(Cat("/proc/self/ns/", ns))) {
+        p.host_namespaces = false;
+      }
+    }
+  }
+
+  static std::string ReadLink(const std::string& path) {
+    char buf[4096];
+    const ssize_t n = readlink(path.c_str(), buf, sizeof buf);
+    return n <= 0 || static_cast<size_t>(n) >= sizeof buf ? "" : std::string(buf, n);
   }
 
   Result<std::string> Version(const std::string& path) override {

@@ -71,6 +71,9 @@ struct Healer::One {
 
 void Healer::Connected(const std::string& time, Output& out) {
   pending_.Clear();
+  const HealOps::Self me = ops_.Writer();
+  status_.writer_pid = me.pid;
+  status_.writer_start = me.start;
   status_.connected = time;
   status_.synchronized.clear();
   status_.containers = status_.healed = status_.unhealed = status_.refused = 0;
@@ -118,7 +121,10 @@ HealResult Healer::HealOne(const Config& cfg, const pb::PodSandbox* pod, const p
   One one{c, static_cast<pid_t>(c.pid()), FactsFromCreate(as).facts, {}};
   // What the policy gives, before anything touches the process (compared
   // with placeholder limits, so that its target and a refusal show).
-  const AuditVerdict given = AuditContainer(cfg, one.facts, EntryPoint::kNri, Placeholders());
+  // No sandbox mark: Synchronize lists no sandboxes, so a container that
+  // carries one is a workload claiming it (docs/nri.md).
+  const AuditVerdict given =
+      AuditContainer(cfg, one.facts, EntryPoint::kNri, Placeholders(), SandboxMarker::kNone);
   if (given.target.empty() && given.status != AuditStatus::kRefused) return HealResult::kNothing;
   if (given.status == AuditStatus::kRefused) ++last_.refused;
   one.rec.time = time;
@@ -192,7 +198,8 @@ HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
     if (look.failure == ApplyFailure::kTargetGone) return HealResult::kGone;
     return report(HealResult::kCannot, "cannot heal: " + look.error->Text());
   }
-  const AuditVerdict v = AuditContainer(cfg, one.facts, EntryPoint::kNri, look.limits);
+  const AuditVerdict v =
+      AuditContainer(cfg, one.facts, EntryPoint::kNri, look.limits, SandboxMarker::kNone);
   if (v.status == AuditStatus::kUnknown)
     return report(HealResult::kCannot, "cannot heal: " + v.why);
   if (v.status == AuditStatus::kRefused) one.rec.warnings.push_back(Refused(v));

@@ -37,6 +37,13 @@ class HealOps {
   // wrote it (effects/files.h's ReadRootOwned: no symlink, no user's file).
   // err is ENOENT when no root names the container.
   virtual Result<RuntimeState> InitFromRuntimeState(const std::string& id) = 0;
+  // This process, as the status file names its writer: the PID and start
+  // time (clock ticks after boot); {0, 0} when unknown.
+  struct Self {
+    uint64_t pid = 0;
+    uint64_t start = 0;
+  };
+  virtual Self Writer() { return {}; }
 };
 
 // Where CRI-O's handlers without a runtime_root keep their state (conmon

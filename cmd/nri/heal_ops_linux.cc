@@ -10,6 +10,7 @@
 
 #include "core/text.h"
 #include "effects/files.h"
+#include "effects/target_kind.h"
 #include "nri/heal_ops.h"
 
 namespace ocirlimit::nri {
@@ -48,6 +49,17 @@ class LinuxHeal final : public HealOps {
     }
     if (first) return *first;
     return MakeError("no runtime state names " + Quote(id), ENOENT);
+  }
+
+  Self Writer() override {
+    Self me;
+    auto stat = ReadFileBounded("/proc/self/stat", size_t{4} * 1024);
+    if (!stat) return me;
+    auto parsed = ParseProcStat(*stat);
+    if (!parsed || !parsed->start_time) return me;
+    me.pid = static_cast<uint64_t>(getpid());
+    me.start = *parsed->start_time;
+    return me;
   }
 
   Status WriteStatus(const std::string& text) override {

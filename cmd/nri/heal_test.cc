@@ -88,6 +88,11 @@ class FakeHealOps : public HealOps, public ProcessOps, public FsOps {
     return 100 + pid;
   }
   Status CheckAlive(int pidfd) override {
+    ++alive_calls;
+    if (sets > 0) ++alive_after_set;
+    if (alive_until >= 0 && alive_after_set > alive_until) {
+      return MakeError("pidfd_send_signal", ESRCH);
+    }
     if (procs.contains(pinned[pidfd])) return Ok{};
     return MakeError("pidfd_send_signal", ESRCH);
   }
@@ -103,6 +108,7 @@ class FakeHealOps : public HealOps, public ProcessOps, public FsOps {
     if (p->second.set_errno != 0) return MakeError("prlimit", p->second.set_errno);
     LimitPair old = p->second.limits[resource];
     p->second.limits[resource] = value;
+    ++sets;
     return old;
   }
   bool HasSysResource() override { return false; }
@@ -114,6 +120,10 @@ class FakeHealOps : public HealOps, public ProcessOps, public FsOps {
   int64_t clock_ms = 0;
   int64_t tick_ms = 1;
   int pidfd_opens = 0;
+  int alive_calls = 0;
+  int sets = 0;
+  int alive_after_set = 0;
+  int alive_until = -1;  // >= 0: every liveness check after that many since a set says gone
   std::string status;
   std::map<std::string, Result<RuntimeState>> states;  // by container id
   int state_reads = 0;
@@ -493,10 +503,10 @@ TEST(Heal, CanOnlyReportIsSaidOnceAcrossContainersAndReconnects) {
   EXPECT_EQ(st->unhealed, 2u);
 }
 
-// A pod sandbox (pause) is no NRI Container, but should one be listed it is
-// left alone: it runs no workload and nothing adjusted it at create. The
-// pod's workload container in the same state is healed.
-TEST(Heal, APodSandboxIsNeverTouched) {
+// Synchronize lists no pod sandbox (pause), so a container that carries the
+// sandbox mark is a workload claiming it (a pod annotation of the other
+// engine's key): judged and healed like any other.
+TEST(Heal, TheSandboxMarkIsNotBelievedAtSynchronize) {
   FakeHealOps ops;
   ops.procs[100] = InitOf("c1", {kM, 8 * kM});
   ops.procs[101] = InitOf("c2", {kM, 8 * kM});
@@ -506,17 +516,13 @@ TEST(Heal, APodSandboxIsNeverTouched) {
   pb::SynchronizeRequest req = TwoContainers();
   (*req.mutable_containers(0)->mutable_annotations())["io.kubernetes.cri.container-type"] =
       "sandbox";
-  (*req.mutable_containers(1)->mutable_annotations())["io.kubernetes.cri.container-type"] =
-      "container";
+  (*req.mutable_containers(1)->mutable_annotations())["io.kubernetes.cri-o.ContainerType"] =
+      "sandbox";
   healer.Synchronize(cfg, req, out, [] { return "T"; });
-  EXPECT_EQ(healer.last().of(HealResult::kNothing), 1u);
-  EXPECT_EQ(healer.last().of(HealResult::kHealed), 1u);
-  EXPECT_EQ(ops.procs[100].limits[kMemlock], (LimitPair{kM, 8 * kM}));
+  EXPECT_EQ(healer.last().of(HealResult::kHealed), 2u);
+  EXPECT_EQ(ops.procs[100].limits[kMemlock], (LimitPair{2 * kM, 4 * kM}));
   EXPECT_EQ(ops.procs[101].limits[kMemlock], (LimitPair{2 * kM, 4 * kM}));
-  EXPECT_FALSE(ops.pinned.contains(100 + 100)) << "the sandbox's init (pid 100) was pinned";
-  EXPECT_TRUE(ops.pinned.contains(100 + 101)) << "the workload's init (pid 101) was not";
-  ASSERT_EQ(out.lines.size(), 1u);
-  EXPECT_TRUE(out.lines[0].starts_with(R"(T id="c2" pid=101 via="nri-sync")")) << out.lines[0];
+  ASSERT_EQ(out.lines.size(), 2u);
 }
 
 TEST(Heal, PluginHandsSynchronizeToTheHealerAndStillAnswersNoUpdates) {
@@ -557,6 +563,58 @@ INSTANTIATE_TEST_SUITE_P(Heal, NsPidTable,
                                                      false},
                                            NsPidCase{"NoLineOldKernel", "Name:\tx\n", true}),
                          CaseName{});
+
+// How many liveness checks effects/heal.cc makes after a one-type set.
+constexpr int kChecksAfterSetInEffects = 2;
+
+// A stopped container's pid may name a process still (or again): never
+// looked at.
+TEST(HealMutants, AStoppedContainerIsNotRunningWhateverItsPid) {
+  FakeHealOps ops;
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  RecordingOutput out;
+  Healer healer(ops);
+  pb::SynchronizeRequest req = OneContainer(kAsks);
+  req.mutable_containers(0)->set_state(pb::CONTAINER_STOPPED);
+  healer.Synchronize(MustParse(kPolicy), req, out, [] { return "T"; });
+  EXPECT_EQ(healer.last().of(HealResult::kNotRunning), 1u);
+  EXPECT_EQ(ops.pidfd_opens, 0);
+  EXPECT_EQ(ops.procs[100].limits[kMemlock], (LimitPair{kM, 8 * kM}));
+}
+
+// A refused request on a node whose policy gives nothing else: no target,
+// but still refused-but-running, and said in the log.
+TEST(HealMutants, ARefusedContainerWithNoTargetIsStillReported) {
+  FakeHealOps ops;
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  RecordingOutput out;
+  Healer healer(ops);
+  const Config cfg = MustParse(
+      "[requests]\nenabled = true\nceilings = [\"memlock=4M\"]\nover-ceiling = \"reject\"\n");
+  healer.Synchronize(cfg, OneContainer({{"oci-rlimit.io/rlimits", "memlock=64M"}}), out,
+                     [] { return "T"; });
+  EXPECT_EQ(healer.last().refused, 1u);
+  EXPECT_EQ(healer.last().of(HealResult::kNothing), 0u);
+  ASSERT_EQ(out.lines.size(), 1u);
+  EXPECT_NE(out.lines[0].find("refused"), std::string::npos) << out.lines[0];
+}
+
+// The init exits right after its limits were set: the checks after the set
+// are effects' own (ApplyRlimits' pin, then HealProcess's identity check)
+// and the last one, of the pin Apply holds across the heal; when only that
+// one says gone, the container is gone and no heal is logged.
+TEST(HealMutants, GoneRightAfterTheHealIsGone) {
+  FakeHealOps ops;
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  ops.alive_until = kChecksAfterSetInEffects;
+  RecordingOutput out;
+  Healer healer(ops);
+  healer.Synchronize(MustParse(kPolicy), OneContainer(kAsks), out, [] { return "T"; });
+  EXPECT_EQ(ops.alive_after_set, kChecksAfterSetInEffects + 1);
+  EXPECT_EQ(healer.last().of(HealResult::kGone), 1u);
+  EXPECT_EQ(healer.last().of(HealResult::kHealed), 0u);
+  EXPECT_TRUE(out.lines.empty()) << out.lines[0];
+}
 
 }  // namespace
 }  // namespace ocirlimit::nri

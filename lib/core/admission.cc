@@ -1,5 +1,7 @@
 #include "core/admission.h"
 
+#include <optional>
+
 #include "core/text.h"
 
 namespace ocirlimit {
@@ -36,10 +38,25 @@ const char* ActionName(Action a) {
   return "?";
 }
 
-bool IsSandbox(const ContainerFacts& facts) {
-  for (std::string_view key : {kContainerdContainerType, kCrioContainerType}) {
+bool IsSandbox(const ContainerFacts& facts, SandboxMarker marker) {
+  auto value = [&](std::string_view key) -> std::optional<std::string> {
     auto it = facts.annotations.find(std::string(key));
-    if (it != facts.annotations.end() && it->second == "sandbox") return true;
+    if (it == facts.annotations.end()) return std::nullopt;
+    return it->second;
+  };
+  const auto containerd = value(kContainerdContainerType);
+  const auto crio = value(kCrioContainerType);
+  // Any key present and not "sandbox" disagrees: a workload.
+  if ((containerd && *containerd != "sandbox") || (crio && *crio != "sandbox")) return false;
+  switch (marker) {
+    case SandboxMarker::kNone:
+      return false;
+    case SandboxMarker::kContainerd:
+      return containerd.has_value();
+    case SandboxMarker::kCrio:
+      return crio.has_value();
+    case SandboxMarker::kEither:
+      return containerd.has_value() || crio.has_value();
   }
   return false;
 }

@@ -55,7 +55,17 @@ struct Verdict {
 // and CRI-O's annotation, with the value "sandbox".
 inline constexpr std::string_view kContainerdContainerType = "io.kubernetes.cri.container-type";
 inline constexpr std::string_view kCrioContainerType = "io.kubernetes.cri-o.ContainerType";
-bool IsSandbox(const ContainerFacts& facts);
+// Whose mark counts: the engine that made the container writes its own key
+// over any value from the pod (containerd: kContainerdContainerType; CRI-O:
+// kCrioContainerType), while the other key is the pod author's (CRI-O copies
+// every pod annotation into the spec). kNone: no engine that makes pod
+// sandboxes (docker, podman, NRI's Synchronize, which lists none); kEither:
+// not known (audit's --runtime-root).
+enum class SandboxMarker { kNone, kContainerd, kCrio, kEither };
+// The engine's own key is "sandbox", and the other key, when present, is
+// "sandbox" too: two keys that disagree make it a workload. kEither: some
+// key is "sandbox" and none disagrees.
+bool IsSandbox(const ContainerFacts& facts, SandboxMarker marker = SandboxMarker::kEither);
 
 // Top-level limits, then matching rules, then the container's request
 // (never for a sandbox: a pod's annotations reach its pause container too,

@@ -286,5 +286,26 @@ TEST(IsSandbox, OnlyTheSandboxValueOfEitherKey) {
   EXPECT_FALSE(IsSandbox({}));
 }
 
+TEST(IsSandbox, OnlyTheEnginesOwnKeyAndNoDisagreement) {
+  const std::string cd(kContainerdContainerType), crio(kCrioContainerType);
+  ContainerFacts cd_sandbox{{{cd, "sandbox"}}, {}, {}, {}};
+  ContainerFacts crio_sandbox{{{crio, "sandbox"}}, {}, {}, {}};
+  ContainerFacts both{{{cd, "sandbox"}, {crio, "sandbox"}}, {}, {}, {}};
+  ContainerFacts disagree{{{cd, "sandbox"}, {crio, "container"}}, {}, {}, {}};
+  ContainerFacts disagree2{{{cd, "container"}, {crio, "sandbox"}}, {}, {}, {}};
+  EXPECT_TRUE(IsSandbox(cd_sandbox, SandboxMarker::kContainerd));
+  EXPECT_FALSE(IsSandbox(crio_sandbox, SandboxMarker::kContainerd));
+  EXPECT_TRUE(IsSandbox(crio_sandbox, SandboxMarker::kCrio));
+  EXPECT_FALSE(IsSandbox(cd_sandbox, SandboxMarker::kCrio));
+  EXPECT_TRUE(IsSandbox(both, SandboxMarker::kCrio));
+  EXPECT_TRUE(IsSandbox(both, SandboxMarker::kContainerd));
+  for (auto m : {SandboxMarker::kContainerd, SandboxMarker::kCrio, SandboxMarker::kEither}) {
+    EXPECT_FALSE(IsSandbox(disagree, m));
+    EXPECT_FALSE(IsSandbox(disagree2, m));
+  }
+  EXPECT_FALSE(IsSandbox(cd_sandbox, SandboxMarker::kNone));
+  EXPECT_FALSE(IsSandbox(both, SandboxMarker::kNone));
+}
+
 }  // namespace
 }  // namespace ocirlimit

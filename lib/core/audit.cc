@@ -65,8 +65,8 @@ AuditVerdict CompareLimits(const std::vector<Rlimit>& want, const std::vector<Rl
 }
 
 AuditVerdict AuditContainer(const Config& cfg, const ContainerFacts& facts, EntryPoint at,
-                            const std::vector<Rlimit>& have) {
-  if (IsSandbox(facts)) return SandboxVerdict();
+                            const std::vector<Rlimit>& have, SandboxMarker marker) {
+  if (IsSandbox(facts, marker)) return SandboxVerdict();
   Verdict admitted = Admit(cfg, facts, at);
   if (admitted.action == Action::kApply) {
     AuditVerdict v = CompareLimits(admitted.limits, have);

@@ -65,8 +65,10 @@ struct AuditVerdict {
 // A request Admit refuses (on-error = "fail") is kRefused, healed to the
 // node's limits without it; one it excused (on-error = "warn") is compared
 // against those same limits.
+// `marker`: whose sandbox mark counts (IsSandbox, core/admission.h).
 [[nodiscard]] AuditVerdict AuditContainer(const Config& cfg, const ContainerFacts& facts,
-                                          EntryPoint at, const std::vector<Rlimit>& have);
+                                          EntryPoint at, const std::vector<Rlimit>& have,
+                                          SandboxMarker marker = SandboxMarker::kEither);
 
 // The verdict of a pod sandbox: ok, not judged, with why.
 [[nodiscard]] AuditVerdict SandboxVerdict();

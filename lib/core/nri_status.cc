@@ -26,7 +26,9 @@ std::string FormatNriStatus(const NriStatus& s) {
          "\nunhealed=" + std::to_string(s.unhealed) +
          "\nhealed-total=" + std::to_string(s.healed_total) +
          "\nrefused=" + std::to_string(s.refused) +
-         "\nreport-only=" + (s.report_only ? "yes" : "no") + "\n";
+         "\nreport-only=" + (s.report_only ? "yes" : "no") +
+         "\nwriter-pid=" + std::to_string(s.writer_pid) +
+         "\nwriter-start=" + std::to_string(s.writer_start) + "\n";
 }
 
 Result<NriStatus> ParseNriStatus(std::string_view text) {
@@ -45,6 +47,8 @@ Result<NriStatus> ParseNriStatus(std::string_view text) {
                       : key == "unhealed"     ? &s.unhealed
                       : key == "healed-total" ? &s.healed_total
                       : key == "refused"      ? &s.refused
+                      : key == "writer-pid"   ? &s.writer_pid
+                      : key == "writer-start" ? &s.writer_start
                                               : nullptr;
     if (count != nullptr) {
       auto n = Number(key, v);

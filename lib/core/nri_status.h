@@ -35,6 +35,11 @@ struct NriStatus {
   // Of them, running though the policy refuses them (a rejected request;
   // created while no plugin was connected): healed or not, they need the admin.
   uint64_t refused = 0;
+  // Who wrote it: the plugin's PID and start time (clock ticks after boot,
+  // /proc/PID/stat field 22). doctor believes the file only while that
+  // process runs; 0 when not recorded (an older plugin's file).
+  uint64_t writer_pid = 0;
+  uint64_t writer_start = 0;
 };
 
 // "connected=...\nsynchronized=...\n...", one key per line, after a comment line.

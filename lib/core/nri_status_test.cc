@@ -55,3 +55,20 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace ocirlimit
+
+namespace ocirlimit {
+namespace {
+
+TEST(NriStatusWriter, RoundTripsItsWriter) {
+  NriStatus s;
+  s.writer_pid = 4711;
+  s.writer_start = 123456;
+  auto back = ParseNriStatus(FormatNriStatus(s));
+  ASSERT_TRUE(back) << back.error().Text();
+  EXPECT_EQ(back->writer_pid, 4711u);
+  EXPECT_EQ(back->writer_start, 123456u);
+  EXPECT_NE(FormatNriStatus(s).find("\nwriter-pid=4711\nwriter-start=123456\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ocirlimit

@@ -108,6 +108,14 @@ std::string Quote(std::string_view s) {
   return out;
 }
 
+std::string TableCell(std::string_view s) {
+  bool plain = !s.empty() && s.size() <= kMaxQuotedBytes;
+  for (char ch : s) {
+    plain = plain && ch > ' ' && ch < 0x7f && ch != '"' && ch != '\\';
+  }
+  return plain ? std::string(s) : JsonQuoteCut(s);
+}
+
 std::string JsonQuoteCut(std::string_view s) {
   const MessageCut c = CutForMessage(s);
   if (!c.cut()) return JsonQuote(s);

@@ -32,6 +32,11 @@ MessageCut CutForMessage(std::string_view s, size_t max = kMaxQuotedBytes);
 // JsonQuote of a value echoed from input (an id, a status, a key), cut like
 // Quote: `"aaaa…" (900000 bytes)`. Whole messages use JsonQuote.
 std::string JsonQuoteCut(std::string_view s);
+// A value from input (a container id or name, a path) as one cell of a
+// table: itself when it is printable ASCII without space, '"' or '\\' and
+// at most kMaxQuotedBytes long, else JsonQuoteCut(s). A newline in an id can
+// never start a row of its own.
+std::string TableCell(std::string_view s);
 std::string_view Trim(std::string_view s);
 std::string Lower(std::string_view s);
 // Control characters as C escapes (\n, \x01), so text quoted from input

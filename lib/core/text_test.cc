@@ -128,3 +128,20 @@ TEST(JsonQuoteCut, EscapesLikeJsonAndBounds) {
 
 }  // namespace
 }  // namespace ocirlimit
+
+namespace ocirlimit {
+namespace {
+
+TEST(TableCell, PlainWhenPlainElseQuoted) {
+  EXPECT_EQ(TableCell("3f2a9c"), "3f2a9c");
+  EXPECT_EQ(TableCell("/run/containerd/runc/k8s.io"), "/run/containerd/runc/k8s.io");
+  EXPECT_EQ(TableCell("a\nb"), R"("a\nb")");
+  EXPECT_EQ(TableCell("a b"), R"("a b")");
+  EXPECT_EQ(TableCell("a\"b"), R"("a\"b")");
+  EXPECT_EQ(TableCell(""), R"("")");
+  EXPECT_EQ(TableCell(std::string(300, 'x')).find('\n'), std::string::npos);
+  EXPECT_EQ(TableCell(std::string(300, 'x')).front(), '"');
+}
+
+}  // namespace
+}  // namespace ocirlimit

@@ -1,13 +1,76 @@
 #include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "core/text.h"
 #include "effects/files.h"
 #include "effects/fs_ops.h"
 
 namespace ocirlimit {
 namespace {
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+constexpr int kReadFlags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+
+// Without openat2 (before Linux 5.6): each component opened with
+// O_NOFOLLOW beneath the last; ".." and absolute paths refused.
+int OpenNoFollowWalk(int dirfd, const std::string& rel) {
+  if (rel.empty() || rel.front() == '/') {
+    errno = EXDEV;
+    return -1;
+  }
+  int at = dirfd;
+  int owned = -1;
+  size_t pos = 0;
+  for (;;) {
+    const size_t slash = rel.find('/', pos);
+    const std::string part = rel.substr(pos, slash == std::string::npos ? rel.npos : slash - pos);
+    if (part == "..") {
+      if (owned >= 0) close(owned);
+      errno = EXDEV;
+      return -1;
+    }
+    const bool last = slash == std::string::npos;
+    const int fd = openat(at, part.c_str(),
+                          last ? kReadFlags | O_NOFOLLOW : O_PATH | O_DIRECTORY | O_NOFOLLOW);
+    const int err = errno;
+    if (owned >= 0) close(owned);
+    if (fd < 0 || last) {
+      errno = err;
+      return fd;
+    }
+    owned = at = fd;
+    pos = slash + 1;
+  }
+}
+
+int OpenBeneath(int dirfd, const std::string& rel) {
+  struct open_how how {};
+  how.flags = kReadFlags;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  const long fd = syscall(SYS_openat2, dirfd, rel.c_str(), &how, sizeof how);
+  if (fd >= 0 || errno != ENOSYS) return static_cast<int>(fd);
+  return OpenNoFollowWalk(dirfd, rel);
+}
 
 class LinuxFs : public FsOps {
  public:
@@ -29,6 +92,25 @@ class LinuxFs : public FsOps {
   }
   Result<std::string> ReadFile(const std::string& path, size_t max_bytes) override {
     return ReadFileBounded(path, max_bytes);
+  }
+  Result<OwnedText> ReadBeneath(const std::string& dir, const std::string& rel,
+                                size_t max_bytes) override {
+    const std::string path = dir + "/" + rel;
+    Fd d(open(dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (d.get() < 0) return MakeError("open directory " + Quote(dir), errno);
+    struct stat st {};
+    if (fstat(d.get(), &st) != 0) return MakeError("stat " + Quote(dir), errno);
+    OwnedText out;
+    out.dir_owner = st.st_uid;
+    Fd f(OpenBeneath(d.get(), rel));
+    if (f.get() < 0) return MakeError("open " + Quote(path) + " (no symlinks)", errno);
+    if (fstat(f.get(), &st) != 0) return MakeError("stat " + Quote(path), errno);
+    if (!S_ISREG(st.st_mode)) return MakeError(Quote(path) + " is not a regular file");
+    out.owner = st.st_uid;
+    auto text = ReadFdBounded(f.get(), max_bytes, 1000);
+    if (!text) return text.error().Wrap("read " + Quote(path));
+    out.text = std::move(*text);
+    return out;
   }
 };
 

@@ -63,7 +63,83 @@ std::optional<PinFailure> CheckIdentity(FsOps& fs, const PinnedProcess& pinned, 
   return std::nullopt;
 }
 
+bool IdChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+bool ComponentNames(std::string_view part, std::string_view id) {
+  for (size_t at = part.find(id); at != std::string_view::npos; at = part.find(id, at + 1)) {
+    const size_t end = at + id.size();
+    if ((at == 0 || !IdChar(part[at - 1])) && (end == part.size() || !IdChar(part[end]))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Reads /proc/PID/status and /proc/PID/cgroup between the pin and a
+// liveness check, and refuses a process that is not `proof`'s.
+std::optional<PinFailure> CheckProof(FsOps& fs, const PinnedProcess& pinned, pid_t pid,
+                                     const ContainerProof& proof) {
+  const std::string dir = "/proc/" + std::to_string(pid);
+  auto status = fs.ReadFile(dir + "/status", kMaxProcFileBytes);
+  auto cgroup = fs.ReadFile(dir + "/cgroup", kMaxProcFileBytes);
+  if (auto gone = pinned.CheckAlive("while its owner was read")) return gone;
+  if (!status || !StatusUidsAre(*status, proof.uid)) {
+    return Fail(pinned,
+                Cat("not a process of uid ", std::to_string(proof.uid),
+                    ", who owns the container's state: left alone"),
+                ApplyFailure::kInvalidTarget);
+  }
+  if (!cgroup || !CgroupNames(*cgroup, proof.id)) {
+    return Fail(pinned,
+                Cat("its cgroup does not name the container ", Quote(proof.id), ": left alone"),
+                ApplyFailure::kInvalidTarget);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+bool StatusUidsAre(std::string_view status, uid_t uid) {
+  const size_t at = status.starts_with("Uid:") ? 0 : status.find("\nUid:");
+  if (at == std::string_view::npos) return false;
+  std::string_view rest = status.substr(status.find(':', at) + 1);
+  rest = rest.substr(0, rest.find('\n'));
+  int fields = 0;
+  while (!rest.empty()) {
+    while (!rest.empty() && (rest.front() == '\t' || rest.front() == ' ')) rest.remove_prefix(1);
+    if (rest.empty()) break;
+    size_t end = rest.find_first_of("\t ");
+    std::string_view field = rest.substr(0, end);
+    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
+    uid_t v = 0;
+    auto [p, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
+    if (ec != std::errc() || p != field.data() + field.size() || v != uid) return false;
+    ++fields;
+  }
+  return fields == 4;
+}
+
+bool CgroupNames(std::string_view cgroup, std::string_view id) {
+  if (id.empty()) return false;
+  while (!cgroup.empty()) {
+    const size_t nl = cgroup.find('\n');
+    std::string_view line = cgroup.substr(0, nl);
+    cgroup.remove_prefix(nl == std::string_view::npos ? cgroup.size() : nl + 1);
+    // "N:CONTROLLERS:PATH"; the path may hold ':'.
+    const size_t c1 = line.find(':');
+    const size_t c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);
+    if (c2 == std::string_view::npos) continue;
+    std::string_view path = line.substr(c2 + 1);
+    while (!path.empty()) {
+      const size_t slash = path.find('/');
+      if (ComponentNames(path.substr(0, slash), id)) return true;
+      path.remove_prefix(slash == std::string_view::npos ? path.size() : slash + 1);
+    }
+  }
+  return false;
+}
 
 Result<std::vector<Rlimit>> ParseProcLimits(std::string_view text) {
   std::vector<Rlimit> out;
@@ -111,7 +187,8 @@ ProcessLook LookAtProcess(ProcessOps& ops, FsOps& fs, pid_t pid,
 }
 
 HealOutcome HealProcess(ProcessOps& ops, FsOps& fs, pid_t pid, std::optional<uint64_t> start_time,
-                        const std::vector<Rlimit>& limits, Rootless rootless) {
+                        const std::vector<Rlimit>& limits, Rootless rootless,
+                        const std::optional<ContainerProof>& proof) {
   HealOutcome out;
   auto fail = [&](PinFailure f) {
     out.error = std::move(f.error);
@@ -125,6 +202,9 @@ HealOutcome HealProcess(ProcessOps& ops, FsOps& fs, pid_t pid, std::optional<uin
   // this pin proves the process it changed is the one checked here.
   PinnedProcess pinned(ops, pid);
   if (pinned.failure()) return fail(*pinned.failure());
+  if (proof) {
+    if (auto bad = CheckProof(fs, pinned, pid, *proof)) return fail(*bad);
+  }
   if (auto bad = CheckIdentity(fs, pinned, pid, start_time, "before its limits were set")) {
     return fail(*bad);
   }

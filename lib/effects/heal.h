@@ -51,12 +51,29 @@ struct HealOutcome {
   bool ok() const { return !error.has_value(); }
 };
 
+// /proc/PID/status: whether every Uid field (real, effective, saved, fs) is `uid`.
+[[nodiscard]] bool StatusUidsAre(std::string_view status, uid_t uid);
+// /proc/PID/cgroup: whether a path component of some line names `id`: holds
+// it whole, bounded by the component's ends or by characters that are no
+// letter or digit ("libpod-ID.scope", "crio-ID.scope", "ID"). Never for an
+// empty id.
+[[nodiscard]] bool CgroupNames(std::string_view cgroup, std::string_view id);
+
+// For a container whose state a user owns (a rootless engine's): the process
+// healed must be that user's and inside that container.
+struct ContainerProof {
+  uid_t uid = 0;   // who owns the state
+  std::string id;  // the container's id, which its cgroup must name
+};
+
 // Sets `limits` on `pid` after the same checks as LookAtProcess, fitted to
 // what this caller can set (FitForCaller: outside the initial user
 // namespace, under `rootless`), then confirms the pinned process alive and
-// not a zombie.
+// not a zombie. With `proof`, the pinned process must also pass it
+// (StatusUidsAre, CgroupNames), or it is left alone (kInvalidTarget).
 [[nodiscard]] HealOutcome HealProcess(ProcessOps& ops, FsOps& fs, pid_t pid,
                                       std::optional<uint64_t> start_time,
-                                      const std::vector<Rlimit>& limits, Rootless rootless);
+                                      const std::vector<Rlimit>& limits, Rootless rootless,
+                                      const std::optional<ContainerProof>& proof = std::nullopt);
 
 }  // namespace ocirlimit

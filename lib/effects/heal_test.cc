@@ -210,3 +210,80 @@ TEST(HealProcess, RefusesPidOne) {
 
 }  // namespace
 }  // namespace ocirlimit
+
+namespace ocirlimit {
+namespace {
+
+// The caller's own PID is refused before anything is pinned, even when its
+// /proc/PID/stat reads like any other process's.
+class SelfReadable : public FakeProcess {
+ public:
+  Result<std::string> ReadFile(const std::string& path, size_t max) override {
+    const std::string self = "/proc/" + std::to_string(getpid());
+    if (path == self + "/stat") return stat;
+    if (path == self + "/limits") return FakeProcess::ReadFile("/proc/4242/limits", max);
+    return FakeProcess::ReadFile(path, max);
+  }
+};
+
+TEST(HealProcess, RefusesTheCallersOwnPid) {
+  SelfReadable p;
+  HealOutcome out = HealProcess(p, p, getpid(), std::nullopt, {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}},
+                                Rootless::kDegrade);
+  EXPECT_FALSE(out.ok());
+  EXPECT_EQ(out.failure, ApplyFailure::kInvalidTarget);
+  EXPECT_TRUE(p.sets.empty());
+  EXPECT_EQ(p.opens, 0);
+}
+
+// A process that became a zombie while its limits were set: the identity
+// check after the set reports the heal failed.
+class ZombieAfterSet : public FakeProcess {
+ public:
+  Result<std::string> ReadFile(const std::string& path, size_t max) override {
+    if (path == "/proc/4242/stat" && !sets.empty()) return Stat('Z', 4194560, 500);
+    return FakeProcess::ReadFile(path, max);
+  }
+};
+
+TEST(HealProcess, AZombieAfterTheSetIsNotAHeal) {
+  ZombieAfterSet p;
+  HealOutcome out =
+      HealProcess(p, p, 4242, 500, {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}}, Rootless::kDegrade);
+  EXPECT_FALSE(p.sets.empty());
+  EXPECT_FALSE(out.ok());
+  EXPECT_EQ(out.failure, ApplyFailure::kTargetGone);
+}
+
+// With a proof, a process of another uid is left alone before any set.
+class Owned : public FakeProcess {
+ public:
+  Result<std::string> ReadFile(const std::string& path, size_t max) override {
+    if (path == "/proc/4242/status")
+      return "Uid:\t" + uid + "\t" + uid + "\t" + uid + "\t" + uid + "\n";
+    if (path == "/proc/4242/cgroup") return std::string("0::/user.slice/libpod-c1.scope\n");
+    return FakeProcess::ReadFile(path, max);
+  }
+  std::string uid = "1000";
+};
+
+TEST(HealProcess, AProofRefusesAnotherUidAndPassesTheOwner) {
+  Owned p;
+  p.uid = "0";
+  HealOutcome refused = HealProcess(p, p, 4242, 500, {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}},
+                                    Rootless::kDegrade, ContainerProof{1000, "c1"});
+  EXPECT_FALSE(refused.ok());
+  EXPECT_TRUE(p.sets.empty());
+  p.uid = "1000";
+  HealOutcome other = HealProcess(p, p, 4242, 500, {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}},
+                                  Rootless::kDegrade, ContainerProof{1000, "c2"});
+  EXPECT_FALSE(other.ok());
+  EXPECT_TRUE(p.sets.empty());
+  HealOutcome ok = HealProcess(p, p, 4242, 500, {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}},
+                               Rootless::kDegrade, ContainerProof{1000, "c1"});
+  EXPECT_TRUE(ok.ok()) << ok.error->Text();
+  EXPECT_FALSE(p.sets.empty());
+}
+
+}  // namespace
+}  // namespace ocirlimit

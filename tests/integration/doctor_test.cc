@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -420,6 +421,69 @@ TEST(CliOnFiles, ValidateAndExplain) {
             std::string::npos)
       << bad.out;
   EXPECT_EQ(RunCmd({Cli(), "explain"}).status, 2);
+}
+
+// HIGH: a process of another uid (65534) in its own PID namespace, a copy of
+// the plugin named oci-rlimit-nri, whose --status-file names a root-only
+// file: doctor says it is not the installed plugin and never reads the file.
+TEST_F(DoctorFixture, AnImpostorNamedLikeThePluginIsNotBelieved) {
+  OCI_RLIMIT_REQUIRE("unshare", "setpriv");
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  Script(root_ / "usr/bin/containerd", "containerd github.com/containerd/containerd/v2 v2.1.9 x");
+  const std::string wants = root_ / "etc/systemd/system/multi-user.target.wants";
+  Sh("mkdir -p " + wants);
+  WriteFile(wants + "/oci-rlimit-nri.service", "[Service]\nExecStart=/usr/bin/oci-rlimit-nri\n");
+  const std::string secret = root_ / "secret";
+  WriteFile(secret, "root:ROOT-ONLY-SECRET:0:0\n");
+  ASSERT_EQ(chmod(secret.c_str(), 0600), 0);
+  TempDir imp;
+  const std::string copy = imp / "oci-rlimit-nri";
+  Sh("chmod 755 " + imp.path() + " && cp " + OurBinary("oci-rlimit-nri") + " " + copy +
+     " && chown 65534 " + copy);
+  WriteFile(imp / "c.toml", "");
+  Sh("chmod 644 " + (imp / "c.toml"));
+  CmdResult started =
+      Sh("unshare -p -f --mount-proc setpriv --reuid=65534 --regid=65534 "
+         "--clear-groups " +
+         copy + " --config " + (imp / "c.toml") + " --socket /nonexistent/nri.sock --status-file " +
+         secret + " >/dev/null 2>&1 & echo $!");
+  const pid_t unshare = std::stoi(started.out);
+  pid_t plugin = 0;
+  for (int i = 0; i < 200 && plugin == 0; ++i) {
+    for (int p = unshare + 1; p < unshare + 50 && plugin == 0; ++p) {
+      if (ReadFile("/proc/" + std::to_string(p) + "/comm") == "oci-rlimit-nri\n") plugin = p;
+    }
+    if (plugin == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_NE(plugin, 0) << "the impostor did not start";
+  const std::string pid = std::to_string(plugin);
+  ASSERT_EQ(symlink(("/proc/" + pid).c_str(), (root_ / ("proc/" + pid)).c_str()), 0);
+  CmdResult r = Doctor(false);
+  kill(unshare, SIGKILL);
+  kill(plugin, SIGKILL);
+  EXPECT_NE(
+      r.out.find("a process named oci-rlimit-nri (pid " + pid + ") is not the installed plugin"),
+      std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("ROOT-ONLY-SECRET"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("oci-rlimit-nri is running"), std::string::npos) << r.out;
+}
+
+// MEDIUM: a status file whose writer no longer runs (a restarted plugin that
+// never connected leaves it) is stale, and doctor does not report it.
+TEST_F(DoctorFixture, AStaleStatusFileIsNotBelieved) {
+  Script(root_ / "usr/bin/containerd", "containerd github.com/containerd/containerd/v2 v2.1.9 x");
+  const std::string wants = root_ / "etc/systemd/system/multi-user.target.wants";
+  Sh("mkdir -p " + wants + " " + (root_ / "run/oci-rlimit"));
+  WriteFile(wants + "/oci-rlimit-nri.service", "[Service]\nExecStart=/usr/bin/oci-rlimit-nri\n");
+  CmdResult gone = Sh("true & echo $!; wait");
+  WriteFile(root_ / "run/oci-rlimit/nri.status",
+            "connected=2026-12-01T22:00:00Z\nsynchronized=2026-12-01T22:00:01Z\ncontainers=7\n"
+            "healed=6\nunhealed=0\nhealed-total=6\nreport-only=no\nwriter-pid=" +
+                std::to_string(std::stoi(gone.out)) + "\nwriter-start=1\n");
+  CmdResult r = Doctor(false);
+  EXPECT_NE(r.out.find("which no longer runs: stale, not believed"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("healed 6 of 7"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -94,6 +94,20 @@ INSTANTIATE_TEST_SUITE_P(
                   .end = ChainEnd::kLoop,
                   .nvidia = true,
                   .problem = "loop: oci-rlimit-runtime comes back"},
+        // NVIDIA's runtime naming another NVIDIA runtime (the toolkit's copy):
+        // a loop of the same kind, even though the two are different files.
+        ChainCase{.name = "NvidiaRuntimeNamesAnotherNvidiaRuntime",
+                  .binary = kWrapper,
+                  .runtimes = {kNvidia},
+                  .files = {{"/etc/nvidia-container-runtime/config.toml",
+                             std::string("[nvidia-container-runtime]\nruntimes = ['") + kToolkit +
+                                 "']\n"},
+                            {kOperatorConfig, "[nvidia-container-runtime]\nruntimes = ['runc']\n"}},
+                  .text = "/usr/bin/oci-rlimit-runtime -> /usr/bin/nvidia-container-runtime -> "
+                          "/usr/local/nvidia/toolkit/nvidia-container-runtime",
+                  .end = ChainEnd::kLoop,
+                  .nvidia = true,
+                  .problem = "loop"},
         // runc on PATH is the wrapper (runtime mode): NVIDIA's "runc" is the wrapper again.
         ChainCase{.name = "NvidiaFindsAShadowedRunc",
                   .binary = kWrapper,

@@ -330,3 +330,58 @@ TEST(ReadContainerdConfig, MissingFileIsNone) {
 
 }  // namespace
 }  // namespace ocirlimit
+
+namespace ocirlimit {
+namespace {
+
+using namespace ocirlimit::engines;  // NOLINT(google-build-using-namespace)
+
+constexpr const char* kMain = "/etc/containerd/config.toml";
+
+// An import without `version` is read as its own version; merged into a
+// version 3 config, its version 3 handler table is then the one containerd
+// reads (the import's `read` is recomputed for the main file's version).
+TEST(ContainerdMutants, AnImportsHandlerIsReadByTheMainVersion) {
+  testing::FakeFiles fs;
+  fs.files[kMain] = "version = 3\nimports = ['/etc/containerd/conf.d/x.toml']\n";
+  fs.files["/etc/containerd/conf.d/x.toml"] =
+      "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.ours.options]\n"
+      "BinaryName = '/usr/bin/oci-rlimit-runtime'\n";
+  auto got = ReadContainerdConfig(fs);
+  ASSERT_TRUE(got && got->has_value());
+  EXPECT_NE(FindHandler((*got)->config, "ours"), nullptr);
+}
+
+// An import that names no default keeps the main file's.
+TEST(ContainerdMutants, AnImportWithoutADefaultKeepsTheMainOne) {
+  testing::FakeFiles fs;
+  fs.files[kMain] =
+      "version = 2\nimports = ['/etc/containerd/conf.d/x.toml']\n"
+      "[plugins.'io.containerd.grpc.v1.cri'.containerd]\ndefault_runtime_name = 'oci-rlimit'\n";
+  fs.files["/etc/containerd/conf.d/x.toml"] =
+      "version = 2\n[plugins.'io.containerd.grpc.v1.cri'.containerd.runtimes.other.options]\n"
+      "BinaryName = '/usr/sbin/runc'\n";
+  auto got = ReadContainerdConfig(fs);
+  ASSERT_TRUE(got && got->has_value());
+  EXPECT_EQ(DefaultHandlerName((*got)->config), "oci-rlimit");
+}
+
+// A version 2 config's version 3 table is not read: FindHandler skips it.
+TEST(ContainerdMutants, FindHandlerSkipsTheOtherVersionsTable) {
+  auto cfg = ParseContainerdConfig(
+      "version = 2\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.x.options]\n"
+      "BinaryName = '/usr/sbin/runc'\n",
+      kMain);
+  ASSERT_TRUE(cfg) << cfg.error().Text();
+  EXPECT_EQ(FindHandler(*cfg, "x"), nullptr);
+}
+
+// An empty socket_path is containerd's default socket.
+TEST(ContainerdMutants, AnEmptySocketPathIsTheDefault) {
+  auto cfg = ParseContainerdConfig("[plugins.'io.containerd.nri.v1.nri']\nsocket_path = ''\n", "c");
+  ASSERT_TRUE(cfg) << cfg.error().Text();
+  EXPECT_EQ(NriSettings(*cfg, 2).socket_path, "/var/run/nri/nri.sock");
+}
+
+}  // namespace
+}  // namespace ocirlimit
