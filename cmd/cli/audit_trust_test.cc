@@ -240,7 +240,7 @@ TEST(AuditTextEscaping, ANewlineInAnIdForgesNoRow) {
   auto cfg = ParseConfig("rlimits = [\"memlock=4M\"]\n", "test.toml");
   ASSERT_TRUE(cfg);
   AuditRun run{*cfg, node, node, {"/run/runc"}, false, nullptr, nullptr};
-  const std::string text = AuditText(RunAudit(run));
+  const std::string text = AuditText(RunAudit(run), /*no_trunc=*/true);
   EXPECT_EQ(text.find("\nok       forged"), std::string::npos) << text;
   EXPECT_NE(text.find(R"("innocent\nok       forged)"), std::string::npos) << text;
   // One header, one row, one summary.

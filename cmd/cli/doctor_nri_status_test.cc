@@ -51,7 +51,7 @@ TEST_P(NriStatusTable, SaysTheLastConnectAndItsHeals) {
 
 TEST(NriStatusChecks, RefusedButRunningIsItsOwnWarning) {
   const std::vector<Check> checks =
-      NriStatusChecks(Status("2026-12-01T22:00:01Z", 3, 1, 0, 1, false, 2), kPath, true);
+      NriStatusChecks(Status("2026-12-01T22:00:01Z", 3, 1, 0, 1, false, 2), kPath, true, Runs);
   ASSERT_EQ(checks.size(), 2u);
   EXPECT_EQ(checks[0].status, CheckStatus::kOk);
   EXPECT_EQ(checks[1].status, CheckStatus::kWarn);

@@ -336,7 +336,6 @@ namespace {
 
 using namespace ocirlimit::engines;  // NOLINT(google-build-using-namespace)
 
-constexpr const char* kMain = "/etc/containerd/config.toml";
 
 // An import without `version` is read as its own version; merged into a
 // version 3 config, its version 3 handler table is then the one containerd
@@ -361,7 +360,8 @@ TEST(ContainerdMutants, AnImportWithoutADefaultKeepsTheMainOne) {
   fs.files["/etc/containerd/conf.d/x.toml"] =
       "version = 2\n[plugins.'io.containerd.grpc.v1.cri'.containerd.runtimes.other.options]\n"
       "BinaryName = '/usr/sbin/runc'\n";
-  auto got = ReadContainerdConfig(fs);
+  // containerd 2.x merges key by key (1.x would replace the CRI table whole).
+  auto got = ReadContainerdConfig(fs, 2);
   ASSERT_TRUE(got && got->has_value());
   EXPECT_EQ(DefaultHandlerName((*got)->config), "oci-rlimit");
 }
