@@ -145,6 +145,9 @@ std::string AuditText(const AuditReport& r) {
     out += Cat(pad(AuditStatusName(e.verdict.status), 8), " ", pad(e.id, id_width), " ",
                pad(e.pid > 0 ? std::to_string(e.pid) : "-", 8), " ", LimitsText(e.verdict), "   ",
                e.root, "\n");
+    for (const auto& q : e.verdict.requests) {
+      out += Cat(pad("", 8), " judged against request ", RequestRecordText(q), "\n");
+    }
     if (e.heal) out += Cat(pad("", 8), " ", HealText(*e.heal), "\n");
   }
   size_t attention = 0;
@@ -190,6 +193,8 @@ Json AuditJson(const AuditReport& r) {
   for (const auto& e : r.entries) {
     Json limits = Json::array();
     for (const auto& l : e.verdict.limits) limits.push_back(LimitJson(l));
+    Json requests = Json::array();
+    for (const auto& q : e.verdict.requests) requests.push_back(RequestRecordText(q));
     Json c{{"root", e.root},
            {"id", e.id},
            {"runtime", e.runtime.empty() ? Json() : Json(e.runtime)},
@@ -200,6 +205,7 @@ Json AuditJson(const AuditReport& r) {
            {"limits", limits},
            {"matched", e.verdict.matched},
            {"notes", e.verdict.notes},
+           {"requests", requests},
            {"heal", e.heal ? HealJson(*e.heal) : Json()},
            {"attention", e.attention()}};
     containers.push_back(std::move(c));

@@ -253,6 +253,26 @@ Status ParseRules(const toml::node& node, Config& cfg) {
   return Ok{};
 }
 
+// requests.sources: a non-empty list of source names, each once.
+Status Sources(const toml::node& value, const std::string& at, Requests& req) {
+  auto names = StringArray(value, at);
+  if (!names) return names.error();
+  if (names->empty()) return MakeError(at + ": empty (leave requests off instead)");
+  req.sources.clear();
+  for (const auto& n : *names) {
+    auto s = FindRequestSource(n);
+    if (!s) {
+      return MakeError(at + ": " + Quote(n) +
+                       " is not \"oci-rlimit\", \"ulimit-adjuster\" or \"spec\"");
+    }
+    if (std::find(req.sources.begin(), req.sources.end(), *s) != req.sources.end()) {
+      return MakeError(at + ": " + Quote(n) + " given twice");
+    }
+    req.sources.push_back(*s);
+  }
+  return Ok{};
+}
+
 Status ParseRequests(const toml::node& node, Config& cfg) {
   const toml::table* t = node.as_table();
   if (t == nullptr) return MakeError("requests: must be a table");
@@ -267,6 +287,8 @@ Status ParseRequests(const toml::node& node, Config& cfg) {
       auto r = Rlimits(value, at);
       if (!r) return r.error();
       cfg.requests.ceilings = *r;
+    } else if (key == "sources") {
+      if (auto st = Sources(value, at, cfg.requests); !st) return st.error();
     } else if (key == "over-ceiling") {
       auto s = String(value, at);
       if (!s) return s.error();
