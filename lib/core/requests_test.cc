@@ -205,6 +205,23 @@ TEST(Requests, CrioNamesTheContainerToo) {
   EXPECT_EQ(Memlock(*d), "memlock=1048576:1048576 from request (ulimit-adjuster)");
 }
 
+TEST(Requests, ADisputedPodKeepsItsRequestRecords) {
+  auto c = ParseConfig(
+      "[[rule]]\nrlimits = ['memlock=2M']\nmatch = { namespaces = ['gpu-*'] }\n"
+      "[requests]\nenabled = true\nceilings = ['memlock=1G']\nsources = ['ulimit-adjuster']\n",
+      "test.toml");
+  ASSERT_TRUE(c.ok()) << c.error().Text();
+  ContainerFacts f = Facts({{kAdjuster, Yaml("memlock", kM, kM)},
+                            {std::string(kContainerdSandboxNamespace), "gpu-a"},
+                            {std::string(kCrioPodNamespace), "default"}});
+  ASSERT_EQ(f.disputes.size(), 1U);
+  auto d = Decide(*c, f);
+  ASSERT_TRUE(d.ok()) << d.error().Text();
+  ASSERT_EQ(d->requests.size(), 1U);
+  EXPECT_EQ(d->requests[0].source, "ulimit-adjuster");
+  EXPECT_EQ(Memlock(*d), "memlock=1048576:1048576 from request (ulimit-adjuster)");
+}
+
 // --- Admit: on-error, the hook, the sandbox ----------------------------------
 
 TEST(Requests, WarnLeavesOutAnnotationsAndClampsTheSpec) {
