@@ -146,6 +146,27 @@ TEST_P(PolicyTest, SourcesTheNriSamplesAnnotationRejectedOrMalformed) {
   EXPECT_NE(bad.err.find("is negative"), std::string::npos) << bad.err;
 }
 
+// A huge annotation on every path (512 KiB: at 1 MiB the hook's state on
+// stdin, which carries the annotations, is over the hook's own 1 MiB bound
+// first): the request's error, said in one bounded line, and the container
+// does not run. The 1 MiB case is in lib/core/ulimit_yaml_test.cc.
+TEST_P(PolicyTest, SourcesAHugeSampleAnnotationIsRefusedInOneLine) {
+  UseConfig(Sources(kAll, "clamp"));
+  std::string huge;
+  while (huge.size() < (1U << 19)) huge += "- type: nofile\n  soft: 1\n  hard: 1\n";
+  CmdResult r = RunContainer(
+      "huge",
+      [&](Json& s) {
+        Annotate(s, "io.kubernetes.cri.container-name", "app");
+        Annotate(s, "ulimits.noderesource.dev/container.app", huge);
+      },
+      kLowSoft);
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.out.find(kMemlock), std::string::npos) << "the container must not have run";
+  EXPECT_NE(r.err.find("longer than 16384 bytes (524"), std::string::npos) << r.err.substr(0, 2000);
+  EXPECT_LT(r.err.size(), 8192U) << "the value is cut in the message";
+}
+
 TEST_P(PolicyTest, SourcesALaterSourceReplacesAnEarlierOnesType) {
   UseConfig(Sources(kAll, "clamp"));
   auto both = [](Json& s) {
