@@ -62,6 +62,7 @@ Json MatchJson(const RuleMatch& m) {
   if (!m.env.empty()) o["env"] = Strings(m.env);
   if (!m.env_values.empty()) o["env-values"] = Pairs(m.env_values);
   if (!m.devices.empty()) o["devices"] = Strings(m.devices);
+  if (!m.cdi.empty()) o["cdi"] = Strings(m.cdi);
   if (!m.namespaces.empty()) o["namespaces"] = Strings(m.namespaces);
   if (!m.pods.empty()) o["pods"] = Strings(m.pods);
   return o;
@@ -160,6 +161,7 @@ Json ValidateJson(const Config& cfg) {
   o["on-error"] = cfg.on_error == OnError::kFail ? "fail" : "warn";
   o["log-file"] = cfg.log_file;
   o["rootless"] = std::string(RootlessName(cfg.rootless));
+  o["cdi-injectors"] = cfg.cdi_injectors;
   return o;
 }
 
@@ -170,7 +172,7 @@ Result<Explanation> Explain(const Config& cfg, const Json& spec, const std::stri
   auto facts = FactsFromSpec(spec);
   if (!facts) return facts.error();
   for (const auto& r : cfg.rules) {
-    const CandidateMatch m = RuleMatchesCandidates(r, *facts);
+    const CandidateMatch m = RuleMatchesCandidates(r, WithTrustedCdi(cfg, *facts));
     e.rules.emplace_back(r.name, m == CandidateMatch::kAll);
     e.rule_candidates.push_back(m);
     e.rule_facts.push_back(RuleFacts(r.match));

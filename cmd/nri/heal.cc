@@ -66,6 +66,7 @@ struct Healer::One {
   pid_t pid;
   ContainerFacts facts;
   LogRecord rec;
+  std::optional<uint64_t> start_time = std::nullopt;  // from the runtime's state, when read there
 };
 
 void Healer::Connected(const std::string& time, Output& out) {
@@ -106,7 +107,10 @@ void Healer::Synchronize(const Config& cfg, const pb::SynchronizeRequest& req, O
 
 HealResult Healer::HealOne(const Config& cfg, const pb::PodSandbox* pod, const pb::Container& c,
                            Output& out, const std::string& time) {
-  if (c.pid() == 0 || c.state() == pb::CONTAINER_STOPPED) return HealResult::kNotRunning;
+  // CRI-O gives pid 0 for every container: a running one is found through
+  // its runtime's state below (FindInit); others have no init to heal.
+  if (c.state() == pb::CONTAINER_STOPPED) return HealResult::kNotRunning;
+  if (c.pid() == 0 && c.state() != pb::CONTAINER_RUNNING) return HealResult::kNotRunning;
   pb::CreateContainerRequest as;
   if (pod != nullptr) *as.mutable_pod() = *pod;
   *as.mutable_container() = c;
@@ -132,7 +136,28 @@ HealResult Healer::HealOne(const Config& cfg, const pb::PodSandbox* pod, const p
     out.LogLine(cfg, FormatLogLine(one.rec));
     return HealResult::kCannot;
   }
+  if (one.pid == 0 && !FindInit(one)) {
+    out.LogLine(cfg, FormatLogLine(one.rec));
+    return HealResult::kCannot;
+  }
   return Apply(cfg, one, out);
+}
+
+// NRI named no PID (CRI-O): the runtime's own state, root's only, names the
+// init and its start time; Apply then proves it by the cgroup and the start
+// time. False, with the log record's error set, when it cannot.
+bool Healer::FindInit(One& one) {
+  auto state = ops_.InitFromRuntimeState(one.c.id());
+  if (!state || state->pid <= 0) {
+    one.rec.error = "cannot heal: NRI gives no PID (CRI-O) and " +
+                    (state ? std::string("its runtime state records none")
+                           : "no runtime state of root's names it: " + state.error().Text());
+    return false;
+  }
+  one.pid = state->pid;
+  one.start_time = state->start_time;
+  one.rec.pid = one.pid;
+  return true;
 }
 
 // Pinned for the whole look and heal: its cgroup must name the container
@@ -161,7 +186,7 @@ HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
                                            " is no longer this container's init (its cgroup "
                                            "does not name the container): left alone");
   }
-  const ProcessLook look = LookAtProcess(ops_.process(), ops_.fs(), one.pid, std::nullopt);
+  const ProcessLook look = LookAtProcess(ops_.process(), ops_.fs(), one.pid, one.start_time);
   if (!look.ok()) {
     if (look.failure == ApplyFailure::kTargetGone) return HealResult::kGone;
     return report(HealResult::kCannot, "cannot heal: " + look.error->Text());
@@ -176,7 +201,7 @@ HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
     return HealResult::kOk;
   }
   const HealOutcome done =
-      HealProcess(ops_.process(), ops_.fs(), one.pid, std::nullopt, v.heal, cfg.rootless);
+      HealProcess(ops_.process(), ops_.fs(), one.pid, one.start_time, v.heal, cfg.rootless);
   if (pin.CheckAlive("while its limits were set")) return HealResult::kGone;
   one.rec.changes = done.applied;
   if (!done.warning.empty()) one.rec.warnings.push_back(done.warning);

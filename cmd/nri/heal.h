@@ -1,5 +1,6 @@
 // The Synchronize heal: at every (re)connect the runtime lists its running
-// pods and containers (Container.pid is the init's host PID). Each container
+// pods and containers (Container.pid is the init's host PID; CRI-O gives 0,
+// and the init is then read from the runtime's root-owned state). Each container
 // the policy gives limits (Admit with EntryPoint::kNri, on the facts a
 // CreateContainer would carry) whose init lacks them, or is over them, was
 // created while no plugin was connected: its init gets them now, through a
@@ -76,6 +77,7 @@ class Healer {
   HealResult HealOne(const Config& cfg, const pb::PodSandbox* pod, const pb::Container& c,
                      Output& out, const std::string& time);
   HealResult Apply(const Config& cfg, One& one, Output& out);
+  bool FindInit(One& one);
   void Summarize(Output& out, int64_t took_ms);
   void SaveStatus(Output& out);
 

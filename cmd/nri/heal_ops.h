@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "adapters/oci/runtime_state.h"
 #include "core/error.h"
 #include "effects/fs_ops.h"
 #include "effects/process_ops.h"
@@ -29,7 +31,17 @@ class HealOps {
   virtual int64_t MonotonicMs() = 0;
   // Replaces the status file (core/nri_status.h) atomically.
   virtual Status WriteStatus(const std::string& text) = 0;
+  // Where NRI gives no PID (CRI-O 1.31 gives 0 for every container): the
+  // init as the OCI runtime's own state names it, ROOT/ID/state.json (runc)
+  // or ROOT/ID/status (crun) under each of StateRoots(), read only as root
+  // wrote it (effects/files.h's ReadRootOwned: no symlink, no user's file).
+  // err is ENOENT when no root names the container.
+  virtual Result<RuntimeState> InitFromRuntimeState(const std::string& id) = 0;
 };
+
+// Where CRI-O's handlers without a runtime_root keep their state (conmon
+// passes --root): the roots InitFromRuntimeState reads.
+const std::vector<std::string>& CrioStateRoots();
 
 // The real thing; the status file at `status_path`, its directory made when missing.
 std::unique_ptr<HealOps> LinuxHealOps(std::string status_path);

@@ -5,8 +5,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
+#include "core/text.h"
 #include "effects/files.h"
 #include "nri/heal_ops.h"
 
@@ -29,6 +31,23 @@ class LinuxHeal final : public HealOps {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
+  }
+
+  Result<RuntimeState> InitFromRuntimeState(const std::string& id) override {
+    std::optional<Error> first;
+    for (const auto& root : CrioStateRoots()) {
+      const std::string dir = Cat(root, "/", id, "/");
+      auto runc = ReadRootOwned(root, {id, std::string(kRuncStateFile)}, kMaxRuntimeStateBytes);
+      if (runc) return ParseRuncState(*runc, Cat(dir, kRuncStateFile));
+      auto crun = ReadRootOwned(root, {id, std::string(kCrunStateFile)}, kMaxRuntimeStateBytes);
+      if (crun) return ParseCrunStatus(*crun, Cat(dir, kCrunStateFile));
+      // A state that is there but not root's is said; a missing one is not.
+      for (const Error& e : {runc.error(), crun.error()}) {
+        if (e.err != ENOENT && !first) first = e;
+      }
+    }
+    if (first) return *first;
+    return MakeError("no runtime state names " + Quote(id), ENOENT);
   }
 
   Status WriteStatus(const std::string& text) override {
@@ -82,6 +101,11 @@ bool NsPidIsInitial(const std::string& status) {
     in = !space;
   }
   return fields <= 1;
+}
+
+const std::vector<std::string>& CrioStateRoots() {
+  static const std::vector<std::string> roots = {"/run/runc", "/run/crun"};
+  return roots;
 }
 
 std::unique_ptr<HealOps> LinuxHealOps(std::string status_path) {

@@ -72,6 +72,12 @@ class FakeHealOps : public HealOps, public ProcessOps, public FsOps {
     status = text;
     return Ok{};
   }
+  Result<RuntimeState> InitFromRuntimeState(const std::string& id) override {
+    ++state_reads;
+    auto it = states.find(id);
+    if (it == states.end()) return MakeError("no runtime state names " + id, ENOENT);
+    return it->second;
+  }
 
   Result<int> OpenPidfd(pid_t pid) override {
     ++pidfd_opens;
@@ -109,6 +115,8 @@ class FakeHealOps : public HealOps, public ProcessOps, public FsOps {
   int64_t tick_ms = 1;
   int pidfd_opens = 0;
   std::string status;
+  std::map<std::string, Result<RuntimeState>> states;  // by container id
+  int state_reads = 0;
 };
 
 constexpr const char* kPolicy =
@@ -255,8 +263,12 @@ INSTANTIATE_TEST_SUITE_P(
                  "",
                  LimitPair{kM, 8 * kM},
                  ""},
-        HealCase{"NotRunning", kAsks, InitOf("c1", {kM, 8 * kM}), true, 0, HealResult::kNotRunning,
-                 "", LimitPair{kM, 8 * kM}, ""},
+        HealCase{"NoPidAndNoRuntimeState", kAsks, InitOf("c1", {kM, 8 * kM}), true, 0,
+                 HealResult::kCannot,
+                 R"(T id="c1" pid=0 via="nri-sync" unchanged error="cannot heal: NRI gives no )"
+                 R"(PID (CRI-O) and no runtime state of root's names it: no runtime state )"
+                 R"(names c1: No such file or directory")",
+                 LimitPair{kM, 8 * kM}, ""},
         HealCase{"CannotSetReportsOnly", kAsks, CannotSet(), true, 100, HealResult::kCannot,
                  R"(T id="c1" pid=100 via="nri-sync" unchanged error="cannot heal to )"
                  R"(memlock=2097152:4194304: pid 100: memlock to 2097152:4194304: prlimit: )"
@@ -312,6 +324,89 @@ TEST(Heal, OutOfTimeContainersAreCountedAndSaid) {
   auto st = ParseNriStatus(ops.status);
   ASSERT_TRUE(st) << st.error().Text();
   EXPECT_EQ(st->unhealed, 3u);
+}
+
+// CRI-O 1.31 gives pid 0 for every container: the heal finds the init in
+// the runtime's state (root's only), and proves it by cgroup and start time.
+struct CrioRun {
+  HealResult result;
+  std::vector<std::string> lines;
+  LimitPair after;
+  int state_reads;
+};
+
+CrioRun HealCrio(std::optional<Result<RuntimeState>> state, Proc init,
+                 pb::ContainerState cstate = pb::CONTAINER_RUNNING) {
+  FakeHealOps ops;
+  ops.procs[100] = std::move(init);
+  if (state) ops.states.emplace("c1", *state);
+  RecordingOutput out;
+  Healer healer(ops);
+  pb::SynchronizeRequest req = OneContainer(kAsks, 0);
+  req.mutable_containers(0)->set_state(cstate);
+  healer.Synchronize(MustParse(kPolicy), req, out, [] { return "T"; });
+  HealResult result = HealResult::kOutOfTime;
+  for (size_t i = 0; i < healer.last().by.size(); ++i) {
+    if (healer.last().by.at(i) == 1) result = static_cast<HealResult>(i);
+  }
+  return {result, out.lines, ops.procs[100].limits[kMemlock], ops.state_reads};
+}
+
+RuntimeState StateOf(pid_t pid, std::optional<uint64_t> start) {
+  return RuntimeState{"runc", pid, start, "/run/bundle"};
+}
+
+TEST(HealCrio, PidZeroHealsTheInitTheRuntimeStateNames) {
+  const CrioRun r = HealCrio(StateOf(100, 500), InitOf("c1", {kM, 8 * kM}));
+  EXPECT_EQ(r.result, HealResult::kHealed) << HealResultName(r.result);
+  EXPECT_EQ(r.after, (LimitPair{2 * kM, 4 * kM}));
+  ASSERT_EQ(r.lines.size(), 1u);
+  EXPECT_EQ(r.lines[0],
+            R"(T id="c1" pid=100 via="nri-sync" memlock 1048576:8388608->2097152:4194304)");
+}
+
+TEST(HealCrio, AStartTimeOtherThanTheStatesIsAReusedPid) {
+  const CrioRun r = HealCrio(StateOf(100, 499), InitOf("c1", {kM, 8 * kM}));
+  EXPECT_EQ(r.result, HealResult::kGone) << HealResultName(r.result);
+  EXPECT_EQ(r.after, (LimitPair{kM, 8 * kM})) << "never touched";
+}
+
+TEST(HealCrio, ACgroupThatDoesNotNameTheContainerIsLeftAlone) {
+  const CrioRun r = HealCrio(StateOf(100, 500), InitOf("someone-else", {kM, 8 * kM}));
+  EXPECT_EQ(r.result, HealResult::kReused) << HealResultName(r.result);
+  EXPECT_EQ(r.after, (LimitPair{kM, 8 * kM}));
+}
+
+TEST(HealCrio, AnUntrustedStateIsReportedNotUsed) {
+  const CrioRun r = HealCrio(MakeError("/run/runc/c1 is owned by uid 1000, not root: not trusted"),
+                             InitOf("c1", {kM, 8 * kM}));
+  EXPECT_EQ(r.result, HealResult::kCannot) << HealResultName(r.result);
+  EXPECT_EQ(r.after, (LimitPair{kM, 8 * kM}));
+  ASSERT_EQ(r.lines.size(), 1u);
+  EXPECT_NE(r.lines[0].find("owned by uid 1000, not root"), std::string::npos) << r.lines[0];
+}
+
+TEST(HealCrio, AStateWithNoPidIsReported) {
+  const CrioRun r = HealCrio(StateOf(0, std::nullopt), InitOf("c1", {kM, 8 * kM}));
+  EXPECT_EQ(r.result, HealResult::kCannot) << HealResultName(r.result);
+  ASSERT_EQ(r.lines.size(), 1u);
+  EXPECT_NE(r.lines[0].find("its runtime state records none"), std::string::npos) << r.lines[0];
+}
+
+TEST(HealCrio, ACreatedContainerHasNoInitToLookFor) {
+  const CrioRun r = HealCrio(StateOf(100, 500), InitOf("c1", {kM, 8 * kM}), pb::CONTAINER_CREATED);
+  EXPECT_EQ(r.result, HealResult::kNotRunning) << HealResultName(r.result);
+  EXPECT_EQ(r.state_reads, 0);
+  EXPECT_EQ(r.after, (LimitPair{kM, 8 * kM}));
+}
+
+TEST(HealCrio, AContainerThePolicyLeavesAloneIsNeverLookedUp) {
+  FakeHealOps ops;
+  RecordingOutput out;
+  Healer healer(ops);
+  healer.Synchronize(MustParse(kPolicy), OneContainer({}, 0), out, [] { return "T"; });
+  EXPECT_EQ(healer.last().of(HealResult::kNothing), 1u);
+  EXPECT_EQ(ops.state_reads, 0);
 }
 
 TEST(Heal, StatusFileSaysTheLastConnectAndCountsAcrossReconnects) {

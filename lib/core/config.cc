@@ -192,6 +192,17 @@ Status ParseMatch(const toml::node& node, const std::string& where, RuleMatch& m
         if (!g.starts_with("/")) return MakeError(at + ": " + Quote(g) + " must be absolute");
       }
       m.devices = *l;
+    } else if (key == "cdi") {
+      auto l = NonEmptyStrings(value, at);
+      if (!l) return l.error();
+      for (const auto& g : *l) {
+        if (g.find('/') == std::string::npos || g.find('=') == std::string::npos) {
+          return MakeError(at + ": " + Quote(g) +
+                           " is not a CDI device name glob (vendor/class=name, e.g. "
+                           "\"nvidia.com/gpu=*\")");
+        }
+      }
+      m.cdi = *l;
     } else if (key == "namespaces" || key == "pods") {
       auto l = NameGlobs(value, at);
       if (!l) return l.error();
@@ -253,22 +264,23 @@ Status ParseRules(const toml::node& node, Config& cfg) {
   return Ok{};
 }
 
-// requests.sources: a non-empty list of source names, each once.
-Status Sources(const toml::node& value, const std::string& at, Requests& req) {
-  auto names = StringArray(value, at);
-  if (!names) return names.error();
-  if (names->empty()) return MakeError(at + ": empty (leave requests off instead)");
-  req.sources.clear();
-  for (const auto& n : *names) {
-    auto s = FindRequestSource(n);
-    if (!s) {
-      return MakeError(at + ": " + Quote(n) +
-                       " is not \"oci-rlimit\", \"ulimit-adjuster\" or \"spec\"");
+// [cdi] injectors = ["nvidia-nri", "nvidia-runtime"]: who injects named CDI
+// devices on this node (docs/policy.md, "GPU pods by CDI device").
+Status ParseCdi(const toml::node& node, Config& cfg) {
+  const toml::table* t = node.as_table();
+  if (t == nullptr) return MakeError("cdi: must be a table");
+  for (const auto& [key_node, value] : *t) {
+    const std::string key(key_node.str());
+    if (key != "injectors") return MakeError("cdi: unknown key " + Quote(key));
+    auto l = NonEmptyStrings(value, "cdi.injectors");
+    if (!l) return l.error();
+    for (const auto& i : *l) {
+      if (i != kCdiInjectorNvidiaNri && i != kCdiInjectorNvidiaRuntime) {
+        return MakeError("cdi.injectors: " + Quote(i) +
+                         " is not \"nvidia-nri\" or \"nvidia-runtime\"");
+      }
     }
-    if (std::find(req.sources.begin(), req.sources.end(), *s) != req.sources.end()) {
-      return MakeError(at + ": " + Quote(n) + " given twice");
-    }
-    req.sources.push_back(*s);
+    cfg.cdi_injectors = *l;
   }
   return Ok{};
 }
@@ -288,7 +300,9 @@ Status ParseRequests(const toml::node& node, Config& cfg) {
       if (!r) return r.error();
       cfg.requests.ceilings = *r;
     } else if (key == "sources") {
-      if (auto st = Sources(value, at, cfg.requests); !st) return st.error();
+      auto names = StringArray(value, at);
+      if (!names) return names.error();
+      if (auto st = SetRequestSources(*names, at, cfg.requests); !st) return st.error();
     } else if (key == "over-ceiling") {
       auto s = String(value, at);
       if (!s) return s.error();
@@ -353,6 +367,8 @@ Status ParseConfigTable(const toml::table& root, Config& cfg) {
       if (auto st = ParseRules(value, cfg); !st) return st.error();
     } else if (key == "requests") {
       if (auto st = ParseRequests(value, cfg); !st) return st.error();
+    } else if (key == "cdi") {
+      if (auto st = ParseCdi(value, cfg); !st) return st.error();
     } else if (!IsNvidiaKey(key)) {
       return MakeError("unknown key " + Quote(key));
     }

@@ -51,6 +51,9 @@ struct RuleMatch {
   std::vector<std::pair<std::string, std::string>> env_values;
   // fnmatch(3) globs over linux.devices[].path.
   std::vector<std::string> devices;
+  // fnmatch(3) globs over qualified CDI device names ("nvidia.com/gpu=*"),
+  // as named to an injector the node runs ([cdi] injectors; ContainerFacts::cdi_devices).
+  std::vector<std::string> cdi;
   // fnmatch(3) globs over the Kubernetes namespace and pod name, as the
   // runtime states them (ContainerFacts::pod_namespace, pod_name).
   std::vector<std::string> namespaces;
@@ -91,6 +94,15 @@ struct Requests {
   // In this order: a later source's entry replaces an earlier one's of the same type.
   std::vector<RequestSource> sources = {RequestSource::kOciRlimit};
 };
+// requests.sources (`at` names it in errors): a non-empty list of source
+// names, each once, into req.sources.
+Status SetRequestSources(const std::vector<std::string>& names, const std::string& at,
+                         Requests& req);
+
+// Who turns a CDI device name into a device on this node ([cdi] injectors):
+// only names given to an injector listed here count for a rule's cdi match.
+inline constexpr std::string_view kCdiInjectorNvidiaNri = "nvidia-nri";
+inline constexpr std::string_view kCdiInjectorNvidiaRuntime = "nvidia-runtime";
 
 struct Config {
   // Top-level rlimits: every container, before the rules (docs/policy.md).
@@ -102,8 +114,9 @@ struct Config {
   std::string log_file;  // empty: no log
   // [runtime] runtimes: low-level runtimes tried in order by oci-rlimit-runtime.
   std::vector<std::string> runtimes = {"runc", "crun"};
-  std::string chain;   // [hook] chain: a hook exec'd after ours
-  std::string source;  // the file it came from, or empty
+  std::string chain;                       // [hook] chain: a hook exec'd after ours
+  std::vector<std::string> cdi_injectors;  // [cdi] injectors: kCdiInjector*
+  std::string source;                      // the file it came from, or empty
 };
 
 // Parses a config file's text. `source` names the file in errors.

@@ -62,6 +62,33 @@ bool AnyEnvValue(const std::vector<std::pair<std::string, std::string>>& pattern
   return false;
 }
 
+bool AnyCdi(const std::vector<std::string>& globs, const std::vector<CdiName>& names) {
+  return std::any_of(globs.begin(), globs.end(), [&](const std::string& g) {
+    return std::any_of(names.begin(), names.end(),
+                       [&](const CdiName& n) { return GlobMatch(g, n.name); });
+  });
+}
+
+// A qualified CDI name: vendor/class=name, each part non-empty.
+bool IsCdiName(const std::string& s) {
+  const size_t slash = s.find('/');
+  const size_t eq = s.find('=');
+  return slash != std::string::npos && slash > 0 && eq != std::string::npos && eq > slash + 1 &&
+         eq + 1 < s.size();
+}
+
+void AddCdiList(const std::string& list, const std::string_view injector, const std::string& from,
+                std::vector<CdiName>& out) {
+  size_t at = 0;
+  while (at <= list.size()) {
+    size_t comma = list.find(',', at);
+    if (comma == std::string::npos) comma = list.size();
+    const std::string name(Trim(list.substr(at, comma - at)));
+    if (IsCdiName(name)) out.push_back({name, std::string(injector), from});
+    at = comma + 1;
+  }
+}
+
 bool AnyDevice(const std::vector<std::string>& globs, const std::vector<std::string>& devices) {
   return std::any_of(globs.begin(), globs.end(), [&](const std::string& g) {
     return std::any_of(devices.begin(), devices.end(),
@@ -137,6 +164,10 @@ std::vector<RuleFact> RuleFacts(const RuleMatch& m) {
   for (const auto& [k, v] : m.env_values)
     out.push_back({"env-values", "env " + k + "=" + Quote(v), FactOwner::kAuthor});
   for (const auto& d : m.devices) out.push_back({"devices", "device " + d, FactOwner::kNode});
+  for (const auto& c : m.cdi) {
+    out.push_back({"cdi", "CDI device " + c + " (named to an injector in [cdi] injectors)",
+                   FactOwner::kNode});
+  }
   for (const auto& n : m.namespaces)
     out.push_back({"namespaces", "namespace " + n, FactOwner::kNode});
   // A pod's name is its author's choice: only within namespaces the node
@@ -188,6 +219,7 @@ bool RuleMatches(const Rule& rule, const ContainerFacts& facts) {
     return false;
   }
   if (!m.devices.empty() && !AnyDevice(m.devices, facts.devices)) return false;
+  if (!m.cdi.empty() && !AnyCdi(m.cdi, facts.cdi_devices)) return false;
   if (!m.namespaces.empty() && !AnyName(m.namespaces, facts.pod_namespace)) return false;
   if (!m.pods.empty() && !AnyName(m.pods, facts.pod_name)) return false;
   return true;
@@ -226,7 +258,44 @@ CandidateMatch RuleMatchesCandidates(const Rule& rule, const ContainerFacts& fac
   return matched == candidates.size() ? CandidateMatch::kAll : CandidateMatch::kSome;
 }
 
+ContainerFacts WithTrustedCdi(const Config& cfg, ContainerFacts facts) {
+  std::erase_if(facts.cdi_devices, [&](const CdiName& n) {
+    return std::find(cfg.cdi_injectors.begin(), cfg.cdi_injectors.end(), n.injector) ==
+           cfg.cdi_injectors.end();
+  });
+  return facts;
+}
+
+std::vector<CdiName> NvidiaNriCdiNames(const std::map<std::string, std::string>& pod_annotations,
+                                       const std::string& container) {
+  std::vector<CdiName> out;
+  for (const std::string& key :
+       {"nvidia.cdi.k8s.io/container." + container, std::string("nvidia.cdi.k8s.io/pod"),
+        std::string("nvidia.cdi.k8s.io")}) {
+    auto it = pod_annotations.find(key);
+    if (it == pod_annotations.end()) continue;
+    AddCdiList(it->second, kCdiInjectorNvidiaNri, "pod annotation " + Quote(key), out);
+    break;
+  }
+  return out;
+}
+
+std::vector<CdiName> NvidiaRuntimeCdiNames(const std::vector<std::string>& env) {
+  std::vector<CdiName> out;
+  const std::string name = "NVIDIA_VISIBLE_DEVICES";
+  if (const std::string* e = EnvValue(env, name)) {
+    AddCdiList(ValueOf(*e, name), kCdiInjectorNvidiaRuntime, "env " + name, out);
+  }
+  return out;
+}
+
 Result<Decision> Decide(const Config& cfg, const ContainerFacts& facts, RequestMode mode) {
+  const bool untrusted =
+      std::any_of(facts.cdi_devices.begin(), facts.cdi_devices.end(), [&](const CdiName& n) {
+        return std::find(cfg.cdi_injectors.begin(), cfg.cdi_injectors.end(), n.injector) ==
+               cfg.cdi_injectors.end();
+      });
+  if (untrusted) return Decide(cfg, WithTrustedCdi(cfg, facts), mode);
   if (!DisputeMatters(cfg, facts)) return DecideOne(cfg, facts, mode);
   const std::vector<PodCandidate> candidates = PodCandidates(facts);
   std::vector<Decision> decisions;

@@ -31,6 +31,14 @@ struct DisputedFact {
 // "the pod's namespace: annotation "K1" = "a" but "K2" = "b"".
 std::string DisputeText(const DisputedFact& d);
 
+// One CDI device name ("nvidia.com/gpu=0") and the injector it is given to
+// (kCdiInjector*), with where it was read, for explain.
+struct CdiName {
+  std::string name;
+  std::string injector;
+  std::string from;  // "pod annotation \"nvidia.cdi.k8s.io/pod\"", "env NVIDIA_VISIBLE_DEVICES"
+};
+
 // What rules look at, whoever read them (a spec, an NRI message). Who
 // controls each fact is the trust model (docs/policy.md, "Trust model").
 struct ContainerFacts {
@@ -42,6 +50,11 @@ struct ContainerFacts {
   // Container.name, or containerd's or CRI-O's annotation); the NRI sample's
   // annotation names the container it asks for this way. Unset when unknown.
   std::optional<std::string> container_name = {};
+  // CDI device names as given to an injector that turns them into devices
+  // (NVIDIA's NRI plugin, NVIDIA's runtime): the author writes them, but the
+  // container gets exactly those devices where the node runs that injector
+  // ([cdi] injectors; Decide drops names given to others).
+  std::vector<CdiName> cdi_devices = {};
   // node: the Kubernetes pod as the runtime states it (the NRI PodSandbox,
   // or the runtime's own annotations through SetPodFromRuntimeAnnotations);
   // unset when unknown or disputed.
@@ -136,6 +149,20 @@ bool RuleMatches(const Rule& rule, const ContainerFacts& facts);
 // for none, or for some only.
 enum class CandidateMatch { kNone, kSome, kAll };
 CandidateMatch RuleMatchesCandidates(const Rule& rule, const ContainerFacts& facts);
+
+// facts without the CDI names given to an injector that [cdi] injectors does
+// not list: on such a node nobody turns them into devices, so they would be
+// the author's word alone. Decide applies it; explain shows its result.
+ContainerFacts WithTrustedCdi(const Config& cfg, ContainerFacts facts);
+
+// The CDI names of the NVIDIA injectors: the pod annotations NVIDIA's NRI
+// plugin reads for container `container` (first found of
+// nvidia.cdi.k8s.io/container.NAME, nvidia.cdi.k8s.io/pod, nvidia.cdi.k8s.io),
+// and the qualified names in NVIDIA_VISIBLE_DEVICES (NVIDIA's runtime in CDI
+// mode); comma lists, blanks trimmed.
+std::vector<CdiName> NvidiaNriCdiNames(const std::map<std::string, std::string>& pod_annotations,
+                                       const std::string& container);
+std::vector<CdiName> NvidiaRuntimeCdiNames(const std::vector<std::string>& env);
 
 // Top-level rlimits, then each matching rule in file order (a later rule's
 // entry replaces an earlier same-type one), then the requests, source by

@@ -29,6 +29,24 @@ std::optional<RequestSource> FindRequestSource(std::string_view name) {
   return std::nullopt;
 }
 
+Status SetRequestSources(const std::vector<std::string>& names, const std::string& at,
+                         Requests& req) {
+  if (names.empty()) return MakeError(at + ": empty (leave requests off instead)");
+  req.sources.clear();
+  for (const auto& n : names) {
+    auto s = FindRequestSource(n);
+    if (!s) {
+      return MakeError(at + ": " + Quote(n) +
+                       " is not \"oci-rlimit\", \"ulimit-adjuster\" or \"spec\"");
+    }
+    if (std::find(req.sources.begin(), req.sources.end(), *s) != req.sources.end()) {
+      return MakeError(at + ": " + Quote(n) + " given twice");
+    }
+    req.sources.push_back(*s);
+  }
+  return Ok{};
+}
+
 std::string RequestRecordText(const RequestRecord& r) {
   return Cat(r.source, ": ", r.where, " asks ", FormatRlimit(r.asked), "; ",
              r.granted ? "granted " + FormatRlimit(*r.granted) : std::string("not granted"), " (",

@@ -33,6 +33,10 @@ class Fd {
     fd_ = -1;
     return f;
   }
+  void reset(int f) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = f;
+  }
 
  private:
   int fd_;
@@ -227,6 +231,67 @@ Result<FileId> StatFollow(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return MakeError("stat " + Quote(path), errno);
   return FileId{st.st_dev, st.st_ino, st.st_mode};
+}
+
+namespace {
+
+// Root owns it and nobody else may write it.
+Status CheckRootOwned(int fd, const std::string& path) {
+  struct stat st = {};
+  if (fstat(fd, &st) != 0) return MakeError("stat " + path, errno);
+  if (st.st_uid != 0) {
+    return MakeError(path + " is owned by uid " + std::to_string(st.st_uid) +
+                     ", not root: not trusted");
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return MakeError(path + " is writable by group or others: not trusted");
+  }
+  return Ok{};
+}
+
+Result<int> OpenNoFollow(int dir, const std::string& name, const std::string& path, bool last) {
+  const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | (last ? O_NONBLOCK : O_DIRECTORY);
+  const int fd = openat(dir, name.c_str(), flags);
+  if (fd >= 0) return fd;
+  const int err = errno;
+  // O_DIRECTORY | O_NOFOLLOW on a symlink fails ENOTDIR, not ELOOP.
+  struct stat st = {};
+  if (err == ELOOP ||
+      (err == ENOTDIR && fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+       S_ISLNK(st.st_mode))) {
+    return MakeError(path + " is a symlink: not followed");
+  }
+  return MakeError("open " + path, err);
+}
+
+}  // namespace
+
+bool IsPlainName(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
+
+Result<std::string> ReadRootOwned(const std::string& root,
+                                  const std::vector<std::string>& components, size_t max_bytes) {
+  Fd cur(open(root.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECTORY));
+  if (cur.get() < 0) return MakeError("open " + root, errno);
+  if (Status s = CheckRootOwned(cur.get(), root); !s) return s.error();
+  std::string path = root;
+  for (size_t i = 0; i < components.size(); ++i) {
+    if (!IsPlainName(components[i])) {
+      return MakeError("not a plain file name: " + Quote(components[i]));
+    }
+    path += "/" + components[i];
+    const bool last = i + 1 == components.size();
+    auto fd = OpenNoFollow(cur.get(), components[i], path, last);
+    if (!fd) return fd.error();
+    cur.reset(*fd);
+    if (Status s = CheckRootOwned(cur.get(), path); !s) return s.error();
+  }
+  struct stat st = {};
+  if (fstat(cur.get(), &st) != 0) return MakeError("stat " + path, errno);
+  if (!S_ISREG(st.st_mode)) return MakeError(path + " is not a regular file");
+  return ReadFdBounded(cur.get(), max_bytes, 1000);
 }
 
 }  // namespace ocirlimit

@@ -470,5 +470,123 @@ TEST(NriPlugin, AReplyPastItsDeadlineOrNeverWrittenIsLoggedAsNotApplied) {
   EXPECT_TRUE(plugin.Running());
 }
 
+// NVIDIA's NRI plugin injects the GPUs a pod's nvidia.cdi.k8s.io annotations
+// name only after every plugin has answered, so no device shows in our
+// CreateContainer: a cdi rule matches those names where [cdi] injectors says
+// NVIDIA's NRI plugin runs on this node, and never elsewhere.
+std::string GpuPodMemlock(const std::string& injectors) {
+  TempDir dir;
+  FakeRuntime runtime(dir / "nri.sock");
+  WriteFile(dir / "c.toml",
+            "[[rule]]\nname = \"gpu\"\nrlimits = [\"memlock=4M:8M\"]\n"
+            "match = { cdi = [\"nvidia.com/gpu=*\"] }\n" +
+                injectors);
+  BackgroundProcess plugin;
+  auto err = plugin.Start({Plugin(), "--config", dir / "c.toml", "--socket", dir / "nri.sock",
+                           "--status-file", dir / "nri.status"},
+                          {}, dir / "plugin.log");
+  if (err) return *err;
+  if (!runtime.Accept()) return "no connect: " + ReadFile(dir / "plugin.log");
+  nri::pb::CreateContainerRequest req;
+  (*req.mutable_pod()->mutable_annotations())["nvidia.cdi.k8s.io/container.trainer"] =
+      "nvidia.com/gpu=0";
+  req.mutable_container()->set_id("c1");
+  req.mutable_container()->set_name("trainer");
+  return FakeRuntime::MemlockOf(runtime.Call("CreateContainer", req.SerializeAsString()));
+}
+
+TEST(NriPlugin, ACdiRuleMatchesTheGpusNvidiasNriPluginWillInject) {
+  EXPECT_EQ(GpuPodMemlock("[cdi]\ninjectors = [\"nvidia-nri\"]\n"), "4194304:8388608");
+  EXPECT_EQ(GpuPodMemlock(""), "none")
+      << "no injector on this node: the names are the author's word";
+  EXPECT_EQ(GpuPodMemlock("[cdi]\ninjectors = [\"nvidia-runtime\"]\n"), "none");
+}
+
+// CRI-O 1.31's NRI gives pid = 0 for every container (docs/nri.md): the heal
+// at (re)connect finds the init in runc's own state under /run/runc (CRI-O's
+// default root, root's own), proves it by its cgroup and start time, and
+// heals it. A state a user owns is reported, never used.
+class NriCrioHeal : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    OCI_RLIMIT_REQUIRE("runc", "prlimit");
+    WriteFile(dir_ / "c.toml", "rlimits = [\"memlock=8388608:8388608\"]\nlog-file = \"" +
+                                   (dir_ / "heal.log") + "\"\n");
+  }
+  void TearDown() override {
+    if (!id_.empty()) {
+      (void)chown((std::string(kCrioRoot) + "/" + id_).c_str(), 0, 0);
+      RunCmd({"runc", "--root", kCrioRoot, "delete", "-f", id_});
+    }
+  }
+  static constexpr const char* kCrioRoot = "/run/runc";
+
+  // A detached busybox sleep under runc's default root, memlock 1M soft under 8M hard.
+  pid_t Start() {
+    const std::string bundle = dir_ / "bundle";
+    WriteSpec(bundle, MakeBundle(bundle, {"sleep", "1000"}));
+    id_ = UniqueId("crio");
+    CmdResult r = Sh("prlimit --memlock=1048576:8388608 runc --root " + std::string(kCrioRoot) +
+                     " run -d --bundle " + bundle + " " + id_ + " </dev/null >/dev/null 2>" +
+                     bundle + "/run.err");
+    EXPECT_EQ(r.status, 0) << ReadFile(bundle + "/run.err");
+    CmdResult st = RunCmd({"runc", "--root", kCrioRoot, "state", id_});
+    EXPECT_EQ(st.status, 0) << st.err;
+    return Json::parse(st.out, nullptr, false).value("pid", 0);
+  }
+
+  // Connects the plugin and sends CRI-O's Synchronize: the container running, pid 0.
+  void Synchronize() {
+    FakeRuntime runtime(dir_ / "nri.sock");
+    BackgroundProcess plugin;
+    auto err = plugin.Start({Plugin(), "--config", dir_ / "c.toml", "--socket", dir_ / "nri.sock",
+                             "--status-file", dir_ / "nri.status"},
+                            {}, dir_ / "plugin.log");
+    ASSERT_FALSE(err) << *err;
+    ASSERT_TRUE(runtime.Accept()) << ReadFile(dir_ / "plugin.log");
+    nri::pb::SynchronizeRequest req;
+    nri::pb::PodSandbox* pod = req.add_pods();
+    pod->set_id("sandbox1");
+    nri::pb::Container* c = req.add_containers();
+    c->set_id(id_);
+    c->set_pod_sandbox_id("sandbox1");
+    c->set_state(nri::pb::CONTAINER_RUNNING);
+    c->set_pid(0);
+    ASSERT_TRUE(runtime.Call("Synchronize", req.SerializeAsString()));
+    ASSERT_TRUE(WaitFor(dir_ / "plugin.log", "synchronized: 1 containers"))
+        << ReadFile(dir_ / "plugin.log");
+  }
+
+  TempDir dir_;
+  std::string id_;
+};
+
+TEST_F(NriCrioHeal, PidZeroIsHealedThroughRuncsOwnState) {
+  const pid_t init = Start();
+  ASSERT_GT(init, 0);
+  Synchronize();
+  const std::string limits = ReadFile("/proc/" + std::to_string(init) + "/limits");
+  EXPECT_EQ(FormatLimit(LimitRow(limits, kMemlock)), "8388608:8388608")
+      << ReadFile(dir_ / "plugin.log") << ReadFile(dir_ / "heal.log");
+  EXPECT_NE(ReadFile(dir_ / "heal.log").find("pid=" + std::to_string(init) + " via=\"nri-sync\""),
+            std::string::npos)
+      << ReadFile(dir_ / "heal.log");
+  EXPECT_NE(ReadFile(dir_ / "plugin.log").find("1 healed"), std::string::npos);
+}
+
+TEST_F(NriCrioHeal, AStateDirectoryAUserOwnsIsNeverUsed) {
+  const pid_t init = Start();
+  ASSERT_GT(init, 0);
+  ASSERT_EQ(chown((std::string(kCrioRoot) + "/" + id_).c_str(), 65534, 65534), 0);
+  Synchronize();
+  const std::string limits = ReadFile("/proc/" + std::to_string(init) + "/limits");
+  EXPECT_EQ(FormatLimit(LimitRow(limits, kMemlock)), "1048576:8388608") << "never touched";
+  EXPECT_NE(ReadFile(dir_ / "heal.log").find("is owned by uid 65534, not root: not trusted"),
+            std::string::npos)
+      << ReadFile(dir_ / "heal.log");
+  EXPECT_NE(ReadFile(dir_ / "plugin.log").find("1 cannot heal"), std::string::npos)
+      << ReadFile(dir_ / "plugin.log");
+}
+
 }  // namespace
 }  // namespace ocirlimit::itest

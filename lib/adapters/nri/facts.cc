@@ -1,5 +1,6 @@
 #include "adapters/nri/facts.h"
 
+#include <map>
 #include <string>
 
 namespace ocirlimit::nri {
@@ -12,6 +13,12 @@ NriFacts FactsFromCreate(const pb::CreateContainerRequest& req) {
   for (const auto& [k, v] : c.annotations()) f.annotations[k] = v;
   f.env.assign(c.env().begin(), c.env().end());
   for (const auto& d : c.linux().devices()) f.devices.push_back(d.path());
+  // NVIDIA's NRI plugin injects what the pod's annotations name, after every
+  // plugin has answered: no device of it shows here, only its names.
+  std::map<std::string, std::string> pod_annotations(req.pod().annotations().begin(),
+                                                     req.pod().annotations().end());
+  f.cdi_devices = NvidiaNriCdiNames(pod_annotations, c.name());
+  for (auto& n : NvidiaRuntimeCdiNames(f.env)) f.cdi_devices.push_back(std::move(n));
   // The runtime's own structured fields, never annotations: the pod's
   // annotations reach NRI unfiltered, whatever the handler passes on.
   if (!req.pod().namespace_().empty()) f.pod_namespace = req.pod().namespace_();

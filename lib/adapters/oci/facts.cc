@@ -32,6 +32,7 @@ Result<ContainerFacts> FactsFromSpec(const Json& spec) {
       auto env = StringList(*e, "process.env");
       if (!env) return env.error();
       f.env = std::move(*env);
+      f.cdi_devices = NvidiaRuntimeCdiNames(f.env);
     }
   }
   if (auto l = spec.find("linux"); l != spec.end() && l->is_object()) {
