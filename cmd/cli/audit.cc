@@ -204,6 +204,9 @@ std::string AuditText(const AuditReport& r, bool no_trunc) {
     out += Cat(pad(AuditStatusName(e.verdict.status), 8), " ", pad(id_of(e.id), id_width), " ",
                pad(e.pid > 0 ? std::to_string(e.pid) : "-", 8), " ", OneLine(LimitsText(e.verdict)),
                "   ", TableCell(e.root), "\n");
+    for (const auto& q : e.verdict.requests) {
+      out += Cat(pad("", 8), " judged against request ", OneLine(RequestRecordText(q)), "\n");
+    }
     if (e.heal) out += Cat(pad("", 8), " ", OneLine(HealText(*e.heal)), "\n");
   }
   size_t attention = 0;
@@ -253,6 +256,8 @@ Json AuditJson(const AuditReport& r) {
   for (const auto& e : r.entries) {
     Json limits = Json::array();
     for (const auto& l : e.verdict.limits) limits.push_back(LimitJson(l));
+    Json requests = Json::array();
+    for (const auto& q : e.verdict.requests) requests.push_back(RequestRecordText(q));
     Json c{{"root", e.root},
            {"id", e.id},
            {"runtime", e.runtime.empty() ? Json() : Json(e.runtime)},
@@ -263,6 +268,7 @@ Json AuditJson(const AuditReport& r) {
            {"limits", limits},
            {"matched", e.verdict.matched},
            {"notes", e.verdict.notes},
+           {"requests", requests},
            {"heal", e.heal ? HealJson(*e.heal) : Json()},
            {"attention", e.attention()}};
     containers.push_back(std::move(c));

@@ -444,7 +444,7 @@ TEST(AuditJsonTest, Schema) {
   EXPECT_EQ(j["roots"], Json::array({"/run/runc"}));
   ASSERT_EQ(j["containers"].size(), 2u);
   for (const Json& c : j["containers"]) {
-    EXPECT_EQ(c.size(), 12u) << c.dump();
+    EXPECT_EQ(c.size(), 13u) << c.dump();
     ExpectType(c, "root", Json::value_t::string);
     ExpectType(c, "id", Json::value_t::string);
     ExpectType(c, "runtime", Json::value_t::string, true);
@@ -455,6 +455,7 @@ TEST(AuditJsonTest, Schema) {
     ExpectType(c, "limits", Json::value_t::array);
     ExpectType(c, "matched", Json::value_t::array);
     ExpectType(c, "notes", Json::value_t::array);
+    ExpectType(c, "requests", Json::value_t::array);
     ExpectType(c, "heal", Json::value_t::object, true);
     ExpectType(c, "attention", Json::value_t::boolean);
   }

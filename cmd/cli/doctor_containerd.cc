@@ -2,6 +2,9 @@
 // chain, what pods without a runtimeClassName get, its unit and its NRI.
 #include <algorithm>
 #include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "adapters/engines/constants.h"
 #include "adapters/engines/containerd.h"
@@ -10,6 +13,7 @@
 #include "core/config.h"
 #include "core/pattern.h"
 #include "core/policy.h"
+#include "core/requests.h"
 #include "core/text.h"
 
 namespace ocirlimit::doctor {
@@ -68,10 +72,23 @@ HandlerSet Handlers(const ContainerdConfig& cfg, const std::string& path_list) {
   return set;
 }
 
+// The pod annotation each configured annotation source reads (a key as a
+// pod writes it) and the pod_annotations glob that passes it.
+std::vector<std::pair<std::string, std::string>> RequestKeys(const Requests& req) {
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (RequestSource s : req.sources) {
+    if (s == RequestSource::kOciRlimit) keys.emplace_back(kRequestAnnotation, "oci-rlimit.io/*");
+    if (s == RequestSource::kUlimitAdjuster) {
+      keys.emplace_back(std::string(kUlimitAdjusterKey) + "NAME", "ulimits.noderesource.dev/*");
+    }
+  }
+  return keys;
+}
+
 // With requests enabled, a handler that runs the wrapper must pass the
-// pod's annotation into the spec.
+// pod's annotations that the request sources read into the spec.
 void PodAnnotations(Context& c, const ContainerdConfig& cfg, const HandlerSet& set) {
-  const std::string key(kRequestAnnotation);
+  const Requests& req = c.config().config.requests;
   for (size_t i = 0; i < set.handlers.size(); ++i) {
     if (!set.chains[i].wrapper || set.chains[i].end != engines::ChainEnd::kRuntime ||
         set.failed[i]) {
@@ -79,17 +96,21 @@ void PodAnnotations(Context& c, const ContainerdConfig& cfg, const HandlerSet& s
     }
     const ContainerdHandler* h = engines::FindHandler(cfg, set.handlers[i].name);
     if (h == nullptr) continue;
-    bool passes = std::any_of(h->pod_annotations.begin(), h->pod_annotations.end(),
-                              [&](const std::string& g) { return GlobMatch(g, key, false); });
-    if (c.config().config.requests.enabled && !passes) {
-      c.Add("containerd", CheckStatus::kWarn,
-            "requests are enabled but handler " + Quote(h->name) +
-                " does not pass the pod annotation " + key + " to the spec",
-            h->source, "add pod_annotations = [\"oci-rlimit.io/*\"] to the handler");
-    } else if (passes) {
-      c.Add("containerd", CheckStatus::kOk,
-            "handler " + Quote(h->name) + " passes the pod annotation " + key + " to the spec",
-            h->source);
+    for (const auto& entry : RequestKeys(req)) {
+      const std::string& key = entry.first;
+      const std::string& glob = entry.second;
+      bool passes = std::any_of(h->pod_annotations.begin(), h->pod_annotations.end(),
+                                [&](const std::string& g) { return GlobMatch(g, key, false); });
+      if (req.enabled && !passes) {
+        c.Add("containerd", CheckStatus::kWarn,
+              "requests are enabled but handler " + Quote(h->name) +
+                  " does not pass the pod annotation " + key + " to the spec",
+              h->source, "add pod_annotations = [\"" + glob + "\"] to the handler");
+      } else if (passes) {
+        c.Add("containerd", CheckStatus::kOk,
+              "handler " + Quote(h->name) + " passes the pod annotation " + key + " to the spec",
+              h->source);
+      }
     }
   }
 }

@@ -286,6 +286,30 @@ BinaryName = "/usr/bin/oci-rlimit-runtime"
   EXPECT_NE(c->advice.find("pod_annotations"), std::string::npos);
 }
 
+// Each annotation source of [requests] sources needs its own key passed; the
+// spec source needs none (docs/policy.md, "Request sources").
+TEST(Doctor, WarnsPerRequestSourceAnnotation) {
+  FakeNode n = GoodNode();
+  n.files["/etc/oci-rlimit/config.toml"] =
+      "[requests]\nenabled=true\nceilings=['memlock=64G']\nsources=['spec', 'ulimit-adjuster']\n";
+  n.files["/etc/containerd/config.toml"] = R"(version = 2
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit]
+runtime_type = "io.containerd.runc.v2"
+pod_annotations = ["oci-rlimit.io/*"]
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.oci-rlimit.options]
+BinaryName = "/usr/bin/oci-rlimit-runtime"
+)";
+  DoctorReport r = RunDoctor(n);
+  const Check* c = Find(r, "containerd",
+                        "does not pass the pod annotation ulimits.noderesource.dev/container.NAME");
+  ASSERT_NE(c, nullptr) << All(r);
+  EXPECT_EQ(c->status, CheckStatus::kWarn);
+  EXPECT_NE(c->advice.find("ulimits.noderesource.dev/*"), std::string::npos) << c->advice;
+  EXPECT_EQ(Find(r, "containerd", "pod annotation oci-rlimit.io/rlimits"), nullptr)
+      << "oci-rlimit is not a source here\n"
+      << All(r);
+}
+
 TEST(Doctor, NvidiaHookThatIsNotOurs) {
   FakeNode n = GoodNode();
   n.links.clear();

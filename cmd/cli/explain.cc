@@ -5,6 +5,7 @@
 
 #include "adapters/oci/facts.h"
 #include "core/admission.h"
+#include "core/requests.h"
 #include "core/text.h"
 #include "core/unprivileged.h"
 
@@ -75,6 +76,37 @@ std::string RootlessMeaning(Rootless mode) {
          "dropped, lowering kept, one warning";
 }
 
+Json SourceNames(const Requests& req) {
+  Json a = Json::array();
+  for (auto s : req.sources) a.push_back(RequestSourceName(s));
+  return a;
+}
+
+// "spec (process.rlimits), oci-rlimit (annotation oci-rlimit.io/rlimits)".
+std::string SourceList(const Requests& req) {
+  std::string out;
+  for (auto s : req.sources) {
+    const char* what = s == RequestSource::kSpec ? "the spec's own process.rlimits"
+                       : s == RequestSource::kUlimitAdjuster
+                           ? "annotation ulimits.noderesource.dev/container.NAME, YAML"
+                           : "annotation oci-rlimit.io/rlimits";
+    out += Cat(out.empty() ? "" : ", ", RequestSourceName(s), " (", what, ")");
+  }
+  return out;
+}
+
+Json RequestsJson(const std::vector<RequestRecord>& records) {
+  Json a = Json::array();
+  for (const auto& r : records) {
+    a.push_back({{"source", r.source},
+                 {"where", r.where},
+                 {"asked", FormatRlimit(r.asked)},
+                 {"granted", r.granted ? Json(FormatRlimit(*r.granted)) : Json(nullptr)},
+                 {"why", r.why}});
+  }
+  return a;
+}
+
 }  // namespace
 
 std::string ValidateText(const Config& cfg) {
@@ -95,6 +127,8 @@ std::string ValidateText(const Config& cfg) {
   if (cfg.requests.enabled) {
     os << "enabled, ceilings " << Join(cfg.requests.ceilings) << ", over-ceiling = "
        << (cfg.requests.over_ceiling == OverCeiling::kClamp ? "clamp" : "reject") << "\n";
+    os << "request sources, in order (a later source replaces an earlier one's type): "
+       << SourceList(cfg.requests) << "\n";
   } else {
     os << "disabled\n";
   }
@@ -122,7 +156,8 @@ Json ValidateJson(const Config& cfg) {
   o["requests"] = {
       {"enabled", cfg.requests.enabled},
       {"ceilings", Array(cfg.requests.ceilings)},
-      {"over-ceiling", cfg.requests.over_ceiling == OverCeiling::kClamp ? "clamp" : "reject"}};
+      {"over-ceiling", cfg.requests.over_ceiling == OverCeiling::kClamp ? "clamp" : "reject"},
+      {"sources", SourceNames(cfg.requests)}};
   o["on-error"] = cfg.on_error == OnError::kFail ? "fail" : "warn";
   o["log-file"] = cfg.log_file;
   o["rootless"] = std::string(RootlessName(cfg.rootless));
@@ -158,6 +193,7 @@ Result<Explanation> Explain(const Config& cfg, const Json& spec, const std::stri
   e.decision.sources = v.sources;
   e.decision.matched = v.matched;
   e.decision.notes = v.notes;
+  e.decision.requests = v.requests;
   e.warnings = v.warnings;
   for (const auto& ours : e.decision.limits) {
     Outcome o{ours, std::nullopt, ours, ours, ours};
@@ -247,6 +283,7 @@ std::string ExplainText(const Explanation& e) {
     os << "REFUSED: " << e.error << "\n";
     return os.str();
   }
+  for (const auto& r : e.decision.requests) os << "request " << RequestRecordText(r) << "\n";
   for (const auto& n : e.decision.notes) os << "note: " << n << "\n";
   for (const auto& w : e.warnings) os << "warning: " << w << "\n";
   if (e.decision.sources.empty()) {
@@ -290,6 +327,7 @@ Json ExplainJson(const Explanation& e) {
     o["error"] = e.error;
     return o;
   }
+  o["requests"] = RequestsJson(e.decision.requests);
   o["notes"] = Strings(e.decision.notes);
   o["verdict_warnings"] = Strings(e.warnings);
   Json limits = Json::array();

@@ -304,5 +304,50 @@ INSTANTIATE_TEST_SUITE_P(
                                     "fail"}),
     [](const auto& info) { return info.param.name; });
 
+// Request sources (docs/policy.md, "Request sources"): validate lists them in
+// order; explain shows each source that asked, what it was granted and why.
+constexpr const char* kSources =
+    "rlimits = ['memlock=64K']\n[requests]\nenabled = true\nceilings = ['memlock=1G']\n"
+    "sources = ['spec', 'ulimit-adjuster', 'oci-rlimit']\n";
+
+TEST(Validate, ListsTheRequestSourcesInOrder) {
+  const Config c = Cfg(kSources);
+  const std::string text = ValidateText(c);
+  EXPECT_NE(text.find("request sources, in order (a later source replaces an earlier one's "
+                      "type): spec (the spec's own process.rlimits), ulimit-adjuster"),
+            std::string::npos)
+      << text;
+  Json j = ValidateJson(c);
+  EXPECT_EQ(j["requests"]["sources"], Json::array({"spec", "ulimit-adjuster", "oci-rlimit"}));
+}
+
+TEST(Explain, ShowsEachSourceThatAskedWhatItGotAndWhy) {
+  auto e = Explain(Cfg(kSources), Spec(R"({"annotations":{
+      "io.kubernetes.cri.container-name":"app",
+      "ulimits.noderesource.dev/container.app":"- type: memlock\n  soft: 1048576\n  hard: 1048576\n"},
+      "process":{"rlimits":[{"type":"RLIMIT_MEMLOCK","soft":4294967296,"hard":4294967296}]}})"),
+                   "/b/config.json");
+  ASSERT_TRUE(e.ok()) << e.error().Text();
+  const std::string text = ExplainText(*e);
+  EXPECT_NE(text.find("request spec: process.rlimits asks memlock=4294967296:4294967296; granted "
+                      "memlock=1073741824:1073741824 (over the ceiling "
+                      "memlock=1073741824:1073741824, clamped; replaced by the later source "
+                      "ulimit-adjuster)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("request ulimit-adjuster: annotation "
+                      "\"ulimits.noderesource.dev/container.app\" = "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("granted memlock=1048576:1048576 (at or under the ceiling"),
+            std::string::npos)
+      << text;
+  Json j = ExplainJson(*e);
+  ASSERT_EQ(j["requests"].size(), 2u) << j.dump();
+  EXPECT_EQ(j["requests"][1]["source"], "ulimit-adjuster");
+  EXPECT_EQ(j["requests"][1]["granted"], "memlock=1048576:1048576");
+  EXPECT_EQ(j["limits"][0]["from"], "request (ulimit-adjuster)");
+}
+
 }  // namespace
 }  // namespace ocirlimit

@@ -415,5 +415,47 @@ TEST(Plugin, RegisterPayloadCarriesNameAndIndex) {
   EXPECT_EQ(r.plugin_idx(), "10");
 }
 
+// Request sources (docs/policy.md, "Request sources"): the NRI sample's pod
+// annotation for the container by name, and the spec's own entries as the
+// runtime reports them (Container.rlimits), under the same ceilings.
+constexpr const char* kSources = R"(
+rlimits = ["memlock=64K"]
+[requests]
+enabled = true
+ceilings = ["memlock=1G"]
+sources = ["spec", "ulimit-adjuster", "oci-rlimit"]
+)";
+
+TEST(Plugin, SourcesTheNriSamplesPodAnnotationForThisContainer) {
+  Harness h(kSources);
+  Pod p;
+  p.pod_annotations["ulimits.noderesource.dev/container.app"] =
+      "- type: RLIMIT_MEMLOCK\n  soft: 1048576\n  hard: 4294967296\n";
+  p.pod_annotations["ulimits.noderesource.dev/container.sidecar"] = "- nonsense";
+  Reply r = h.plugin.Call("CreateContainer", CreateRequest(p));
+  EXPECT_EQ(r.status.code, 0) << r.status.message;
+  EXPECT_EQ(Adjusted(r), "RLIMIT_MEMLOCK=1048576:1073741824") << "hard clamped to the ceiling";
+}
+
+TEST(Plugin, SourcesTheSpecsOwnEntryStandsOrIsClampedOrRefused) {
+  Harness h(kSources);
+  Pod under;
+  under.spec_rlimits = {{"RLIMIT_MEMLOCK", {1 << 20, 1 << 20}}};
+  EXPECT_EQ(Adjusted(h.plugin.Call("CreateContainer", CreateRequest(under))),
+            "RLIMIT_MEMLOCK=1048576:1048576")
+      << "the node's 64K gives way";
+  Pod over;
+  over.spec_rlimits = {{"RLIMIT_MEMLOCK", {kRlimInfinity, kRlimInfinity}}};
+  EXPECT_EQ(Adjusted(h.plugin.Call("CreateContainer", CreateRequest(over))),
+            "RLIMIT_MEMLOCK=1073741824:1073741824");
+  Harness reject(std::string(kSources) + "over-ceiling = 'reject'\n");
+  Reply r = reject.plugin.Call("CreateContainer", CreateRequest(over));
+  EXPECT_NE(r.status.code, 0);
+  EXPECT_NE(r.status.message.find("process.rlimits: memlock=unlimited:unlimited is over the "
+                                  "ceiling"),
+            std::string::npos)
+      << r.status.message;
+}
+
 }  // namespace
 }  // namespace ocirlimit::nri

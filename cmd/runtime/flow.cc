@@ -337,6 +337,11 @@ class Wrapper {
         facts = std::move(*f);
       }
     }
+    // The exec'd process gets the --process file's own entries: those are
+    // what the "spec" request source judges, over the container's.
+    if (auto own = ProcessRlimits(*process, "--process " + Quote(flags.process)); own) {
+      facts.spec_rlimits = OverrideRlimits(std::move(facts.spec_rlimits), *own);
+    }
     Verdict v = Admit(cfg_, facts, EntryPoint::kWrapperExec);
     if (v.action != Action::kApply) {
       return ContainerFailed(flags, *v.error, v.action == Action::kFail);

@@ -1,7 +1,10 @@
 #include "core/admission.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <optional>
 
+#include "core/requests.h"
 #include "core/text.h"
 
 namespace ocirlimit {
@@ -84,6 +87,7 @@ Verdict Applying(Decision d, std::vector<std::string> notes) {
   v.matched = std::move(d.matched);
   v.notes = std::move(notes);
   for (auto& n : d.notes) v.notes.push_back(std::move(n));
+  v.requests = std::move(d.requests);
   return v;
 }
 
@@ -98,16 +102,12 @@ Verdict Refused(Error error, std::vector<std::string> notes) {
 // A decision that failed: the request's error, or not (a pod dispute that
 // cannot be decided). Only the request's error is the author's to excuse:
 // under on-error = "warn" the container gets what the node gives it (the
-// top-level limits and matching rules) without the request. Anything else
-// refuses the container: starting it untouched would drop the node's limits.
+// top-level limits and matching rules, the spec's own entries clamped)
+// without the request. Anything else refuses the container: starting it
+// untouched would drop the node's limits.
 Verdict DecideFailed(const Config& cfg, const ContainerFacts& facts, const Error& error,
                      std::vector<std::string> notes) {
-  if (facts.annotations.count(std::string(kRequestAnnotation)) == 0) {
-    return Refused(error, std::move(notes));
-  }
-  ContainerFacts without_request = facts;
-  without_request.annotations.erase(std::string(kRequestAnnotation));
-  Result<Decision> node = Decide(cfg, without_request);
+  Result<Decision> node = Decide(cfg, facts, RequestMode::kNodeOnly);
   if (!node) return Refused(node.error(), std::move(notes));
   if (cfg.on_error != OnError::kWarn) return Refused(error, std::move(notes));
   Verdict v = Applying(std::move(*node), std::move(notes));
@@ -118,30 +118,68 @@ Verdict DecideFailed(const Config& cfg, const ContainerFacts& facts, const Error
   return v;
 }
 
+// The hook's limits stand beside the spec's own entries, which runc
+// re-applies after hooks: a spec entry the "spec" source reads over its
+// ceiling cannot be lowered here.
+void HookChecks(const Config& cfg, const ContainerFacts& facts, Verdict& v) {
+  const std::vector<Rlimit> over = SpecOverCeiling(cfg.requests, facts.spec_rlimits);
+  for (const auto& r : over) {
+    std::string msg = Cat("process.rlimits sets ", FormatRlimit(r),
+                          ", over its ceiling in requests.ceilings; the hook cannot lower it "
+                          "(runc applies the spec's entries after hooks; crun keeps the hook's "
+                          "value): use oci-rlimit-runtime or the NRI plugin, which replace the "
+                          "spec's entry");
+    if (cfg.on_error != OnError::kWarn) {
+      v = Refused(MakeError(msg), std::move(v.notes));
+      return;
+    }
+    // Setting the clamped value would only make runc raise the hard limit
+    // back, which fails without CAP_SYS_RESOURCE: the type is left alone.
+    v.warnings.push_back("on-error = \"warn\": " + msg + "; the container keeps it");
+    for (size_t i = v.limits.size(); i-- > 0;) {
+      if (v.limits[i].resource != r.resource) continue;
+      v.limits.erase(v.limits.begin() + static_cast<std::ptrdiff_t>(i));
+      v.sources.erase(v.sources.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+  std::vector<Conflict> conflicts;
+  for (const auto& c : FindConflicts(v.limits, facts.spec_rlimits)) {
+    const bool said = std::any_of(over.begin(), over.end(),
+                                  [&](const Rlimit& o) { return o.resource == c.spec.resource; });
+    if (!said && c.configured != c.spec) conflicts.push_back(c);
+  }
+  for (auto& w : ConflictWarnings(conflicts)) v.warnings.push_back(std::move(w));
+}
+
 }  // namespace
 
 Verdict Admit(const Config& cfg, const ContainerFacts& facts, EntryPoint at) {
-  const ContainerFacts* decide_on = &facts;
-  ContainerFacts without_request;
+  // A pod's annotations reach its sandbox (pause) container too, which has
+  // no use for them: it gets what the node gives.
+  RequestMode mode = RequestMode::kAll;
   std::vector<std::string> sandbox_notes;
-  if (IsSandbox(facts) && facts.annotations.count(std::string(kRequestAnnotation)) > 0) {
-    without_request = facts;
-    without_request.annotations.erase(std::string(kRequestAnnotation));
-    decide_on = &without_request;
-    sandbox_notes.push_back(Cat("annotation ", Quote(kRequestAnnotation),
-                                ": ignored on a pod sandbox (pause) container"));
+  if (IsSandbox(facts)) {
+    mode = RequestMode::kNodeOnly;
+    if (facts.annotations.count(std::string(kRequestAnnotation)) > 0) {
+      sandbox_notes.push_back(Cat("annotation ", Quote(kRequestAnnotation),
+                                  ": ignored on a pod sandbox (pause) container"));
+    }
   }
-  Result<Decision> d = Decide(cfg, *decide_on);
+  Result<Decision> d = Decide(cfg, facts, mode);
   Verdict v = d ? Applying(std::move(*d), std::move(sandbox_notes))
-                : DecideFailed(cfg, *decide_on, d.error(), std::move(sandbox_notes));
+                : DecideFailed(cfg, facts, d.error(), std::move(sandbox_notes));
   if (v.action != Action::kApply) return v;
   // Only the hook sets limits beside the spec's own entries, which runc
   // re-applies after hooks; every other path replaces the spec's entry.
-  if (at == EntryPoint::kHook) {
-    for (auto& w : ConflictWarnings(FindConflicts(v.limits, facts.spec_rlimits))) {
-      v.warnings.push_back(std::move(w));
-    }
-  }
+  if (at == EntryPoint::kHook) HookChecks(cfg, facts, v);
+  return v;
+}
+
+Verdict AdmitWithoutRequests(const Config& cfg, const ContainerFacts& facts, EntryPoint at) {
+  Result<Decision> d = Decide(cfg, facts, RequestMode::kNodeOnly);
+  if (!d) return Refused(d.error(), {});
+  Verdict v = Applying(std::move(*d), {});
+  if (at == EntryPoint::kHook) HookChecks(cfg, facts, v);
   return v;
 }
 

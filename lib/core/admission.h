@@ -47,8 +47,9 @@ struct Verdict {
   // only), a request ignored under on-error = "warn", and the on-error
   // excuse with kProceedUnmodified.
   std::vector<std::string> warnings;
-  std::vector<std::string> notes;  // clamped or ignored requests
-  std::optional<Error> error;      // set with kProceedUnmodified and kFail
+  std::vector<std::string> notes;       // clamped or ignored requests
+  std::vector<RequestRecord> requests;  // every entry a request source asked for
+  std::optional<Error> error;           // set with kProceedUnmodified and kFail
 };
 
 // The CRI's mark of a Kubernetes pod sandbox (pause) container: containerd's
@@ -75,7 +76,16 @@ bool IsSandbox(const ContainerFacts& facts, SandboxMarker marker = SandboxMarker
 // rules without the request, with a warning. A pod dispute that cannot be
 // decided (core/pod_dispute.h) refuses the container whatever on-error says.
 // Errors in the admin's own config never get here: they are fatal before.
+// With the "spec" source, the hook cannot lower a spec entry over its
+// ceiling (runc applies the spec's entries after hooks): "fail" refuses the
+// container, "warn" applies the limits and says runc will keep the spec's.
 [[nodiscard]] Verdict Admit(const Config& cfg, const ContainerFacts& facts, EntryPoint at);
+
+// Admit with RequestMode::kNodeOnly: what the node gives the container
+// without its annotation requests (the spec's own entries clamped). Audit
+// judges a refused or excused request's container against this.
+[[nodiscard]] Verdict AdmitWithoutRequests(const Config& cfg, const ContainerFacts& facts,
+                                           EntryPoint at);
 
 // What the caller does when its own step fails after Admit (a prlimit,
 // writing the spec): the same on-error rule. `error` is the failure.

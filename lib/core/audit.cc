@@ -72,15 +72,14 @@ AuditVerdict AuditContainer(const Config& cfg, const ContainerFacts& facts, Entr
     AuditVerdict v = CompareLimits(admitted.limits, have);
     if (v.status == AuditStatus::kUnknown) return v;
     v.matched = std::move(admitted.matched);
+    v.requests = std::move(admitted.requests);
     v.notes = std::move(admitted.notes);
     for (auto& w : admitted.warnings) v.notes.push_back(std::move(w));
     return v;
   }
   // A refused or excused request: the node's limits, as for the same
   // container without it (the pod's other facts still match rules).
-  ContainerFacts without = facts;
-  without.annotations.erase(std::string(kRequestAnnotation));
-  Verdict node = Admit(cfg, without, at);
+  Verdict node = AdmitWithoutRequests(cfg, facts, at);
   const std::string error = admitted.error ? admitted.error->Text() : "refused";
   if (node.action != Action::kApply) {
     // Only a request can make Admit refuse; without it this cannot happen.
@@ -89,6 +88,7 @@ AuditVerdict AuditContainer(const Config& cfg, const ContainerFacts& facts, Entr
   AuditVerdict v = CompareLimits(node.limits, have);
   if (v.status == AuditStatus::kUnknown) return v;
   v.matched = std::move(node.matched);
+  v.requests = std::move(node.requests);
   // Not Admit's own on-error warning: the container is judged against the
   // node's limits, not started untouched.
   v.notes = std::move(admitted.notes);

@@ -44,6 +44,9 @@ struct AuditVerdict {
   // before stays refused, with nothing left to apply).
   std::vector<Rlimit> heal;
   std::vector<std::string> matched;  // the rules that matched
+  // The requests target holds, each with what was granted: the request
+  // the container was judged against (a refused one's are not in it).
+  std::vector<RequestRecord> requests;
   std::string why;  // refused: the request's error; unknown: why; not judged: why not
   // False for a container audit does not judge (a pod sandbox): ok, with
   // nothing to compare and nothing to heal.

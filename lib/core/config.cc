@@ -299,6 +299,10 @@ Status ParseRequests(const toml::node& node, Config& cfg) {
       auto r = Rlimits(value, at);
       if (!r) return r.error();
       cfg.requests.ceilings = *r;
+    } else if (key == "sources") {
+      auto names = StringArray(value, at);
+      if (!names) return names.error();
+      if (auto st = SetRequestSources(*names, at, cfg.requests); !st) return st.error();
     } else if (key == "over-ceiling") {
       auto s = String(value, at);
       if (!s) return s.error();

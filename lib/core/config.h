@@ -75,12 +75,29 @@ struct Rule {
 
 enum class OverCeiling { kClamp, kReject };
 
-// [requests]: what a container may ask for through its annotation.
+// Where a container's request comes from (docs/policy.md, "Requests"); every
+// one is the author's, so each is a request under the ceilings, never a fact.
+enum class RequestSource {
+  kOciRlimit,       // the annotation oci-rlimit.io/rlimits
+  kUlimitAdjuster,  // the NRI sample's ulimits.noderesource.dev/container.NAME
+  kSpec,            // the spec's own process.rlimits (securityContext.ulimits, --ulimit)
+};
+// "oci-rlimit", "ulimit-adjuster", "spec"; nullopt for any other name.
+const char* RequestSourceName(RequestSource s);
+std::optional<RequestSource> FindRequestSource(std::string_view name);
+
+// [requests]: what a container may ask for, and through which sources.
 struct Requests {
   bool enabled = false;
   std::vector<Rlimit> ceilings;  // types not listed here cannot be requested
   OverCeiling over_ceiling = OverCeiling::kClamp;
+  // In this order: a later source's entry replaces an earlier one's of the same type.
+  std::vector<RequestSource> sources = {RequestSource::kOciRlimit};
 };
+// requests.sources (`at` names it in errors): a non-empty list of source
+// names, each once, into req.sources.
+Status SetRequestSources(const std::vector<std::string>& names, const std::string& at,
+                         Requests& req);
 
 // Who turns a CDI device name into a device on this node ([cdi] injectors):
 // only names given to an injector listed here count for a rule's cdi match.

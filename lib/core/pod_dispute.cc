@@ -120,6 +120,8 @@ Result<Decision> LowestOfCandidates(const std::vector<PodCandidate>& candidates,
       out.matched.push_back(name);
     }
   }
+  // Requests read no pod fact: every candidate's are the same.
+  out.requests = decisions.front().requests;
   std::string labels;
   for (const auto& c : candidates) labels += (labels.empty() ? "" : "; ") + c.label;
   out.notes.push_back(Cat("disputed pod facts (", DisputesText(facts.disputes),

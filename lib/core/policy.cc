@@ -4,6 +4,7 @@
 
 #include "core/pattern.h"
 #include "core/pod_dispute.h"
+#include "core/requests.h"
 #include "core/text.h"
 
 namespace ocirlimit {
@@ -118,44 +119,6 @@ void Set(Decision& d, const Rlimit& r, const std::string& from) {
   d.sources.push_back({r, from});
 }
 
-const Rlimit* Ceiling(const Requests& req, int resource) {
-  for (const auto& c : req.ceilings) {
-    if (c.resource == resource) return &c;
-  }
-  return nullptr;
-}
-
-Status ApplyRequest(const Requests& req, const std::string& value, Decision& d) {
-  const std::string where = "annotation " + Quote(kRequestAnnotation) + " = " + Quote(value);
-  if (!req.enabled) {
-    d.notes.push_back(where + ": ignored, requests are not enabled ([requests] enabled = true)");
-    return Ok{};
-  }
-  auto asked = ParseRlimitCsv(value);
-  if (!asked) return asked.error().Wrap(where);
-  const bool reject = req.over_ceiling == OverCeiling::kReject;
-  for (const auto& r : *asked) {
-    const std::string name(r.info().name);
-    const Rlimit* c = Ceiling(req, r.resource);
-    if (c == nullptr) {
-      std::string why = FormatRlimit(r) + ": " + name + " is not in requests.ceilings";
-      if (reject) return MakeError(Cat(where, ": ", why, " (over-ceiling = \"reject\")"));
-      d.notes.push_back(Cat(where, ": ", why, "; ignored"));
-      continue;
-    }
-    Rlimit granted = r;
-    granted.soft = std::min(r.soft, c->soft);
-    granted.hard = std::min(r.hard, c->hard);
-    if (granted != r) {
-      std::string why = FormatRlimit(r) + " is over the ceiling " + FormatRlimit(*c);
-      if (reject) return MakeError(Cat(where, ": ", why, " (over-ceiling = \"reject\")"));
-      d.notes.push_back(Cat(where, ": ", why, "; clamped to ", FormatRlimit(granted)));
-    }
-    Set(d, granted, "request");
-  }
-  return Ok{};
-}
-
 }  // namespace
 
 void SetPodFromRuntimeAnnotations(ContainerFacts& facts) {
@@ -181,6 +144,11 @@ void SetPodFromRuntimeAnnotations(ContainerFacts& facts) {
     } else if (b != nullptr) {
       f.out = *b;
     }
+  }
+  facts.container_name.reset();
+  for (std::string_view key : {kContainerdContainerName, kCrioContainerName}) {
+    const std::string* n = Find(facts.annotations, key);
+    if (n != nullptr && !facts.container_name) facts.container_name = *n;
   }
 }
 
@@ -259,7 +227,7 @@ bool RuleMatches(const Rule& rule, const ContainerFacts& facts) {
 
 namespace {
 
-Result<Decision> DecideOne(const Config& cfg, const ContainerFacts& facts) {
+Result<Decision> DecideOne(const Config& cfg, const ContainerFacts& facts, RequestMode mode) {
   Decision d;
   for (const auto& r : cfg.rlimits) Set(d, r, "default");
   for (const auto& rule : cfg.rules) {
@@ -267,10 +235,7 @@ Result<Decision> DecideOne(const Config& cfg, const ContainerFacts& facts) {
     d.matched.push_back(rule.name);
     for (const auto& r : rule.rlimits) Set(d, r, "rule " + Quote(rule.name));
   }
-  if (auto it = facts.annotations.find(std::string(kRequestAnnotation));
-      it != facts.annotations.end()) {
-    if (auto st = ApplyRequest(cfg.requests, it->second, d); !st) return st.error();
-  }
+  if (auto st = ApplyRequests(cfg.requests, facts, mode, d); !st) return st.error();
   for (const auto& s : d.sources) d.limits.push_back(s.limit);
   return d;
 }
@@ -324,18 +289,18 @@ std::vector<CdiName> NvidiaRuntimeCdiNames(const std::vector<std::string>& env) 
   return out;
 }
 
-Result<Decision> Decide(const Config& cfg, const ContainerFacts& facts) {
+Result<Decision> Decide(const Config& cfg, const ContainerFacts& facts, RequestMode mode) {
   const bool untrusted =
       std::any_of(facts.cdi_devices.begin(), facts.cdi_devices.end(), [&](const CdiName& n) {
         return std::find(cfg.cdi_injectors.begin(), cfg.cdi_injectors.end(), n.injector) ==
                cfg.cdi_injectors.end();
       });
-  if (untrusted) return Decide(cfg, WithTrustedCdi(cfg, facts));
-  if (!DisputeMatters(cfg, facts)) return DecideOne(cfg, facts);
+  if (untrusted) return Decide(cfg, WithTrustedCdi(cfg, facts), mode);
+  if (!DisputeMatters(cfg, facts)) return DecideOne(cfg, facts, mode);
   const std::vector<PodCandidate> candidates = PodCandidates(facts);
   std::vector<Decision> decisions;
   for (const auto& c : candidates) {
-    auto d = DecideOne(cfg, c.facts);
+    auto d = DecideOne(cfg, c.facts, mode);
     if (!d) return d.error();
     decisions.push_back(std::move(*d));
   }

@@ -45,7 +45,11 @@ struct ContainerFacts {
   std::map<std::string, std::string> annotations;  // author: the pod's and container's own
   std::vector<std::string> env;                    // author: NAME=VALUE, as in process.env
   std::vector<std::string> devices;                // node: linux.devices[].path
-  std::vector<Rlimit> spec_rlimits = {};           // the spec's own process.rlimits, in order
+  std::vector<Rlimit> spec_rlimits = {};  // author: the spec's own process.rlimits, in order
+  // author: the container's name as the runtime states it (NRI's
+  // Container.name, or containerd's or CRI-O's annotation); the NRI sample's
+  // annotation names the container it asks for this way. Unset when unknown.
+  std::optional<std::string> container_name = {};
   // CDI device names as given to an injector that turns them into devices
   // (NVIDIA's NRI plugin, NVIDIA's runtime): the author writes them, but the
   // container gets exactly those devices where the node runs that injector
@@ -67,8 +71,12 @@ inline constexpr std::string_view kContainerdSandboxNamespace =
 inline constexpr std::string_view kContainerdSandboxName = "io.kubernetes.cri.sandbox-name";
 inline constexpr std::string_view kCrioPodNamespace = "io.kubernetes.pod.namespace";
 inline constexpr std::string_view kCrioPodName = "io.kubernetes.pod.name";
+// And the container's name (the pod spec's containers[].name).
+inline constexpr std::string_view kContainerdContainerName = "io.kubernetes.cri.container-name";
+inline constexpr std::string_view kCrioContainerName = "io.kubernetes.container.name";
 
-// Sets pod_namespace and pod_name from those annotations. Each runtime
+// Sets pod_namespace and pod_name from those annotations, and container_name
+// (containerd's key, else CRI-O's). Each runtime
 // writes its own keys after the pod's annotations, so its value wins over a
 // pod annotation of the same key; a pod annotation of the other runtime's
 // key then disagrees with it. A field whose two families disagree stays
@@ -106,12 +114,32 @@ struct LimitSource {
   std::string from;  // "default", "rule \"gpu\"", "request"
 };
 
-struct Decision {
-  std::vector<Rlimit> limits;        // to apply, in a stable order
-  std::vector<LimitSource> sources;  // one per entry of limits
-  std::vector<std::string> matched;  // names of the rules that matched, in order
-  std::vector<std::string> notes;    // clamped or ignored requests, for the log
+// One entry one request source asked for, and what it got (validate and
+// explain show these; audit reports the request it judged against).
+struct RequestRecord {
+  std::string source;             // "oci-rlimit", "ulimit-adjuster", "spec"
+  std::string where;              // `annotation "KEY"`, "process.rlimits"
+  Rlimit asked;                   // as asked
+  std::optional<Rlimit> granted;  // nullopt: not granted
+  std::string why;                // "at or under the ceiling memlock=...", "clamped ...", ...
 };
+// "spec: process.rlimits asks memlock=1:2; granted memlock=1:2 (why)".
+std::string RequestRecordText(const RequestRecord& r);
+
+struct Decision {
+  std::vector<Rlimit> limits;           // to apply, in a stable order
+  std::vector<LimitSource> sources;     // one per entry of limits
+  std::vector<std::string> matched;     // names of the rules that matched, in order
+  std::vector<std::string> notes;       // clamped or ignored requests, for the log
+  std::vector<RequestRecord> requests;  // every entry a source asked for, in source order
+};
+
+// Which request sources Decide reads. kNodeOnly: none of the annotation
+// sources, and the spec's own entries clamped to the ceilings, never
+// refused (the spec's entries are there whatever oci-rlimit decides): what
+// a pod sandbox gets, and what a refused request leaves under on-error =
+// "warn" and in audit.
+enum class RequestMode { kAll, kNodeOnly };
 
 // Why a rule did or did not match, for `oci-rlimit explain`. A disputed pod
 // field is unset here, so a namespaces or pods rule does not match on it.
@@ -137,7 +165,8 @@ std::vector<CdiName> NvidiaNriCdiNames(const std::map<std::string, std::string>&
 std::vector<CdiName> NvidiaRuntimeCdiNames(const std::vector<std::string>& env);
 
 // Top-level rlimits, then each matching rule in file order (a later rule's
-// entry replaces an earlier same-type one), then the request. With disputed
+// entry replaces an earlier same-type one), then the requests, source by
+// source in requests.sources order (core/requests.h). With disputed
 // pod facts (and rules that read them): that decision once per candidate pod,
 // and per type the lowest of them (soft and hard apart); a type that some
 // candidates set and others leave to the runtime is compared with the spec's
@@ -145,7 +174,8 @@ std::vector<CdiName> NvidiaRuntimeCdiNames(const std::vector<std::string>& env);
 // means the container must not get these limits: a malformed request
 // annotation, an over-ceiling one under over-ceiling = "reject", or that
 // undecidable dispute.
-Result<Decision> Decide(const Config& cfg, const ContainerFacts& facts);
+Result<Decision> Decide(const Config& cfg, const ContainerFacts& facts,
+                        RequestMode mode = RequestMode::kAll);
 
 // A configured limit that the spec also sets for the same type.
 struct Conflict {

@@ -132,6 +132,27 @@ TEST_P(CriTest, PodAnnotationRequestUnderTheCeilingReachesInitAndExec) {
   EXPECT_EQ(ExecMemlock(id), kRequested) << "ExecSync in that container";
 }
 
+// The NRI sample ulimit-adjuster's pod annotation for the container by name
+// ("limits"), passed by the handler's pod_annotations, under the ceiling:
+// asked 2M:64M, clamped to 2M:8M for init and exec (docs/policy.md,
+// "Request sources").
+TEST_P(CriTest, TheNriSamplesPodAnnotationIsClampedThroughTheWrapper) {
+  WriteFile(ConfigPath(),
+            "[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\n"
+            "sources = [\"ulimit-adjuster\"]\n");
+  ASSERT_NO_FATAL_FAILURE(
+      StartContainerd({{"oci-rlimit", Wrapper(), {"ulimits.noderesource.dev/*"}, {}, {}}}));
+
+  std::optional<Limit> init;
+  std::string id = RunPrintingPod("oci-rlimit",
+                                  {{"ulimits.noderesource.dev/container.limits",
+                                    "- type: memlock\n  soft: 2097152\n  hard: 67108864\n"}},
+                                  &init);
+  ASSERT_FALSE(id.empty());
+  EXPECT_EQ(init, kRequested) << "init";
+  EXPECT_EQ(ExecMemlock(id), kRequested) << "ExecSync";
+}
+
 // Runs a container in `pod` that must fail with oci-rlimit's reject message
 // in the CRI error.
 void ExpectRejected(CriContainerd& containerd, const Pod& pod, const ContainerSpec& c) {

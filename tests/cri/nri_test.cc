@@ -279,6 +279,66 @@ TEST_P(NriTest, PreRegisteredFromThePluginDir) {
       << log;
 }
 
+// Request sources (docs/policy.md, "Request sources"). kubelet puts pod
+// annotations on the sandbox only: the NRI sample's annotation names the
+// container ("limits") and rides on the pod sandbox config.
+TEST_P(NriTest, SourcesTheNriSamplesAnnotationIsClampedForInitAndExec) {
+  WriteFile(ConfigPath(),
+            "[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\n"
+            "sources = [\"ulimit-adjuster\"]\n");
+  ASSERT_NO_FATAL_FAILURE(StartContainerd());
+  ASSERT_NO_FATAL_FAILURE(StartPlugin());
+  Ran r = RunPrintingPod("sample", {{"ulimits.noderesource.dev/container.limits",
+                                     "- type: RLIMIT_MEMLOCK\n  soft: 4194304\n"
+                                     "  hard: 68719476736\n"}});
+  ASSERT_FALSE(r.id.empty()) << r.error;
+  EXPECT_EQ(r.init, kRequested) << "hard clamped to the 8M ceiling";
+  EXPECT_EQ(ExecMemlock(r.id), kRequested) << "ExecSync";
+}
+
+// A same-type entry from the handler's base spec (8M:8M) over the ceiling
+// (4M:8M): containerd sends NRI no Container.rlimits, so the plugin cannot
+// see it, but the node's own memlock (2M:8M) replaces it. Either way no pod
+// gets past the ceiling; were the entry reported, it would be clamped.
+TEST_P(NriTest, SourcesABaseSpecEntryOverTheCeilingDoesNotGetPast) {
+  WriteFile(ConfigPath(),
+            "rlimits = [\"memlock=2M:8M\"]\n[requests]\nenabled = true\n"
+            "ceilings = [\"memlock=4M:8M\"]\nsources = [\"spec\"]\n");
+  CmdResult spec = RunCmd({GetParam().bin_dir + "/ctr", "oci", "spec"});
+  ASSERT_EQ(spec.status, 0) << spec.err;
+  auto base = nlohmann::json::parse(spec.out);
+  base["process"]["rlimits"] = {{{"type", "RLIMIT_MEMLOCK"}, {"soft", 8 << 20}, {"hard", 8 << 20}}};
+  const std::string base_path = dir_ / "base-spec.json";
+  WriteFile(base_path, base.dump());
+  const std::string cri = GetParam().config_version >= 3 ? "plugins.'io.containerd.cri.v1.runtime'"
+                                                         : "plugins.'io.containerd.grpc.v1.cri'";
+  const std::string table = cri + ".containerd.runtimes.based";
+  CriContainerd::Options opts;
+  opts.release = GetParam();
+  opts.prefix = kDaemonPrefix;
+  opts.nri = NriSetup{};
+  opts.extra_toml = "[" + table + "]\n  runtime_type = 'io.containerd.runc.v2'\n" +
+                    "  base_runtime_spec = '" + base_path + "'\n[" + table + ".options]\n" +
+                    "  Root = '" + (dir_ / "runc-based") + "'\n  SystemdCgroup = false\n";
+  containerd_ = std::make_unique<CriContainerd>(opts);
+  ASSERT_TRUE(containerd_->ok()) << containerd_->error();
+  ASSERT_NO_FATAL_FAILURE(StartPlugin());
+  auto pod = containerd_->RunPod(containerd_->NewPod("based", "based"));
+  ASSERT_TRUE(pod) << pod.error().Text();
+  ContainerSpec c = CriContainerd::NewContainer("limits", kInitPrintsLimits);
+  auto id = containerd_->RunContainer(*pod, c);
+  ASSERT_TRUE(id) << id.error().Text();
+  auto log = containerd_->WaitForLog(*pod, c, kMemlock);
+  ASSERT_TRUE(log) << log.error().Text();
+  const std::optional<Limit> init = LimitRow(*log, kMemlock);
+  const std::optional<Limit> exec = ExecMemlock(*id);
+  for (const auto& got : {init, exec}) {
+    ASSERT_TRUE(got.has_value());
+    EXPECT_TRUE(*got == (Limit{2 << 20, 8 << 20}) || *got == (Limit{4 << 20, 8 << 20}))
+        << "soft " << got->soft << " must be the node's 2M (unreported) or the 4M ceiling";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Releases, NriTest, ::testing::ValuesIn(NriReleases()),
                          [](const auto& info) { return TestName(info.param); });
 

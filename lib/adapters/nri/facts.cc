@@ -28,6 +28,10 @@ NriFacts FactsFromCreate(const pb::CreateContainerRequest& req) {
     if (info == nullptr) continue;
     out.spec_rlimits.push_back({info->resource, r.soft(), r.hard()});
   }
+  // The "spec" request source reads these (containerd leaves the field
+  // empty: docs/policy.md); the NRI sample's annotation names the container.
+  f.spec_rlimits = out.spec_rlimits;
+  if (!c.name().empty()) f.container_name = c.name();
   return out;
 }
 
