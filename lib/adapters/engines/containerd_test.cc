@@ -336,7 +336,6 @@ namespace {
 
 using namespace ocirlimit::engines;  // NOLINT(google-build-using-namespace)
 
-
 // An import without `version` is read as its own version; merged into a
 // version 3 config, its version 3 handler table is then the one containerd
 // reads (the import's `read` is recomputed for the main file's version).
