@@ -78,6 +78,9 @@ pick_source() {
 check_runs_on_node() {
   local src=$1 p dir probe out
   for dir in "$host/tmp" "$host/"; do [[ -d $dir ]] && break; done
+  # A probe left by a run killed before its rm: ours by name and owner only
+  # (root's regular files; find follows no symlink).
+  find "${dir%/}" -maxdepth 1 -type f -user 0 -name '.oci-rlimit-probe.??????' -delete 2>/dev/null || true
   for p in "${programs[@]}"; do
     [[ $p != oci-rlimit-runtime ]] || continue # the wrapper's --version is runc's
     probe=$(mktemp "${dir%/}/.oci-rlimit-probe.XXXXXX")
