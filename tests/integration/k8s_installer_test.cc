@@ -731,6 +731,31 @@ TEST_F(K8sInstallerTest, UninstallKeepsTheWrapperForItsContainers) {
             std::vector<std::string>{});
 }
 
+// Issue 30: a user's own rootless state root (/run/user/UID/runc, theirs to
+// write) naming a bundle the wrapper ran and root's PID 1 keeps nothing: only
+// root's state, or a live process of that user in a cgroup naming the
+// container, counts as a container created through the wrapper.
+TEST_F(K8sInstallerTest, AUsersFakeRootlessStateDoesNotBlockUninstall) {
+  ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0);
+  const std::string id = "fake1";
+  const std::string b = "/run/containerd/io.containerd.runtime.v2.task/k8s.io/" + id;
+  fs::create_directories(host_ + b);
+  WriteFile(host_ + b + "/runtime", kWrapper);
+  const std::string user_root = "/run/user/1000/runc";
+  fs::create_directories(host_ + user_root + "/" + id);
+  WriteFile(host_ + user_root + "/" + id + "/state.json",
+            "{\"id\":\"" + id + "\",\"init_process_pid\":1,\"config\":{\"labels\":[\"bundle=" + b +
+                "\"]}}");
+  for (const std::string& p : {std::string("/run/user/1000"), user_root, user_root + "/" + id,
+                               user_root + "/" + id + "/state.json"}) {
+    ASSERT_EQ(chown((host_ + p).c_str(), 1000, 1000), 0) << p;
+  }
+  CmdResult r = Uninstall();
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.err.find("still exist"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(host_ + kWrapper)) << "a user's state kept the wrapper";
+}
+
 // On a version 3 config (containerd 2.x, which looks a pod's handler up by
 // name for every exec) the handler stays too while its containers exist; the
 // rerun after the drain removes it.
@@ -1163,6 +1188,8 @@ TEST(K8sManifestsTest, ParseAsYamlWithTheRightShape) {
 import glob, sys, yaml
 objs = []
 for f in sorted(glob.glob(sys.argv[1] + "/*.yaml")):
+    if f.split("/")[-1].startswith("prometheus-rules"):
+        continue  # Prometheus rule files, not objects: promtool checks them (metrics.alert_rules)
     for d in yaml.safe_load_all(open(f)):
         assert d["apiVersion"] and d["kind"] and d["metadata"]["name"], f
         objs.append(d)

@@ -151,7 +151,7 @@ TEST(SandboxMark, DisagreeingKeysDoNotHideARuncContainer) {
                      bundle + " " + id + " </dev/null >/dev/null 2>&1");
   ASSERT_EQ(run.status, 0) << run.err;
   CmdResult r = RunCmd({OurBinary("oci-rlimit"), "audit", "--config", cfg, "--no-default-roots",
-                        "--runtime-root", root, "--heal"});
+                        "--runtime-root", root, "--heal", "--no-trunc"});
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("missing  " + id), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("pod sandbox"), std::string::npos) << r.out;
