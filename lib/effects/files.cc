@@ -13,34 +13,12 @@
 #include <ctime>
 
 #include "core/text.h"
+#include "effects/unique_fd.h"
 
 namespace ocirlimit {
 namespace {
 
 std::atomic<uint64_t> g_dropped{0};
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() {
-    int f = fd_;
-    fd_ = -1;
-    return f;
-  }
-  void reset(int f) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = f;
-  }
-
- private:
-  int fd_;
-};
 
 std::string DirName(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -52,7 +30,7 @@ std::string DirName(const std::string& path) {
 }  // namespace
 
 Result<std::string> ReadFileBounded(const std::string& path, size_t max_bytes) {
-  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   if (fd.get() < 0) return MakeError("open " + Quote(path), errno);
   struct stat st {};
   if (fstat(fd.get(), &st) != 0) return MakeError("stat " + Quote(path), errno);
@@ -141,7 +119,7 @@ Status AtomicWriteFile(const std::string& path, const std::string& content, Sync
   // Errors past this point name the file being replaced, not only the temp file.
   const std::string context = "replace " + Quote(path);
   std::string tmp = DirName(path) + "/.oci-rlimit.XXXXXX";
-  Fd fd(mkostemp(tmp.data(), O_CLOEXEC));
+  UniqueFd fd(mkostemp(tmp.data(), O_CLOEXEC));
   if (fd.get() < 0) {
     return MakeError("create temp file in " + Quote(DirName(path)), errno).Wrap(context);
   }
@@ -164,7 +142,7 @@ Status AtomicWriteFile(const std::string& path, const std::string& content, Sync
   if (close(fd.release()) != 0) return fail("close");
   if (rename(tmp.c_str(), path.c_str()) != 0) return fail("rename to " + Quote(path) + " from");
   // The rename is durable only once the directory entry is.
-  Fd dir(open(DirName(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd dir(open(DirName(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir.get() < 0)
     return MakeError("open directory " + Quote(DirName(path)), errno).Wrap(context);
   if (auto s = sync.Fsync(dir.get(), "directory"); !s) {
@@ -178,8 +156,9 @@ Status AppendLine(const std::string& path, const std::string& line) {
   // container's start until one comes; a socket fails too (ENXIO), a
   // directory with EISDIR. Whatever opens is then checked to be a regular
   // file, on which writes never block.
-  Fd fd(open(path.c_str(),
-             O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0640));
+  UniqueFd fd(open(path.c_str(),
+                   O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK,
+                   0640));
   if (fd.get() < 0) return MakeError("open log " + Quote(path), errno);
   struct stat st {};
   if (fstat(fd.get(), &st) != 0) return MakeError("stat log " + Quote(path), errno);
@@ -273,7 +252,7 @@ bool IsPlainName(const std::string& name) {
 
 Result<std::string> ReadRootOwned(const std::string& root,
                                   const std::vector<std::string>& components, size_t max_bytes) {
-  Fd cur(open(root.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECTORY));
+  UniqueFd cur(open(root.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECTORY));
   if (cur.get() < 0) return MakeError("open " + root, errno);
   if (Status s = CheckRootOwned(cur.get(), root); !s) return s.error();
   std::string path = root;

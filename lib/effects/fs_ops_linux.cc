@@ -11,23 +11,10 @@
 #include "core/text.h"
 #include "effects/files.h"
 #include "effects/fs_ops.h"
+#include "effects/unique_fd.h"
 
 namespace ocirlimit {
 namespace {
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 constexpr int kReadFlags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
 
@@ -96,13 +83,13 @@ class LinuxFs : public FsOps {
   Result<OwnedText> ReadBeneath(const std::string& dir, const std::string& rel,
                                 size_t max_bytes) override {
     const std::string path = dir + "/" + rel;
-    Fd d(open(dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    UniqueFd d(open(dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (d.get() < 0) return MakeError("open directory " + Quote(dir), errno);
     struct stat st {};
     if (fstat(d.get(), &st) != 0) return MakeError("stat " + Quote(dir), errno);
     OwnedText out;
     out.dir_owner = st.st_uid;
-    Fd f(OpenBeneath(d.get(), rel));
+    UniqueFd f(OpenBeneath(d.get(), rel));
     if (f.get() < 0) return MakeError("open " + Quote(path) + " (no symlinks)", errno);
     if (fstat(f.get(), &st) != 0) return MakeError("stat " + Quote(path), errno);
     if (!S_ISREG(st.st_mode)) return MakeError(Quote(path) + " is not a regular file");
