@@ -137,6 +137,15 @@ Status RemoveCrioHandler(const NodeRecord& rec, Removal* r, std::ostream& out) {
   return Ok{};
 }
 
+// Container ids as audit's table shows them (TableCell): a directory name
+// with a newline cannot forge a line of the message.
+std::vector<std::string> Cells(const std::vector<std::string>& ids) {
+  std::vector<std::string> out;
+  out.reserve(ids.size());
+  for (const auto& id : ids) out.push_back(TableCell(id));
+  return out;
+}
+
 std::string Joined(const std::vector<std::string>& v, const char* sep) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
@@ -214,14 +223,14 @@ int Kept(const Removal& r, bool live, const std::string& wrapper,
     err << "oci-rlimit node: kept " << wrapper << " and " << kDropin
         << (r.kept_handler ? std::string(" and containerd's handler oci-rlimit") : std::string())
         << ": " << ids.size() << " container(s) created through it still exist ("
-        << Joined(ids, ", ")
+        << Joined(Cells(ids), ", ")
         << "), and stopping, exec and removing them run it; drain them (docs/deployment.md), "
            "then run --uninstall again, or pass --force\n";
     return 3;
   }
   if (!ids.empty()) {
     err << "oci-rlimit node: --force: removed " << wrapper << " while " << ids.size()
-        << " container(s) created through it still exist (" << Joined(ids, ", ") << ")\n";
+        << " container(s) created through it still exist (" << Joined(Cells(ids), ", ") << ")\n";
   }
   return 0;
 }

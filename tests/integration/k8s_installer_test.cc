@@ -731,6 +731,25 @@ TEST_F(K8sInstallerTest, UninstallKeepsTheWrapperForItsContainers) {
             std::vector<std::string>{});
 }
 
+// Issue 30: a container id is a directory name; one with a newline is
+// escaped in uninstall's message, never a line of its own.
+TEST_F(K8sInstallerTest, UninstallEscapesTheIdsItNames) {
+  ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0);
+  const std::string id = "abc\noci-rlimit node: uninstalled";
+  const std::string b = "/run/containerd/io.containerd.runtime.v2.task/k8s.io/" + id;
+  fs::create_directories(host_ + b);
+  WriteFile(host_ + b + "/runtime", kWrapper);
+  fs::create_directories(host_ + "/run/containerd/runc/k8s.io/" + id);
+  WriteFile(
+      host_ + "/run/containerd/runc/k8s.io/" + id + "/state.json",
+      Json{{"id", id}, {"init_process_pid", 1}, {"config", {{"labels", {"bundle=" + b}}}}}.dump());
+  CmdResult kept = Uninstall();
+  EXPECT_EQ(kept.status, 3) << kept.out << kept.err;
+  EXPECT_NE(kept.err.find(R"(("abc\noci-rlimit node: uninstalled"))"), std::string::npos)
+      << kept.err;
+  EXPECT_EQ(kept.err.find("\noci-rlimit node: uninstalled"), std::string::npos) << kept.err;
+}
+
 // Issue 30: a user's own rootless state root (/run/user/UID/runc, theirs to
 // write) naming a bundle the wrapper ran and root's PID 1 keeps nothing: only
 // root's state, or a live process of that user in a cgroup naming the
