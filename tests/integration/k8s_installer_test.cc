@@ -731,6 +731,48 @@ TEST_F(K8sInstallerTest, UninstallKeepsTheWrapperForItsContainers) {
             std::vector<std::string>{});
 }
 
+// Issue 30: a refused run leaves the node byte for byte as it was, the
+// programs and the installer's drop-in included: every check comes first.
+// containerd on PATH here is Debian 12's 1.6, which refuses version 3.
+TEST_F(K8sInstallerTest, RefusalsComeBeforeAnyWrite) {
+  struct Case {
+    std::string name;
+    std::function<void()> set_up;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"symlinked config.toml",
+       [&] {
+         WriteFile(host_ + "/etc/containerd/real.toml", kFullConfig, 0600);
+         fs::remove(HostConfig());
+         fs::create_symlink("real.toml", HostConfig());
+       },
+       "symlink"},
+      {"version 3 on containerd 1.x",
+       [&] {
+         // The node's own containerd, as the installer asks it for its version.
+         const std::string bin = Which("containerd").value_or("/usr/bin/containerd");
+         fs::create_directories(host_ + "/usr/bin");
+         fs::copy_file(bin, host_ + "/usr/bin/containerd", fs::copy_options::overwrite_existing);
+         GiveHostTheLibrariesOf(bin);
+         UseContainerdConfig("version = 3\n");
+       },
+       "version"},
+  };
+  for (const auto& c : cases) {
+    fs::remove_all(host_ + "/etc/containerd");
+    fs::create_directories(host_ + "/etc/containerd");
+    UseContainerdConfig(kFullConfig);
+    c.set_up();
+    const Tree before = SnapshotTree(host_);
+    CmdResult r = Install({"--runtime", "containerd"});
+    EXPECT_NE(r.status, 0) << c.name << ": " << r.out;
+    EXPECT_NE(r.err.find(c.error), std::string::npos) << c.name << ": " << r.err;
+    EXPECT_EQ(Differences(before, SnapshotTree(host_)), std::vector<std::string>{}) << c.name;
+    EXPECT_FALSE(fs::exists(host_ + kWrapper)) << c.name << ": a program was written";
+  }
+}
+
 // Issue 30: a container id is a directory name; one with a newline is
 // escaped in uninstall's message, never a line of its own.
 TEST_F(K8sInstallerTest, UninstallEscapesTheIdsItNames) {
