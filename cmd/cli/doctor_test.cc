@@ -65,6 +65,8 @@ class FakeNode : public testing::FakeFilesT<NodeOps> {
   }
 };
 
+// Never on a temporary report: the Check would dangle (ASan found one).
+const Check* Find(DoctorReport&& r, const std::string& area, const std::string& what) = delete;
 const Check* Find(const DoctorReport& r, const std::string& area, const std::string& what) {
   for (const auto& c : r.checks) {
     if (c.area == area && c.what.find(what) != std::string::npos) return &c;
@@ -210,7 +212,8 @@ TEST(Doctor, TheCapabilityWarningNamesAConfiguredUnraisableEntry) {
   EXPECT_EQ(cap->advice.rfind("change that entry, or run the container daemons", 0), 0u)
       << cap->advice;
   n.files["/etc/oci-rlimit/config.toml"] = "rlimits = ['memlock=4M']\n";
-  cap = Find(RunDoctor(n), "capabilities", "no CAP_SYS_RESOURCE");
+  const DoctorReport raisable = RunDoctor(n);  // kept: cap points into it
+  cap = Find(raisable, "capabilities", "no CAP_SYS_RESOURCE");
   ASSERT_NE(cap, nullptr);
   EXPECT_EQ(cap->what.find("config entry"), std::string::npos) << "a raisable value: " << cap->what;
 }
@@ -520,7 +523,8 @@ TEST(Doctor, GpusPathUsesDockerdsPathAndChecksTheChainTarget) {
 TEST(Doctor, NoConfigButDockersEnvironmentGivesTheChainItsLimits) {
   FakeNode n;
   n.files["/proc/self/status"] = "CapEff:\t000001ffffffffff\n";
-  const Check* cfg = Find(RunDoctor(n), "config", "no config: the hook and the wrapper apply");
+  const DoctorReport bare = RunDoctor(n);
+  const Check* cfg = Find(bare, "config", "no config: the hook and the wrapper apply");
   ASSERT_NE(cfg, nullptr) << "without the drop-in";
   n.files["/etc/systemd/system/docker.service.d/oci-rlimit.conf"] =
       "[Service]\nEnvironment=PATH=/usr/lib/oci-rlimit/shim:/usr/bin\n"
