@@ -7,8 +7,8 @@
 
 #include "adapters/engines/containerd.h"
 #include "adapters/engines/toml_read.h"
-#include "node/toml_write.h"
 #include "core/text.h"
+#include "node/toml_write.h"
 
 namespace ocirlimit::node {
 namespace {

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "adapters/engines/constants.h"
-#include "node/toml_sections.h"
 #include "core/error.h"
+#include "node/toml_sections.h"
 
 namespace ocirlimit::node {
 

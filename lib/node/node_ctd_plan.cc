@@ -6,10 +6,10 @@
 
 #include "adapters/engines/containerd.h"
 #include "adapters/engines/crio.h"
-#include "cli/doctor/doctor.h"
-#include "node/rooted_node_ops.h"
 #include "core/pattern.h"
 #include "core/text.h"
+#include "node/node_ops.h"
+#include "node/rooted_node_ops.h"
 
 namespace ocirlimit::node {
 namespace {

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "adapters/engines/node_files.h"
-#include "node/node_config.h"
 #include "core/error.h"
+#include "node/node_config.h"
 
 namespace ocirlimit::node {
 

@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "adapters/oci/spec.h"
-#include "node/toml_write.h"
 #include "core/config.h"
 #include "core/text.h"
+#include "node/toml_write.h"
 
 namespace ocirlimit::node {
 namespace {

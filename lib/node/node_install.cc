@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <ctime>
 
+#include "core/text.h"
+#include "effects/files.h"
 #include "node/node_config.h"
 #include "node/node_ctd_plan.h"
 #include "node/node_files.h"
@@ -15,8 +17,6 @@
 #include "node/node_record.h"
 #include "node/node_restart.h"
 #include "node/rooted_node_ops.h"
-#include "core/text.h"
-#include "effects/files.h"
 
 namespace ocirlimit::node {
 namespace {

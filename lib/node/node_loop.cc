@@ -7,9 +7,9 @@
 #include "adapters/engines/constants.h"
 #include "adapters/engines/nvidia.h"
 #include "adapters/engines/systemd.h"
-#include "node/rooted_node_ops.h"
 #include "core/text.h"
 #include "effects/files.h"
+#include "node/rooted_node_ops.h"
 
 namespace ocirlimit::node {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "node/node_files.h"
 #include "core/error.h"
+#include "node/node_files.h"
 
 namespace ocirlimit::node {
 

@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "adapters/engines/constants.h"
-#include "node/rooted_node_ops.h"
 #include "core/text.h"
 #include "effects/files.h"
+#include "node/rooted_node_ops.h"
 
 namespace ocirlimit::node {
 namespace {

@@ -7,6 +7,8 @@
 #include <cerrno>
 
 #include "adapters/oci/runtime_state.h"
+#include "core/text.h"
+#include "effects/files.h"
 #include "node/node_config.h"
 #include "node/node_ctd_plan.h"
 #include "node/node_install.h"
@@ -14,8 +16,6 @@
 #include "node/node_preflight.h"
 #include "node/node_record.h"
 #include "node/rooted_node_ops.h"
-#include "core/text.h"
-#include "effects/files.h"
 
 namespace ocirlimit::node {
 namespace {

@@ -1,4 +1,4 @@
-// NodeOps (doctor.h) on a real filesystem: "/" for this node, or a fixture
+// NodeOps (node_ops.h) on a real filesystem: "/" for this node, or a fixture
 // root under which every node path (and every absolute symlink target) is
 // looked up. Doctor reads the node through it, and `node install` its loop
 // check (node_loop.h). The syscalls are rooted_node_ops_linux.cc.
@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "cli/doctor/doctor.h"
+#include "node/node_ops.h"
 
 namespace ocirlimit {
 

@@ -13,10 +13,10 @@
 #include <sstream>
 #include <vector>
 
-#include "node/rooted_node_ops.h"
 #include "core/text.h"
 #include "effects/files.h"
 #include "effects/heal.h"
+#include "node/rooted_node_ops.h"
 
 namespace ocirlimit {
 namespace {

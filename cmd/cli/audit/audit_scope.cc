@@ -4,8 +4,8 @@
 
 #include "adapters/engines/constants.h"
 #include "adapters/oci/spec.h"
-#include "node/node_files.h"
 #include "core/nri_status.h"
+#include "node/node_files.h"
 
 namespace ocirlimit {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "cli/audit/audit.h"
 #include "cli/audit/audit_fake.h"
-#include "node/node_files.h"
 #include "core/nri_status.h"
+#include "node/node_files.h"
 #include "tests/testing/case_name.h"
 
 namespace ocirlimit {

@@ -11,7 +11,7 @@
 #include "cli/audit/audit_discover.h"
 #include "cli/audit/audit_prom.h"
 #include "cli/audit/audit_scope.h"
-#include "cli/commands.h"
+#include "cli/audit/command.h"
 #include "core/text.h"
 #include "effects/config_loader.h"
 #include "effects/files.h"

@@ -2,7 +2,7 @@
 // root, or on a copy of one under DIR (rooted_node_ops.h).
 #include <iostream>
 
-#include "cli/commands.h"
+#include "cli/doctor/command.h"
 #include "cli/doctor/doctor.h"
 #include "node/rooted_node_ops.h"
 

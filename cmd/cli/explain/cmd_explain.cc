@@ -1,7 +1,7 @@
 // oci-rlimit explain --bundle DIR: what the config does to DIR/config.json.
 #include <iostream>
 
-#include "cli/commands.h"
+#include "cli/explain/command.h"
 #include "cli/explain/explain.h"
 #include "effects/config_loader.h"
 #include "effects/files.h"

@@ -1,7 +1,7 @@
 // oci-rlimit validate: the config, as the hook and the wrapper load it.
 #include <iostream>
 
-#include "cli/commands.h"
+#include "cli/explain/command.h"
 #include "cli/explain/explain.h"
 #include "effects/config_loader.h"
 

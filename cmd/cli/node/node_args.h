@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "node/node_install.h"
 #include "core/argv.h"
 #include "core/error.h"
+#include "node/node_install.h"
 
 namespace ocirlimit::node {
 

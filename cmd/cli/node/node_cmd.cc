@@ -2,7 +2,7 @@
 // (node_args.h reads the argv).
 #include <iostream>
 
-#include "cli/commands.h"
+#include "cli/node/command.h"
 #include "cli/node/node_args.h"
 #include "cli/node/node_containerd.h"
 #include "node/node_install.h"

@@ -3,10 +3,10 @@
 
 #include <cerrno>
 
-#include "node/node_config.h"
 #include "cli/node/node_containerd.h"
 #include "core/text.h"
 #include "effects/files.h"
+#include "node/node_config.h"
 
 namespace ocirlimit::node {
 namespace {
