@@ -1,6 +1,6 @@
 // toml++'s text of a table, as the installer writes it into engine files.
-// Only for files compiled with TOML_HEADER_ONLY=1 (node_config.cc and
-// node_files.cc, cmd/cli/CMakeLists.txt), as toml++ is used in the project.
+// Only for files compiled with TOML_HEADER_ONLY=1 (ocirlimit::engines
+// exports it to lib/node), as toml++ is used in the project.
 #pragma once
 
 #include <toml++/toml.h>
