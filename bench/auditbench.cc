@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/audit.h"
+#include "cli/audit/audit.h"
 #include "core/config.h"
 #include "effects/files.h"
 #include "effects/fs_ops.h"

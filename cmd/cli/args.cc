@@ -1,6 +1,9 @@
 #include "cli/args.h"
 
-#include "cli/commands.h"
+#include "cli/audit/command.h"
+#include "cli/doctor/command.h"
+#include "cli/explain/command.h"
+#include "cli/node/command.h"
 #include "core/text.h"
 
 namespace ocirlimit::cli {

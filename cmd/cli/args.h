@@ -3,39 +3,16 @@
 // `oci-rlimit COMMAND [FLAGS]`. `node` reads its own argv (node_args.h).
 #pragma once
 
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cli/common/cli_args.h"
 #include "core/argv.h"
 #include "core/error.h"
 
 namespace ocirlimit::cli {
-
-enum class CliMode { kRun, kHelp, kVersion };
-
-struct CliArgs {
-  CliMode mode = CliMode::kRun;
-  std::string command;  // a name from Commands(); empty for --help and --version
-  std::optional<std::string> config;
-  std::string bundle;
-  std::string root = "/";
-  std::vector<std::string> runtime_roots;
-  bool json = false;
-  bool heal = false;
-  bool no_default_roots = false;
-  bool all = false;             // audit: every container, whatever the install governs
-  bool no_trunc = false;        // audit: whole ids in the table
-  std::string containerd_root;  // audit: containerd's root; "" for /var/lib/containerd
-  // audit: "text", "json" or "prometheus" (--json is "json"); empty for
-  // the other commands. --output: where prometheus goes (empty: stdout).
-  std::string format;
-  std::string output;
-
-  bool operator==(const CliArgs&) const = default;
-};
 
 // One command of the table, in the style of crun's: its name, its usage
 // line (after "oci-rlimit "; a "\n" continues it), what it does (--help's

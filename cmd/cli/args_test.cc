@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "cli/node_args.h"
+#include "cli/node/node_args.h"
 #include "tests/testing/case_name.h"
 
 namespace ocirlimit {

@@ -1,16 +1,10 @@
 #include <iostream>
 
-#include "adapters/oci/spec.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "core/version.h"
 
 namespace ocirlimit::cli {
-
-int ReportError(const CliArgs& a, const Error& e) {
-  if (a.json) std::cout << Json({{"ok", false}, {"error", e.Text()}}).dump(2) << "\n";
-  std::cerr << kCliName << ": " << e.Text() << "\n";
-  return 1;
-}
 
 int RunCli(const std::vector<std::string>& args) {
   if (!args.empty()) {

@@ -10,7 +10,7 @@ fail() { echo "check-layers-test: FAIL: $*" >&2; exit 1; }
 
 make_tree() {  # a clean tree: every include goes down or stays in its folder
   rm -rf "$work/tree"
-  mkdir -p "$work/tree"/{lib/core,lib/adapters/oci,lib/effects,cmd/hook,cmd/cli,tests/testing,bench}
+  mkdir -p "$work/tree"/{lib/core,lib/adapters/oci,lib/effects,lib/node,cmd/hook,cmd/cli/sub,tests/testing,bench}
   cd "$work/tree"
   printf '#include "core/a.h"\n#include <string>\n' >lib/core/a.cc
   printf '#pragma once\n' >lib/core/a.h
@@ -19,10 +19,14 @@ make_tree() {  # a clean tree: every include goes down or stays in its folder
   printf '#pragma once\n#include "core/a.h"\n' >lib/adapters/oci/s.h
   printf '#include "core/a.h"\n#include "effects/f.h"\n' >lib/effects/f.cc
   printf '#pragma once\n' >lib/effects/f.h
-  printf '#include "adapters/oci/s.h"\n#include "effects/f.h"\n#include "hook/h.h"\n' >cmd/hook/h.cc
+  printf '#include "core/a.h"\n#include "adapters/oci/s.h"\n#include "effects/f.h"\n#include "node/n.h"\n' >lib/node/n.cc
+  printf '#pragma once\n' >lib/node/n.h
+  printf '#include "adapters/oci/s.h"\n#include "effects/f.h"\n#include "hook/h.h"\n#include "node/n.h"\n' >cmd/hook/h.cc
   printf '#pragma once\n' >cmd/hook/h.h
   printf '#include "cli/c.h"\n#include "nriapi/api.pb.h"\n' >cmd/cli/c.cc
   printf '#pragma once\n' >cmd/cli/c.h
+  printf '#include "cli/sub/s.h"\n#include "node/n.h"\n' >cmd/cli/sub/s.cc
+  printf '#pragma once\n' >cmd/cli/sub/s.h
   printf '#include "hook/h.h"\n#include "cli/c.h"\n#include "tests/harness/x.h"\n' >bench/b.cc
   cd - >/dev/null
 }
@@ -47,6 +51,11 @@ plant lib/effects/f.cc '#include "adapters/oci/s.h"' 'effects may not include ad
 plant lib/effects/f.h '#  include "hook/h.h"' 'effects may not include hook'
 plant cmd/cli/c.cc '#include "hook/h.h"' 'cli may not include hook'
 plant cmd/hook/h.h '#include "cli/c.h"' 'hook may not include cli'
+plant lib/core/a.h '#include "node/n.h"' 'core may not include node'
+plant lib/adapters/oci/s.cc '#include "node/n.h"' 'adapters may not include node'
+plant lib/effects/f.h '#include "node/n.h"' 'effects may not include node'
+plant lib/node/n.cc '#include "cli/c.h"' 'node may not include cli'
+plant cmd/cli/sub/s.cc '#include "cli/c.h"' 'cmd/cli/sub/s.cc:3 includes "cli/c.h": a folder below cli never includes its parent'"'"'s files'
 plant lib/core/a.cc '#include "tests/testing/case_name.h"' 'product code never includes tests/'
 plant cmd/hook/h.cc '#include "tests/harness/x.h"' 'product code never includes tests/'
 plant lib/misc/m.cc '#include "core/a.h"' 'lib/misc/m.cc is under lib/ but in no layer'

@@ -1,0 +1,70 @@
+// `oci-rlimit audit`: every running container found under the runtimes'
+// state roots (cli/audit_discover.h), judged by the admission step against
+// what its init process has now (core/audit.h), and with --heal, set to
+// what the policy gives (effects/heal.h). A table or JSON (docs/audit.md).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/oci/spec.h"
+#include "cli/audit/audit_discover.h"
+#include "cli/audit/audit_scope.h"
+#include "cli/containerd_meta.h"
+#include "core/audit.h"
+#include "core/config.h"
+#include "effects/fs_ops.h"
+#include "effects/heal.h"
+#include "effects/process_ops.h"
+
+namespace ocirlimit {
+
+struct AuditEntry {
+  std::string root;
+  std::string id;
+  std::string runtime;  // "runc", "crun", or empty when no state was read
+  pid_t pid = 0;        // 0 when no state was read
+  AuditVerdict verdict;
+  std::optional<HealOutcome> heal;  // with --heal, when there was something to apply
+  // Whether the entry still needs the admin: not ok, and not healed (a
+  // refused container always does).
+  bool attention() const;
+};
+
+struct AuditReport {
+  std::vector<std::string> roots;
+  std::vector<std::string> unreadable_roots;  // Discovery::unreadable: not ok
+  std::vector<std::string> namespace_dirs;    // Discovery::namespace_dirs: a hint
+  std::vector<std::string> notes;             // Discovery::notes
+  std::vector<AuditEntry> entries;
+  std::string scope;        // AuditScope::said
+  size_t out_of_scope = 0;  // containers the install does not govern: not judged, not listed
+  bool healing = false;
+  bool ok() const;  // every root read, no entry needs attention: exit 0
+};
+
+struct AuditRun {
+  const Config& cfg;
+  FsOps& fs;
+  ProcessOps& ops;
+  std::vector<std::string> roots;  // patterns: DefaultStateRoots(), then --runtime-root
+  bool heal = false;
+  // One log line per healed container (FormatLogLine, via="audit").
+  std::function<void(const std::string& line)> log;
+  std::function<std::string()> now;  // RFC 3339
+  AuditScope scope = {};  // what the install governs (audit_scope.h); default: every container
+  // Where containerd keeps its metadata database (the pods' annotations).
+  std::string containerd_root = std::string(kContainerdRoot);
+};
+
+[[nodiscard]] AuditReport RunAudit(const AuditRun& run);
+
+// One row per container: STATUS ID PID LIMITS/WHY ROOT, then what --heal
+// did; ids cut to 12 characters unless `no_trunc`.
+std::string AuditText(const AuditReport& r, bool no_trunc = false);
+// The schema in docs/audit.md.
+Json AuditJson(const AuditReport& r);
+
+}  // namespace ocirlimit

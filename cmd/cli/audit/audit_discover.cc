@@ -1,0 +1,291 @@
+#include "cli/audit/audit_discover.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <initializer_list>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "adapters/oci/facts.h"
+#include "adapters/oci/spec.h"
+#include "cli/containerd_meta.h"
+#include "core/text.h"
+
+namespace ocirlimit {
+namespace {
+
+constexpr size_t kMaxSpecBytes = 64 << 20;
+
+// "/a/*/b" -> every "/a/X/b" with X a subdirectory of /a; "/a" -> "/a".
+void Expand(FsOps& fs, const std::string& pattern, std::vector<std::string>& out) {
+  const size_t star = pattern.find("/*");
+  if (star == std::string::npos) {
+    out.push_back(pattern);
+    return;
+  }
+  const std::string parent = pattern.substr(0, star);
+  const std::string rest = pattern.substr(star + 2);
+  auto entries = fs.ListDir(parent.empty() ? "/" : parent);
+  if (!entries) return;
+  std::sort(entries->begin(), entries->end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (const auto& e : *entries) {
+    if (e.dir) Expand(fs, Cat(parent, "/", e.name, rest), out);
+  }
+}
+
+bool HasFile(const std::vector<FsOps::Entry>& entries, std::string_view name) {
+  return std::any_of(entries.begin(), entries.end(),
+                     [&](const auto& e) { return !e.dir && e.name == name; });
+}
+
+// What a user's files may not say: the node's facts and the pod.
+void DropNodeFacts(ContainerFacts& f) {
+  f.devices.clear();
+  f.annotations.clear();
+  f.pod_namespace.reset();
+  f.pod_name.reset();
+  f.disputes.clear();
+}
+
+// The first uid of `uids` that is not root's, else 0.
+uid_t OtherThanRoot(std::initializer_list<uid_t> uids) {
+  for (uid_t u : uids) {
+    if (u != 0) return u;
+  }
+  return 0;
+}
+
+Result<ContainerFacts> ReadFacts(FsOps& fs, FoundContainer& c, const std::string& dir) {
+  auto read = fs.ReadBeneath(dir, "config.json", kMaxSpecBytes);
+  if (!read) return read.error();
+  // A user's state names only that user's bundle: never one of root's
+  // (nor another user's) files for root to read.
+  if (c.owner != 0 && (read->dir_owner != c.owner || read->owner != c.owner)) {
+    const uid_t other = read->dir_owner != c.owner ? read->dir_owner : read->owner;
+    return MakeError(Cat(Quote(dir), " is owned by uid ", std::to_string(other), ", not by uid ",
+                         std::to_string(c.owner), ", who owns the container's state: not read"));
+  }
+  const uid_t owner = OtherThanRoot({read->dir_owner, read->owner});
+  const std::string path = dir + "/config.json";
+  auto spec = ParseJsonObject(read->text, path);
+  if (!spec) return spec.error();
+  auto facts = FactsFromSpec(*spec);
+  if (!facts) return facts.error().Wrap(Quote(path));
+  if (owner != 0 || c.owner != 0) {
+    c.facts_trusted = false;
+    DropNodeFacts(*facts);
+  }
+  return facts;
+}
+
+// The state file's text and who owns the root and the file.
+Result<std::string> ReadState(FsOps& fs, FoundContainer& c, std::string_view name) {
+  auto read = fs.ReadBeneath(c.root, c.id + "/" + std::string(name), kMaxRuntimeStateBytes);
+  if (!read) return read.error();
+  c.owner = OtherThanRoot({read->dir_owner, read->owner});
+  c.facts_trusted = c.owner == 0;
+  return std::move(read->text);
+}
+
+void ReadContainerFacts(FsOps& fs, FoundContainer& c, bool crun, bool has_copy) {
+  std::optional<Error> first;
+  if (!c.state->bundle.empty()) {
+    auto facts = ReadFacts(fs, c, c.state->bundle);
+    if (facts) {
+      c.facts = std::move(*facts);
+      return;
+    }
+    first = facts.error();
+  }
+  if (crun && has_copy) {
+    auto facts = ReadFacts(fs, c, c.root + "/" + c.id);
+    if (facts) {
+      c.facts = std::move(*facts);
+      return;
+    }
+    if (!first) first = facts.error();
+  }
+  c.problem = first ? Cat("no bundle: ", first->Text()) : "no bundle: the runtime recorded none";
+}
+
+void ReadContainer(FsOps& fs, FoundContainer& c, bool need_facts) {
+  const std::string dir = c.root + "/" + c.id;
+  auto entries = fs.ListDir(dir);
+  if (!entries) {
+    c.problem = Cat("unreadable: ", entries.error().Text());
+    return;
+  }
+  const bool runc = HasFile(*entries, kRuncStateFile);
+  const bool crun = !runc && HasFile(*entries, kCrunStateFile);
+  if (!runc && !crun) {
+    c.problem = "no runtime state (neither state.json nor status)";
+    return;
+  }
+  const std::string file = dir + "/" + std::string(runc ? kRuncStateFile : kCrunStateFile);
+  auto text = ReadState(fs, c, runc ? kRuncStateFile : kCrunStateFile);
+  if (!text) {
+    c.problem = Cat("unreadable: ", text.error().Text());
+    return;
+  }
+  auto state = runc ? ParseRuncState(*text, file) : ParseCrunStatus(*text, file);
+  if (!state) {
+    c.problem = Cat("unreadable: ", state.error().Text());
+    return;
+  }
+  c.state = std::move(*state);
+  if (need_facts) ReadContainerFacts(fs, c, crun, HasFile(*entries, "config.json"));
+}
+
+constexpr size_t kMaxOptionsBytes = 1 << 16;
+constexpr size_t kMaxMetaDbBytes = size_t{512} << 20;
+constexpr std::string_view kContainerdSandboxId = "io.kubernetes.cri.sandbox-id";
+constexpr std::string_view kCrioSandboxId = "io.kubernetes.cri-o.SandboxID";
+constexpr std::string_view kCrioHandler = "io.kubernetes.cri-o.RuntimeHandler";
+
+// containerd's runc shim writes its runtime options beside the bundle:
+// {"binary_name":"/usr/local/bin/oci-rlimit-runtime","root":"..."}.
+void ReadOrigin(FsOps& fs, FoundContainer& c) {
+  if (!c.state || c.state->bundle.empty()) return;
+  const std::string path = c.state->bundle + "/options.json";
+  auto text = fs.ReadFile(path, kMaxOptionsBytes);
+  if (!text) return;
+  auto j = ParseJsonObject(*text, path);
+  if (!j) return;
+  auto b = j->find("binary_name");
+  if (b != j->end() && b->is_string()) c.binary_name = b->get<std::string>();
+}
+
+// Keys the runtimes write themselves: never taken from the sandbox.
+bool RuntimeOwned(std::string_view key) {
+  return key.starts_with("io.kubernetes.cri.") || key.starts_with("io.kubernetes.cri-o.") ||
+         key.starts_with("io.kubernetes.pod.") || key.starts_with("io.kubernetes.container.");
+}
+
+std::string Lookup(const std::map<std::string, std::string>& m, std::string_view key) {
+  auto it = m.find(std::string(key));
+  return it == m.end() ? "" : it->second;
+}
+
+// Links each container of one root (containers [from, end)) to its sandbox.
+void LinkSandboxes(std::vector<FoundContainer>& cs, size_t from) {
+  std::map<std::string, size_t> by_id;
+  for (size_t i = from; i < cs.size(); ++i) by_id[cs[i].id] = i;
+  for (size_t i = from; i < cs.size(); ++i) {
+    if (!cs[i].facts) continue;
+    auto& mine = cs[i].facts->annotations;
+    cs[i].runtime_handler = Lookup(mine, kCrioHandler);
+    const std::string sandbox = SandboxIdOf(mine);
+    auto it = by_id.find(sandbox);
+    if (sandbox.empty() || sandbox == cs[i].id || it == by_id.end()) continue;
+    const FoundContainer& sb = cs[it->second];
+    if (!sb.facts) continue;
+    for (const auto& [k, v] : sb.facts->annotations) {
+      if (!RuntimeOwned(k)) mine.emplace(k, v);
+    }
+    if (cs[i].runtime_handler.empty()) {
+      cs[i].runtime_handler = Lookup(sb.facts->annotations, kCrioHandler);
+    }
+  }
+}
+
+// A directory with no state of its own whose subdirectories hold a
+// runtime's state: a namespace (containerd's runc root), not a container.
+bool IsNamespaceDir(FsOps& fs, const std::string& dir) {
+  auto entries = fs.ListDir(dir);
+  if (!entries || HasFile(*entries, kRuncStateFile) || HasFile(*entries, kCrunStateFile)) {
+    return false;
+  }
+  return std::any_of(entries->begin(), entries->end(), [&](const FsOps::Entry& e) {
+    if (!e.dir) return false;
+    auto inner = fs.ListDir(dir + "/" + e.name);
+    return inner && (HasFile(*inner, kRuncStateFile) || HasFile(*inner, kCrunStateFile));
+  });
+}
+
+}  // namespace
+
+std::string SandboxIdOf(const std::map<std::string, std::string>& annotations) {
+  std::string id = Lookup(annotations, kContainerdSandboxId);
+  return id.empty() ? Lookup(annotations, kCrioSandboxId) : id;
+}
+
+void AddContainerdPodAnnotations(FsOps& fs, const std::string& containerd_root, Discovery& d) {
+  constexpr std::string_view kTask = "/io.containerd.runtime.v2.task/";
+  const std::string db_path = containerd_root + std::string(kContainerdMetaDb);
+  std::optional<std::string> db;
+  std::map<std::string, PodAnnotations> by_ns;
+  for (auto& c : d.containers) {
+    if (!c.facts || !c.state) continue;
+    const std::string sandbox = Lookup(c.facts->annotations, kContainerdSandboxId);
+    const size_t at = c.state->bundle.find(kTask);
+    if (sandbox.empty() || sandbox == c.id || at == std::string::npos) continue;
+    const std::string rest = c.state->bundle.substr(at + kTask.size());
+    const std::string ns = rest.substr(0, rest.find('/'));
+    if (!db) {
+      auto text = fs.ReadFile(db_path, kMaxMetaDbBytes);
+      if (!text) {
+        d.notes.push_back("pods' annotations not read (containerd keeps them only there): " +
+                          text.error().Text());
+        return;
+      }
+      db = std::move(*text);
+    }
+    auto it = by_ns.find(ns);
+    if (it == by_ns.end()) {
+      auto read = ReadPodAnnotations(*db, ns);
+      if (!read) {
+        d.notes.push_back(
+            Cat("pods' annotations not read: ", Quote(db_path), ": ", read.error().Text()));
+        return;
+      }
+      it = by_ns.emplace(ns, std::move(*read)).first;
+    }
+    auto pod = it->second.find(sandbox);
+    if (pod == it->second.end()) continue;
+    for (const auto& [k, v] : pod->second) {
+      if (!RuntimeOwned(k)) c.facts->annotations.emplace(k, v);
+    }
+  }
+}
+
+Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns, bool need_facts,
+                             bool need_origin) {
+  std::vector<std::string> expanded;
+  for (const auto& p : patterns) Expand(fs, p, expanded);
+  Discovery out;
+  std::set<std::string> seen;
+  for (auto root : expanded) {
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+    if (!seen.insert(root).second) continue;
+    auto entries = fs.ListDir(root);
+    if (!entries) {
+      // A runtime that is not installed or never ran; anything else is said.
+      const int err = entries.error().err;
+      if (err != ENOENT && err != ENOTDIR) out.unreadable.push_back(entries.error().Text());
+      continue;
+    }
+    out.roots.push_back(root);
+    std::sort(entries->begin(), entries->end(),
+              [](const auto& a, const auto& b) { return a.name < b.name; });
+    const size_t first = out.containers.size();
+    for (const auto& e : *entries) {
+      if (!e.dir || e.name.starts_with(".")) continue;  // lock files, crun's .crun
+      if (IsNamespaceDir(fs, root + "/" + e.name)) {
+        out.namespace_dirs.push_back(root + "/" + e.name);
+        continue;
+      }
+      FoundContainer c;
+      c.root = root;
+      c.id = e.name;
+      ReadContainer(fs, c, need_facts);
+      if (need_origin) ReadOrigin(fs, c);
+      out.containers.push_back(std::move(c));
+    }
+    LinkSandboxes(out.containers, first);
+  }
+  return out;
+}
+
+}  // namespace ocirlimit

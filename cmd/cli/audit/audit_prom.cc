@@ -1,0 +1,88 @@
+#include "cli/audit/audit_prom.h"
+
+#include <map>
+#include <string_view>
+#include <vector>
+
+#include "core/prom_text.h"
+#include "core/version.h"
+
+namespace ocirlimit {
+namespace {
+
+std::string StateOf(const AuditEntry& e) {
+  return e.verdict.judged ? AuditStatusName(e.verdict.status) : "not_judged";
+}
+
+PromSample Sample(std::vector<std::pair<std::string, std::string>> labels, uint64_t n) {
+  return PromSample{.labels = std::move(labels), .value = static_cast<double>(n)};
+}
+
+PromFamily Gauge(std::string name, std::string help, std::vector<PromSample> samples) {
+  return PromFamily{.name = std::move(name),
+                    .help = std::move(help),
+                    .type = PromType::kGauge,
+                    .samples = std::move(samples)};
+}
+
+struct Counts {
+  std::map<std::string, uint64_t> by_state;
+  std::map<std::string, std::map<std::string, uint64_t>> by_root;
+  uint64_t attention = 0;
+  uint64_t healed = 0;
+};
+
+Counts CountEntries(const AuditReport& r) {
+  Counts c;
+  for (const auto& e : r.entries) {
+    const std::string state = StateOf(e);
+    ++c.by_state[state];
+    ++c.by_root[e.root][state];
+    if (e.attention()) ++c.attention;
+    if (e.heal && e.heal->ok() && !e.attention()) ++c.healed;
+  }
+  return c;
+}
+
+std::vector<PromSample> PerRoot(const AuditReport& r, Counts& c) {
+  std::vector<PromSample> out;
+  for (const auto& root : r.roots) {
+    for (const char* s : kAuditPromStates) {
+      out.push_back(Sample({{"root", root}, {"state", s}}, c.by_root[root][s]));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string AuditPrometheus(const AuditReport& r, int64_t unix_now) {
+  Counts c = CountEntries(r);
+  std::vector<PromSample> states;
+  for (const char* s : kAuditPromStates) states.push_back(Sample({{"state", s}}, c.by_state[s]));
+  std::vector<PromSample> readable;
+  for (const auto& root : r.roots) readable.push_back(Sample({{"root", root}}, 1));
+  for (const auto& root : r.unreadable_roots) readable.push_back(Sample({{"root", root}}, 0));
+  std::vector<PromFamily> f = {
+      Gauge("oci_rlimit_audit_containers",
+            "Running containers by audit verdict (ok, missing, over, refused, unknown; "
+            "not_judged: pod sandboxes), as found before any --heal.",
+            std::move(states)),
+      Gauge("oci_rlimit_audit_root_containers", "The same verdict counts per runtime state root.",
+            PerRoot(r, c)),
+      Gauge("oci_rlimit_audit_attention_containers",
+            "Containers that still need the admin (not ok, and not healed in full).",
+            {Sample({}, c.attention)}),
+      Gauge("oci_rlimit_audit_healed_containers", "Containers this run's --heal set in full.",
+            {Sample({}, c.healed)}),
+      Gauge("oci_rlimit_audit_root_readable", "1 for each state root read, 0 for one that was not.",
+            std::move(readable)),
+      Gauge("oci_rlimit_audit_last_run_timestamp_seconds", "Unix time this audit ran.",
+            {PromSample{.labels = {}, .value = static_cast<double>(unix_now)}}),
+      Gauge("oci_rlimit_build_info", "The program's version; always 1.",
+            {Sample({{"program", "oci-rlimit"}, {"version", kVersion}}, 1)}),
+  };
+  return FormatPrometheus(f);
+}
+
+}  // namespace ocirlimit

@@ -1,0 +1,278 @@
+// Whom audit trusts (docs/audit.md, "Whom audit trusts"): a state root,
+// state file or bundle that root does not own never names a process to heal
+// outright, nor supplies node facts; a user's container is healed only when
+// the process is that user's and its cgroup names the container; no symlink
+// is followed out of a root or bundle.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cli/audit/audit.h"
+#include "cli/audit/audit_discover.h"
+#include "cli/audit/audit_fake.h"
+
+namespace ocirlimit {
+namespace {
+
+constexpr uint64_t kM = uint64_t{1} << 20;
+constexpr uid_t kUser = 1000;
+const std::string kRoot = "/run/user/1000/crun";
+
+std::string Spec(const std::string& extra = "") {
+  return R"({"ociVersion":"1.0.2","process":{"env":["PATH=/bin"]},)"
+         R"("linux":{"devices":[{"path":"/dev/nvidia0","type":"c","major":195,"minor":0}]},)"
+         R"("annotations":{"io.kubernetes.cri.container-type":"container")" +
+         extra + "}}";
+}
+
+constexpr const char* kPolicy =
+    "rlimits = [\"memlock=4M\"]\n"
+    "[[rule]]\nname = \"gpu\"\nrlimits = [\"memlock=64M\"]\n"
+    "[rule.match]\ndevices = [\"/dev/nvidia*\"]\n";
+
+// A rootless user's crun container "c1" at pid 4242, its state and bundle
+// the user's: the user's own process, in a cgroup naming the container.
+class UserState : public testing::Test {
+ protected:
+  void SetUp() override {
+    node.File(kRoot + "/c1/status", FakeNode::CrunStatus(4242, 100, "/home/u/b"));
+    node.File("/home/u/b/config.json", Spec());
+    node.owners[kRoot] = kUser;
+    node.owners[kRoot + "/c1/status"] = kUser;
+    node.owners["/home/u/b"] = kUser;
+    node.owners["/home/u/b/config.json"] = kUser;
+    node.procs[4242] = {100,
+                        'S',
+                        {{RLIMIT_MEMLOCK, {8 * kM, 8 * kM}}},
+                        kUser,
+                        "0::/user.slice/user-1000.slice/user@1000.service/libpod-c1.scope"};
+    auto parsed = ParseConfig(kPolicy, "test.toml");
+    ASSERT_TRUE(parsed) << parsed.error().Text();
+    cfg = *parsed;
+  }
+  AuditReport Run(bool heal) {
+    AuditRun run{cfg,     node, node,
+                 {kRoot}, heal, [this](const std::string& l) { log.push_back(l); },
+                 nullptr};
+    return RunAudit(run);
+  }
+  FakeNode node;
+  Config cfg;
+  std::vector<std::string> log;
+};
+
+TEST_F(UserState, IsAuditedWithoutNodeFacts) {
+  Discovery d = DiscoverContainers(node, {kRoot}, true);
+  ASSERT_EQ(d.containers.size(), 1u);
+  const FoundContainer& c = d.containers[0];
+  EXPECT_EQ(c.owner, kUser);
+  EXPECT_FALSE(c.facts_trusted);
+  ASSERT_TRUE(c.facts);
+  EXPECT_TRUE(c.facts->devices.empty());  // the forged GPU is not believed
+  EXPECT_TRUE(c.facts->annotations.empty());
+  AuditReport r = Run(false);
+  ASSERT_EQ(r.entries.size(), 1u);
+  // Judged on the top level (4M), not the GPU rule's 64M.
+  EXPECT_EQ(r.entries[0].verdict.status, AuditStatus::kOver);
+  ASSERT_FALSE(r.entries[0].verdict.limits.empty());
+  EXPECT_EQ(r.entries[0].verdict.limits[0].want.hard, 4 * kM);
+  EXPECT_NE(r.entries[0].verdict.notes.back().find("uid 1000's"), std::string::npos);
+}
+
+TEST_F(UserState, HealsTheUsersOwnProcessInsideTheContainer) {
+  AuditReport r = Run(true);
+  ASSERT_EQ(r.entries.size(), 1u);
+  ASSERT_TRUE(r.entries[0].heal);
+  EXPECT_TRUE(r.entries[0].heal->ok()) << r.entries[0].heal->error->Text();
+  EXPECT_EQ(node.procs[4242].limits[RLIMIT_MEMLOCK], (LimitPair{4 * kM, 4 * kM}));
+}
+
+TEST_F(UserState, NeverHealsAnotherUsersProcess) {
+  node.procs[4242].uid = 0;  // root's process, named by the user's state
+  AuditReport r = Run(true);
+  ASSERT_TRUE(r.entries[0].heal);
+  EXPECT_FALSE(r.entries[0].heal->ok());
+  EXPECT_NE(r.entries[0].heal->error->Text().find("not a process of uid 1000"), std::string::npos)
+      << r.entries[0].heal->error->Text();
+  EXPECT_TRUE(node.set_pids.empty());
+  EXPECT_FALSE(r.ok());
+}
+
+TEST_F(UserState, NeverHealsTheUsersProcessOutsideTheContainer) {
+  node.procs[4242].cgroup = "0::/user.slice/user-1000.slice/session-3.scope";
+  AuditReport r = Run(true);
+  ASSERT_TRUE(r.entries[0].heal);
+  EXPECT_FALSE(r.entries[0].heal->ok());
+  EXPECT_NE(r.entries[0].heal->error->Text().find("cgroup does not name"), std::string::npos);
+  EXPECT_TRUE(node.set_pids.empty());
+}
+
+TEST_F(UserState, AUserOwnedStateFileInARootOwnedRootIsTheUsers) {
+  node.owners.erase(kRoot);
+  Discovery d = DiscoverContainers(node, {kRoot}, true);
+  EXPECT_EQ(d.containers[0].owner, kUser);
+}
+
+// A root-owned file in the user's root (a hard link, a rename) is still in
+// the user's root: the user's.
+TEST_F(UserState, ARootOwnedStateFileInAUsersRootIsTheUsers) {
+  node.owners.erase(kRoot + "/c1/status");
+  Discovery d = DiscoverContainers(node, {kRoot}, true);
+  EXPECT_EQ(d.containers[0].owner, kUser);
+}
+
+// The user's own config.json in a directory of root's: not the user's bundle.
+TEST_F(UserState, AUsersConfigInARootOwnedBundleIsNotRead) {
+  node.owners.erase("/home/u/b");
+  Discovery d = DiscoverContainers(node, {kRoot}, true);
+  EXPECT_FALSE(d.containers[0].facts);
+  EXPECT_NE(d.containers[0].problem.find("is owned by uid 0"), std::string::npos)
+      << d.containers[0].problem;
+}
+
+TEST_F(UserState, ABundleOfAnotherOwnerIsNotRead) {
+  node.owners.erase("/home/u/b");
+  node.owners.erase("/home/u/b/config.json");  // root's: the user named it
+  Discovery d = DiscoverContainers(node, {kRoot}, true);
+  EXPECT_FALSE(d.containers[0].facts);
+  EXPECT_NE(d.containers[0].problem.find("is owned by uid 0"), std::string::npos)
+      << d.containers[0].problem;
+  AuditReport r = Run(true);
+  EXPECT_EQ(r.entries[0].verdict.status, AuditStatus::kUnknown);
+  EXPECT_TRUE(node.set_pids.empty());
+}
+
+TEST_F(UserState, ASymlinkedConfigIsNotFollowed) {
+  node.symlinks.insert("/home/u/b/config.json");
+  Discovery d = DiscoverContainers(node, {kRoot}, true);
+  EXPECT_FALSE(d.containers[0].facts);
+  EXPECT_NE(d.containers[0].problem.find("no symlinks"), std::string::npos)
+      << d.containers[0].problem;
+}
+
+TEST_F(UserState, ASymlinkedStateDirIsNotFollowed) {
+  node.symlinks.insert(kRoot + "/c1");
+  Discovery d = DiscoverContainers(node, {kRoot}, true);
+  EXPECT_FALSE(d.containers[0].state);
+  EXPECT_NE(d.containers[0].problem.find("no symlinks"), std::string::npos);
+}
+
+TEST(RootState, RootsStateWithAUsersBundleLosesNodeFactsButHeals) {
+  FakeNode node;
+  node.File("/run/runc/c1/state.json", FakeNode::RuncState("c1", 4242, 100, "/home/u/b"));
+  node.File("/home/u/b/config.json", Spec());
+  node.owners["/home/u/b/config.json"] = kUser;
+  node.procs[4242] = {100, 'S', {{RLIMIT_MEMLOCK, {8 * kM, 8 * kM}}}};
+  auto cfg = ParseConfig(kPolicy, "test.toml");
+  ASSERT_TRUE(cfg);
+  Discovery d = DiscoverContainers(node, {"/run/runc"}, true);
+  ASSERT_EQ(d.containers.size(), 1u);
+  EXPECT_EQ(d.containers[0].owner, 0u);
+  EXPECT_FALSE(d.containers[0].facts_trusted);
+  ASSERT_TRUE(d.containers[0].facts);
+  EXPECT_TRUE(d.containers[0].facts->devices.empty());
+  AuditRun run{*cfg, node, node, {"/run/runc"}, true, nullptr, nullptr};
+  AuditReport r = RunAudit(run);
+  ASSERT_TRUE(r.entries[0].heal);
+  EXPECT_TRUE(r.entries[0].heal->ok());
+  EXPECT_EQ(node.procs[4242].limits[RLIMIT_MEMLOCK], (LimitPair{4 * kM, 4 * kM}));
+}
+
+TEST(RootState, RootsOwnFilesAreTrusted) {
+  FakeNode node;
+  node.File("/run/runc/c1/state.json", FakeNode::RuncState("c1", 4242, 100, "/b"));
+  node.File("/b/config.json", Spec());
+  Discovery d = DiscoverContainers(node, {"/run/runc"}, true);
+  ASSERT_EQ(d.containers.size(), 1u);
+  EXPECT_TRUE(d.containers[0].facts_trusted);
+  ASSERT_TRUE(d.containers[0].facts);
+  EXPECT_EQ(d.containers[0].facts->devices, (std::vector<std::string>{"/dev/nvidia0"}));
+}
+
+// The sandbox mark comes from the engine whose root the container is under:
+// under CRI-O's /run/runc only CRI-O's key; under a rootless user's root none.
+TEST(SandboxMark, OnlyTheEngineOfTheRootMarksASandbox) {
+  struct Case {
+    std::string root;
+    std::string key;
+    bool sandbox;
+  };
+  for (const Case& k : std::vector<Case>{
+           {"/run/runc", "io.kubernetes.cri-o.ContainerType", true},
+           {"/run/runc", "io.kubernetes.cri.container-type", false},
+           {"/run/containerd/runc/k8s.io", "io.kubernetes.cri.container-type", true},
+           {"/run/containerd/runc/k8s.io", "io.kubernetes.cri-o.ContainerType", false},
+           {"/run/docker/runtime-runc/moby", "io.kubernetes.cri.container-type", false},
+           {"/srv/state", "io.kubernetes.cri-o.ContainerType", true}}) {
+    SCOPED_TRACE(k.root + " " + k.key);
+    FakeNode node;
+    node.File(k.root + "/c1/state.json", FakeNode::RuncState("c1", 4242, 100, "/b"));
+    node.File("/b/config.json",
+              R"({"ociVersion":"1.0.2","annotations":{")" + k.key + R"(":"sandbox"}})");
+    node.procs[4242] = {100, 'S', {{RLIMIT_MEMLOCK, {8 * kM, 8 * kM}}}};
+    auto cfg = ParseConfig("rlimits = [\"memlock=4M\"]\n", "test.toml");
+    ASSERT_TRUE(cfg);
+    AuditRun run{*cfg, node, node, {k.root}, true, nullptr, nullptr};
+    AuditReport r = RunAudit(run);
+    ASSERT_EQ(r.entries.size(), 1u);
+    EXPECT_EQ(!r.entries[0].verdict.judged, k.sandbox);
+    EXPECT_EQ(node.set_pids.empty(), k.sandbox);
+  }
+}
+
+}  // namespace
+}  // namespace ocirlimit
+
+namespace ocirlimit {
+namespace {
+
+// A newline in a container id (a directory name any owner of a root can
+// pick) never forges a row of audit's table.
+TEST(AuditTextEscaping, ANewlineInAnIdForgesNoRow) {
+  FakeNode node;
+  const std::string id = "innocent\nok       forged   1        (the policy gives none)";
+  node.File("/run/runc/" + id + "/state.json", FakeNode::RuncState("x", 4242, 100, "/b"));
+  node.File("/b/config.json", R"({"ociVersion":"1.0.2"})");
+  node.procs[4242] = {100, 'S', {{RLIMIT_MEMLOCK, {8 * kM, 8 * kM}}}};
+  auto cfg = ParseConfig("rlimits = [\"memlock=4M\"]\n", "test.toml");
+  ASSERT_TRUE(cfg);
+  AuditRun run{*cfg, node, node, {"/run/runc"}, false, nullptr, nullptr};
+  const std::string text = AuditText(RunAudit(run), /*no_trunc=*/true);
+  EXPECT_EQ(text.find("\nok       forged"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("innocent\nok       forged)"), std::string::npos) << text;
+  // One header, one row, one summary.
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3) << text;
+}
+
+// A container whose bundle cannot be read is unknown, never judged on empty
+// facts (which would heal it to the top-level limits).
+TEST(AuditMutants, AnUnreadableBundleIsUnknown) {
+  FakeNode node;
+  node.File("/run/runc/c1/state.json", FakeNode::RuncState("c1", 4242, 100, "/gone"));
+  node.procs[4242] = {100, 'S', {{RLIMIT_MEMLOCK, {8 * kM, 8 * kM}}}};
+  auto cfg = ParseConfig("rlimits = [\"memlock=4M\"]\n", "test.toml");
+  ASSERT_TRUE(cfg);
+  AuditRun run{*cfg, node, node, {"/run/runc"}, true, nullptr, nullptr};
+  AuditReport r = RunAudit(run);
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(r.entries[0].verdict.status, AuditStatus::kUnknown);
+  EXPECT_NE(r.entries[0].verdict.why.find("no bundle"), std::string::npos);
+  EXPECT_FALSE(r.entries[0].heal);
+  EXPECT_TRUE(node.set_pids.empty());
+}
+
+// crun keeps its own lock directory .crun beside the containers: no container.
+TEST(AuditMutants, DotDirectoriesAreNoContainers) {
+  FakeNode node;
+  node.File("/run/crun/.crun/status", FakeNode::CrunStatus(4242, 100, "/b"));
+  node.File("/run/crun/c1/status", FakeNode::CrunStatus(4243, 100, "/b"));
+  Discovery d = DiscoverContainers(node, {"/run/crun"}, false);
+  ASSERT_EQ(d.containers.size(), 1u);
+  EXPECT_EQ(d.containers[0].id, "c1");
+}
+
+}  // namespace
+}  // namespace ocirlimit

@@ -1,0 +1,99 @@
+// oci-rlimit audit: every running container's init against the policy
+// (audit.h), on this node's state roots and the real processes.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <iostream>
+
+#include "cli/audit/audit.h"
+#include "cli/audit/audit_discover.h"
+#include "cli/audit/audit_prom.h"
+#include "cli/audit/audit_scope.h"
+#include "cli/audit/command.h"
+#include "core/text.h"
+#include "effects/config_loader.h"
+#include "effects/files.h"
+
+namespace ocirlimit::cli {
+
+namespace {
+
+int64_t UnixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// AtomicWriteFile replaces a file, keeping its owner and mode: a first run
+// makes it, empty and 0644 (an empty file is a valid textfile for
+// node_exporter, which reads only *.prom: the temp file beside it is not one).
+Status MakeIfMissing(const std::string& path) {
+  constexpr mode_t kMode = 0644;
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, kMode);
+  if (fd >= 0) {
+    close(fd);
+    return Ok{};
+  }
+  if (errno == EEXIST) return Ok{};
+  return MakeError("create " + Quote(path), errno);
+}
+
+// The report in --format's form, to stdout or (prometheus) --output, which
+// is replaced atomically so node_exporter never reads half a file. False
+// when --output could not be written.
+bool Emit(const CliArgs& a, const AuditReport& r) {
+  if (a.format != "prometheus") {
+    std::cout << (a.json ? AuditJson(r).dump(2) + "\n" : AuditText(r, a.no_trunc));
+    return true;
+  }
+  const std::string text = AuditPrometheus(r, UnixNow());
+  if (a.output.empty()) {
+    std::cout << text;
+    return true;
+  }
+  auto made = MakeIfMissing(a.output);
+  if (auto written = made ? AtomicWriteFile(a.output, text) : made; !written) {
+    ReportError(a, written.error().Wrap("--output"));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// Config errors and a --runtime-root that is not a directory are exit 2:
+// nothing was audited.
+int AuditCommand(const CliArgs& a) {
+  auto cfg = LoadConfig(a.config, ProcessEnv());
+  if (!cfg) {
+    ReportError(a, cfg.error());
+    return 2;
+  }
+  std::vector<std::string> roots;
+  if (!a.no_default_roots) roots = DefaultStateRoots();
+  for (const auto& r : a.runtime_roots) {
+    if (auto listed = LinuxFsOps().ListDir(r); !listed) {
+      ReportError(a, listed.error().Wrap("--runtime-root"));
+      return 2;
+    }
+    roots.push_back(r);
+  }
+  AuditRun run{
+      *cfg,   LinuxFsOps(), LinuxProcessOps(), roots,
+      a.heal, nullptr,      Rfc3339Now,        DecideScope(ReadScopeFacts(LinuxFsOps(), a.all))};
+  if (!a.containerd_root.empty()) run.containerd_root = a.containerd_root;
+  if (!cfg->log_file.empty()) {
+    run.log = [&](const std::string& line) {
+      if (auto logged = AppendLine(cfg->log_file, line); !logged) {
+        std::cerr << kCliName << ": warning: log-file: " << logged.error().Text() << "\n";
+      }
+    };
+  }
+  AuditReport r = RunAudit(run);
+  if (!Emit(a, r)) return 2;
+  return r.ok() ? 0 : 1;
+}
+
+}  // namespace ocirlimit::cli

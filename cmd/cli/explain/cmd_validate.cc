@@ -1,0 +1,17 @@
+// oci-rlimit validate: the config, as the hook and the wrapper load it.
+#include <iostream>
+
+#include "cli/explain/command.h"
+#include "cli/explain/explain.h"
+#include "effects/config_loader.h"
+
+namespace ocirlimit::cli {
+
+int ValidateCommand(const CliArgs& a) {
+  auto cfg = LoadConfig(a.config, ProcessEnv());
+  if (!cfg) return ReportError(a, cfg.error());
+  std::cout << (a.json ? ValidateJson(*cfg).dump(2) + "\n" : ValidateText(*cfg));
+  return 0;
+}
+
+}  // namespace ocirlimit::cli

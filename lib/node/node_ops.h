@@ -1,0 +1,52 @@
+// What doctor and the node installer read of a node: NodeFiles (the node
+// model's files, symlinks and PATH lookups) plus the programs, sockets and
+// processes on it. The real one, on "/" or a fixture root, is
+// rooted_node_ops.h; tests use fakes (tests/testing/fake_node_files.h).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapters/engines/node_files.h"
+#include "core/error.h"
+#include "effects/files.h"
+
+namespace ocirlimit {
+
+// A process running on the node, from /proc/PID.
+struct RunningProcess {
+  int pid = 0;
+  std::vector<std::string> argv = {};  // /proc/PID/cmdline
+  std::string parent = {};             // the parent's comm ("containerd"), or ""
+  // What it is, not what it calls itself (docs/doctor.md): its executable
+  // (/proc/PID/exe; "" when unreadable), whether root owns that file and
+  // only root may write it, whether the process is root's (every uid), and
+  // whether it shares this node's PID and mount namespaces.
+  std::string exe = {};
+  bool exe_root_owned = false;
+  bool root_uid = false;
+  bool host_namespaces = false;
+};
+
+// NodeFiles (the node model's view of files, symlinks and PATH lookups)
+// plus what only doctor asks.
+class NodeOps : public NodeFiles {
+ public:
+  // The first executable `name` in the node's PATH directories.
+  virtual std::optional<std::string> Which(const std::string& name) = 0;
+  // Output of `path --version` (stdout and stderr), or an error.
+  virtual Result<std::string> Version(const std::string& path) = 0;
+  // The socket at `path` (stat(2) following symlinks), or nullopt when there
+  // is none or it is not a socket. Two paths name one socket when the ids agree.
+  virtual std::optional<FileId> Socket(const std::string& path) = 0;
+  // The processes whose /proc/PID/comm is `comm` (at most 15 bytes), by pid;
+  // the node's /proc, or the fixture root's. A socket a process sees is
+  // Socket("/proc/PID/root" + path).
+  virtual std::vector<RunningProcess> ProcessesNamed(const std::string& comm) = 0;
+};
+
+// The first line of `X --version` with the version number, e.g. "1.1.5".
+std::string VersionNumber(const std::string& version_output);
+
+}  // namespace ocirlimit

@@ -1,0 +1,293 @@
+// `oci-rlimit node uninstall` (node_install.h): the handlers first (a version 3
+// containerd handler stays while its pods run: containerd 2.x execs through it), then the
+// files, keeping the wrapper while containers created through it remain.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "adapters/oci/runtime_state.h"
+#include "core/text.h"
+#include "effects/files.h"
+#include "node/node_config.h"
+#include "node/node_ctd_plan.h"
+#include "node/node_install.h"
+#include "node/node_live.h"
+#include "node/node_preflight.h"
+#include "node/node_record.h"
+#include "node/rooted_node_ops.h"
+
+namespace ocirlimit::node {
+namespace {
+
+constexpr size_t kMaxConfigBytes = 4 << 20;
+
+struct Removal {
+  std::vector<std::string> restart;
+  std::vector<std::string> roots;
+  bool kept_handler = false;            // containerd's handler stayed for its running pods
+  std::vector<std::string> kept_files;  // our containerd drop-in, kept with the handler
+  std::string copy_in;  // a file containerd still reads our handler from (NVIDIA's copy)
+};
+
+bool IsOurDropin(const ManifestEntry& e) {
+  return e.kind == "created" && e.path.starts_with("/etc/containerd/") &&
+         e.path.ends_with("/" + std::string(kContainerdDropinName));
+}
+
+// Our containerd drop-in (node_ctd_plan.h), unless kept for running pods.
+Status RemoveContainerdDropin(const NodeRecord& rec, bool keep, Removal* r, std::ostream& out) {
+  for (const auto& e : rec.entries()) {
+    if (!IsOurDropin(e)) continue;
+    if (keep) {
+      r->kept_files.push_back(e.path);
+      r->kept_handler = true;
+      out << "kept " << e.path
+          << " (version 3: containerd 2.x needs its handler to exec into the pods that still "
+             "use it)\n";
+      continue;
+    }
+    if (unlink((rec.host() + e.path).c_str()) != 0 && errno != ENOENT) {
+      return MakeError("remove " + Quote(rec.host() + e.path), errno);
+    }
+    out << "removed " << e.path << "\n";
+    r->restart.emplace_back("containerd");
+  }
+  return Ok{};
+}
+
+// The version our containerd drop-in holds (0 when there is none).
+int64_t DropinVersion(const NodeRecord& rec) {
+  for (const auto& e : rec.entries()) {
+    if (!IsOurDropin(e)) continue;
+    auto text = ReadFileBounded(rec.host() + e.path, kMaxConfigBytes);
+    if (text && text->starts_with("version = 3")) return 3;
+    if (text) return 2;
+  }
+  return 0;
+}
+
+// After the removal, containerd must read no handler oci-rlimit that runs the
+// wrapper: NVIDIA's toolkit copies every handler into its drop-in.
+Status CheckContainerdForgets(const NodeRecord& rec, Removal* r) {
+  if (r->kept_handler) return Ok{};
+  auto fs = RootedNodeOps(rec.host().empty() ? "/" : rec.host());
+  auto source = WrapperHandlerSource(*fs, NodeContainerdMajor(rec.host()), "oci-rlimit");
+  if (!source) return source.error();
+  r->copy_in = *source;
+  return Ok{};
+}
+
+// The runc roots containerd's handler `oci-rlimit` passes, into `r`.
+Status ReadContainerdRoots(const NodeRecord& rec, Removal* r) {
+  const std::string path(kContainerdConfig);
+  auto text = ReadFileBounded(rec.host() + path, kMaxConfigBytes);
+  if (!text) return text.error().err == ENOENT ? Status(Ok{}) : Status(text.error());
+  auto roots = WrapperRoots(*text, path, "oci-rlimit");
+  if (!roots) return roots.error();
+  for (const auto& root : *roots) {
+    if (!root.empty()) r->roots.push_back(root);
+  }
+  return Ok{};
+}
+
+// containerd's handler out of its config. With `live` (containers created
+// through the wrapper still exist, and no --force) a version 3 config keeps
+// it: containerd 2.x looks a pod's runtime up by its handler's name for exec,
+// so a removed handler strands exec into those pods after a restart (1.6 and
+// 1.7 keep what they need in the sandbox's own record).
+Status RemoveContainerdHandler(const NodeRecord& rec, bool live, Removal* r, std::ostream& out) {
+  if (r->kept_handler) return Ok{};  // our drop-in stayed for running pods
+  const std::string path(kContainerdConfig);
+  const std::string full = rec.host() + path;
+  auto text = ReadFileBounded(full, kMaxConfigBytes);
+  if (!text) return text.error().err == ENOENT ? Status(Ok{}) : Status(text.error());
+  auto edit = UninstallHandler(*text, path, "oci-rlimit", rec.mode().ctd_added_default);
+  if (!edit) return edit.error();
+  if (live && edit->changed && edit->version >= 3) {
+    r->kept_handler = true;
+    out << "kept handler oci-rlimit in " << path
+        << " (version 3: containerd 2.x needs it to exec into the pods that still use it)\n";
+    return Ok{};
+  }
+  if (rec.Recorded("ctdcreated", path) && edit->only_version) {
+    if (unlink(full.c_str()) != 0) return MakeError("remove " + Quote(full), errno);
+    out << "removed " << path << "\n";
+    r->restart.emplace_back("containerd");
+  } else if (edit->changed) {
+    if (auto st = AtomicWriteFile(full, edit->text); !st) return st;
+    out << "wrote " << path << " (handler oci-rlimit removed)\n";
+    r->restart.emplace_back("containerd");
+  }
+  return Ok{};
+}
+
+// The CRI-O handler's drop-in, before anything else of ours goes.
+Status RemoveCrioHandler(const NodeRecord& rec, Removal* r, std::ostream& out) {
+  for (std::string_view p : {kCrioHandler, kOldCrioHandler}) {
+    const std::string path(p);
+    if (!rec.Recorded("created", path)) continue;
+    if (unlink((rec.host() + path).c_str()) != 0) {
+      if (errno == ENOENT) continue;
+      return MakeError("remove " + Quote(rec.host() + path), errno);
+    }
+    out << "removed " << path << "\n";
+    r->restart.emplace_back("crio");
+  }
+  return Ok{};
+}
+
+// Container ids as audit's table shows them (TableCell): a directory name
+// with a newline cannot forge a line of the message.
+std::vector<std::string> Cells(const std::vector<std::string>& ids) {
+  std::vector<std::string> out;
+  out.reserve(ids.size());
+  for (const auto& id : ids) out.push_back(TableCell(id));
+  return out;
+}
+
+std::string Joined(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+// Removes the recorded files and directories, newest first, but `keep`;
+// returns the manifest that is left.
+std::vector<ManifestEntry> RemoveFiles(const NodeRecord& rec, const std::vector<std::string>& keep,
+                                       std::ostream& err) {
+  std::vector<ManifestEntry> left;
+  const auto& e = rec.entries();
+  for (auto it = e.rbegin(); it != e.rend(); ++it) {
+    const std::string full = rec.host() + it->path;
+    bool kept = false;
+    if (it->kind == "created") {
+      kept = std::find(keep.begin(), keep.end(), it->path) != keep.end();
+      if (!kept) unlink(full.c_str());
+    } else if (it->kind == "dir") {
+      kept = rmdir(full.c_str()) != 0 && errno != ENOENT;
+      if (kept && keep.empty()) err << "oci-rlimit node: kept " << it->path << ": not empty\n";
+    } else if (it->kind == "statedir") {
+      kept = true;
+    }
+    if (kept) left.insert(left.begin(), *it);
+  }
+  return left;
+}
+
+// The containers created through the wrapper that still exist (their IDs),
+// and the wrapper's path.
+std::vector<std::string> LiveIds(const NodeRecord& rec, const UninstallArgs& a, Removal* r,
+                                 std::string* wrapper) {
+  // The roots an earlier, partial uninstall read from the handler it removed.
+  for (const auto& e : rec.entries()) {
+    if (e.kind == "root") r->roots.push_back(e.path);
+  }
+  const std::string prefix = rec.mode().prefix.empty() ? "/usr/local" : rec.mode().prefix;
+  LiveQuery q{a.host, r->roots, prefix + "/bin/" + std::string(kRuntimeBinaryName), {"oci-rlimit"}};
+  // Where runc and crun keep state when nobody passes --root (containerd's
+  // runc shim, CRI-O's handlers without runtime_root), as audit looks.
+  const auto& defaults = DefaultStateRoots();
+  q.roots.insert(q.roots.end(), defaults.begin(), defaults.end());
+  std::vector<std::string> ids;
+  for (const auto& c : ContainersThroughWrapper(q)) ids.push_back(c.id);
+  *wrapper = q.wrapper;
+  return ids;
+}
+
+// The engines' handlers go first (nothing else is removed when one cannot),
+// then containerd must read none that runs the wrapper.
+Status RemoveHandlers(const NodeRecord& rec, bool live, Removal* r, std::ostream& out) {
+  if (auto st = RemoveContainerdDropin(rec, live && DropinVersion(rec) >= 3, r, out); !st) {
+    return MakeError(st.error().Text() + ", nothing removed");
+  }
+  if (auto st = RemoveContainerdHandler(rec, live, r, out); !st) {
+    return MakeError(st.error().Text() + ", nothing removed");
+  }
+  if (auto st = CheckContainerdForgets(rec, r); !st) return st;
+  return RemoveCrioHandler(rec, r, out);
+}
+
+// What stays for whom, on stderr; the exit status (0: nothing kept).
+int Kept(const Removal& r, bool live, const std::string& wrapper,
+         const std::vector<std::string>& ids, std::ostream& err) {
+  if (!r.copy_in.empty()) {
+    err << "oci-rlimit node: kept " << wrapper << ": containerd still reads handler "
+        << "\"oci-rlimit\" from " << r.copy_in
+        << " (a copy another tool made, as NVIDIA's toolkit does); remove the handler there "
+           "(or restart NVIDIA's toolkit pod so it rebuilds the file), then run --uninstall "
+           "again\n";
+    return 1;
+  }
+  if (live) {
+    err << "oci-rlimit node: kept " << wrapper << " and " << kDropin
+        << (r.kept_handler ? std::string(" and containerd's handler oci-rlimit") : std::string())
+        << ": " << ids.size() << " container(s) created through it still exist ("
+        << Joined(Cells(ids), ", ")
+        << "), and stopping, exec and removing them run it; drain them (docs/deployment.md), "
+           "then run --uninstall again, or pass --force\n";
+    return 3;
+  }
+  if (!ids.empty()) {
+    err << "oci-rlimit node: --force: removed " << wrapper << " while " << ids.size()
+        << " container(s) created through it still exist (" << Joined(Cells(ids), ", ") << ")\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
+  auto rec = NodeRecord::Load(a.host);
+  if (!rec) {
+    err << "oci-rlimit node: " << rec.error().Text() << "\n";
+    return 1;
+  }
+  if (!rec->installed()) {
+    out << "nothing installed under " << (a.host.empty() ? "/" : a.host) << "\n";
+    return 0;
+  }
+  std::vector<std::string> written = {std::string(kContainerdConfig),
+                                      std::string(kStateDir) + "/manifest"};
+  for (const auto& e : rec->entries()) written.push_back(e.path);
+  RemoveLeftoverTemps(a.host, written, out);
+  Removal r;
+  if (auto st = ReadContainerdRoots(*rec, &r); !st) {
+    err << "oci-rlimit node: " << st.error().Text() << ", nothing removed\n";
+    return 1;
+  }
+  std::string wrapper;
+  std::vector<std::string> ids = LiveIds(*rec, a, &r, &wrapper);
+  const bool live = !ids.empty() && !a.force;
+  if (auto st = RemoveHandlers(*rec, live, &r, out); !st) {
+    err << "oci-rlimit node: " << st.error().Text() << "\n";
+    return 1;
+  }
+  std::vector<std::string> keep = r.kept_files;
+  if (live || !r.copy_in.empty()) {
+    keep.push_back(wrapper);
+    keep.emplace_back(kDropin);
+  }
+  std::vector<ManifestEntry> left = RemoveFiles(*rec, keep, err);
+  if (r.kept_handler) {
+    for (const auto& e : rec->entries()) {
+      if (e.kind.rfind("ctd", 0) == 0) left.push_back(e);
+    }
+  }
+  if (!keep.empty()) {
+    for (const auto& root : r.roots) {
+      ManifestEntry e{"root", root};
+      if (std::find(left.begin(), left.end(), e) == left.end()) left.push_back(e);
+    }
+  }
+  if (auto st = rec->Rewrite(left); !st) {
+    err << "oci-rlimit node: " << st.error().Text() << "\n";
+    return 1;
+  }
+  out << "plan restart=" << Joined(r.restart, " ") << "\n";
+  if (int rc = Kept(r, live, wrapper, ids, err); rc != 0) return rc;
+  out << "uninstalled from " << (a.host.empty() ? "/" : a.host) << "\n";
+  return 0;
+}
+
+}  // namespace ocirlimit::node
