@@ -1,4 +1,4 @@
-#include "cli/containerd_meta.h"
+#include "adapters/engines/containerd_meta.h"
 
 #include <cstdint>
 #include <cstring>

@@ -2,7 +2,7 @@
 // (meta pages with their FNV-1a checksum, branch and leaf pages, inline
 // buckets), holding what containerd 1.7 and 2.x keep for a CRI sandbox. The
 // CRI tests read a real containerd's file (tests/cri/nri_heal_test.cc).
-#include "cli/containerd_meta.h"
+#include "adapters/engines/containerd_meta.h"
 
 #include <gtest/gtest.h>
 
