@@ -240,6 +240,10 @@ TEST(ContainerdMetaHostile, AWrongChecksumOnBothMetaPagesIsNotABoltFile) {
   EXPECT_EQ(Refused(db), "read") << "meta 1 still holds";
   db[kPage + 72] ^= 1;
   EXPECT_THAT(Refused(db), Says("not a bbolt database (no meta page whose checksum holds)"));
+  // Meta 0 torn, and meta 1 (one 4096-byte page in) says its pages are 8192 bytes.
+  std::string moved = Meta(2, 2) + Meta(2, 3, 2 * kPage) + Padded(LeafPage(V1()));
+  moved[72] ^= 1;
+  EXPECT_THAT(Refused(moved), Says("not a bbolt database"));
 }
 
 // Meta 0 names page 2 (no sandbox), meta 1 page 3 (sb1): the newer one whose
