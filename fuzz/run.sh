@@ -13,9 +13,10 @@ seconds=${1:-30}
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DOCI_RLIMIT_FUZZ=ON -DOCI_RLIMIT_BUILD_TESTS=OFF >/dev/null
 cmake --build build-fuzz --target fuzz_rlimit fuzz_config fuzz_state fuzz_spec_merge fuzz_nri fuzz_toml \
+  fuzz_containerd_meta fuzz_ulimit_yaml fuzz_metrics_http \
   >/dev/null
 status=0
-for target in rlimit config state spec_merge nri toml; do
+for target in rlimit config state spec_merge nri toml containerd_meta ulimit_yaml metrics_http; do
   work=$(mktemp -d)
   cp -r "fuzz/corpus/$target/." "$work/"
   log=$work/log

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "adapters/engines/containerd_meta.h"
 #include "adapters/oci/spec.h"
 #include "cli/audit/audit_discover.h"
 #include "cli/audit/audit_scope.h"
-#include "cli/containerd_meta.h"
 #include "core/audit.h"
 #include "core/config.h"
 #include "effects/fs_ops.h"

@@ -7,9 +7,9 @@
 #include <set>
 #include <utility>
 
+#include "adapters/engines/containerd_meta.h"
 #include "adapters/oci/facts.h"
 #include "adapters/oci/spec.h"
-#include "cli/containerd_meta.h"
 #include "core/text.h"
 
 namespace ocirlimit {

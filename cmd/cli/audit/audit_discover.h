@@ -69,7 +69,7 @@ struct Discovery {
                                            bool need_facts, bool need_origin = false);
 
 // containerd (1.7, 2.x) keeps a CRI pod's annotations only in its metadata
-// database (cli/containerd_meta.h), under `containerd_root`: for each
+// database (adapters/engines/containerd_meta.h), under `containerd_root`: for each
 // container with facts that names a containerd sandbox and whose bundle is
 // containerd's (.../io.containerd.runtime.v2.task/NAMESPACE/ID), the pod's
 // annotations it lacks join its facts (runtime-owned keys aside). A database
