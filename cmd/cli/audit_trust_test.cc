@@ -352,6 +352,12 @@ TEST_F(ReadOriginOverARealTree, NeverFollowsASymlinkToRootsFile) {
   EXPECT_EQ(BinaryName(), "");
 }
 
+// The user's state naming a bundle of root's: its options.json is not the user's.
+TEST_F(ReadOriginOverARealTree, NeverReadsRootsOptionsForAUsersState) {
+  std::ofstream(tree / "crun/c1/status") << FakeNode::CrunStatus(4242, 100, tree / "root-only");
+  EXPECT_EQ(BinaryName(), "");
+}
+
 TEST_F(ReadOriginOverARealTree, NeverOpensAFifo) {
   const std::string fifo = tree / "b/options.json";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
