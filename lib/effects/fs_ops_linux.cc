@@ -42,8 +42,9 @@ int OpenBeneath(int dir, const std::string& name, int flags) {
 // What was opened at `path` is of `kind` (S_IFDIR, S_IFREG), owned by
 // `owner` and writable by nobody else.
 Status Check(const struct stat& st, const std::string& path, mode_t kind, uid_t owner) {
-  if (S_ISLNK(st.st_mode))
+  if (S_ISLNK(st.st_mode)) {
     return MakeError(Quote(path) + " is a symlink, and no symlinks are followed");
+  }
   if ((st.st_mode & S_IFMT) != kind) {
     return MakeError(Quote(path) +
                      (kind == S_IFDIR ? " is not a directory" : " is not a regular file"));

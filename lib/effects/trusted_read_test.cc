@@ -3,11 +3,18 @@
 // from the root down owned by the one trusted owner and writable by nobody
 // else. The tests run as root (as CI does) and make the untrusted shapes
 // with chown and chmod.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -194,6 +201,47 @@ TEST_F(ReadTrusted, AMissingFileIsENOENT) {
   auto leaf = Read(0, {"id", "status"});
   ASSERT_FALSE(leaf);
   EXPECT_EQ(leaf.error().err, ENOENT);
+}
+
+// Before Linux 5.6 there is no openat2: the walk is O_NOFOLLOW on each
+// component. A child where openat2 fails ENOSYS (a seccomp filter) reads
+// the same tree by the same rules.
+TEST_F(ReadTrusted, WithoutOpenat2NoSymlinkIsFollowedEither) {
+  ASSERT_EQ(mkdir(Path("elsewhere").c_str(), 0700), 0);
+  Write("elsewhere/state.json", "{}");
+  ASSERT_EQ(symlink("elsewhere", Path("link").c_str()), 0);
+  ASSERT_EQ(symlink("state.json", Path("id/leaf").c_str()), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof filter / sizeof filter[0], filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+      _exit(10);
+    }
+    if (syscall(SYS_openat2, AT_FDCWD, "/", nullptr, 0) != -1 || errno != ENOSYS) _exit(11);
+    auto ok = Read();
+    if (!ok || ok->text != "{}") _exit(12);
+    if (Refusal(Read(0, {"link", "state.json"})).find("/link\" is a symlink") ==
+        std::string::npos) {
+      _exit(13);
+    }
+    if (Refusal(Read(0, {"id", "leaf"})).find("/leaf\" is a symlink") == std::string::npos) {
+      _exit(14);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: no filter, 11: openat2 still there, 12: no read, "
+                                       "13: a symlinked directory followed, 14: a symlinked file";
 }
 
 }  // namespace
