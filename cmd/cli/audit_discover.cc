@@ -74,7 +74,7 @@ Result<ContainerFacts> ReadFacts(FsOps& fs, FoundContainer& c, const std::string
   return facts;
 }
 
-// The state file's text and who owns the root and the file.
+// The state file's text, and whose it is (the state root's one owner).
 Result<std::string> ReadState(FsOps& fs, FoundContainer& c, std::string_view name) {
   // The one owner of the state root owns all of it: root, or a rootless user.
   auto read =
