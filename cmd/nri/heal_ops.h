@@ -34,7 +34,8 @@ class HealOps {
   // Where NRI gives no PID (CRI-O 1.31 gives 0 for every container): the
   // init as the OCI runtime's own state names it, ROOT/ID/state.json (runc)
   // or ROOT/ID/status (crun) under each of StateRoots(), read only as root
-  // wrote it (effects/files.h's ReadRootOwned: no symlink, no user's file).
+  // wrote it (effects/fs_ops.h's ReadTrusted with root as the one owner: no
+  // symlink, no user's file).
   // err is ENOENT when no root names the container.
   virtual Result<RuntimeState> InitFromRuntimeState(const std::string& id) = 0;
   // This process, as the status file names its writer: the PID and start

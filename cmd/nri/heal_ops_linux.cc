@@ -38,10 +38,12 @@ class LinuxHeal final : public HealOps {
     std::optional<Error> first;
     for (const auto& root : CrioStateRoots()) {
       const std::string dir = Cat(root, "/", id, "/");
-      auto runc = ReadRootOwned(root, {id, std::string(kRuncStateFile)}, kMaxRuntimeStateBytes);
-      if (runc) return ParseRuncState(*runc, Cat(dir, kRuncStateFile));
-      auto crun = ReadRootOwned(root, {id, std::string(kCrunStateFile)}, kMaxRuntimeStateBytes);
-      if (crun) return ParseCrunStatus(*crun, Cat(dir, kCrunStateFile));
+      auto runc =
+          fs().ReadTrusted(root, {id, std::string(kRuncStateFile)}, 0, kMaxRuntimeStateBytes);
+      if (runc) return ParseRuncState(runc->text, Cat(dir, kRuncStateFile));
+      auto crun =
+          fs().ReadTrusted(root, {id, std::string(kCrunStateFile)}, 0, kMaxRuntimeStateBytes);
+      if (crun) return ParseCrunStatus(crun->text, Cat(dir, kCrunStateFile));
       // A state that is there but not root's is said; a missing one is not.
       for (const Error& e : {runc.error(), crun.error()}) {
         if (e.err != ENOENT && !first) first = e;

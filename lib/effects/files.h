@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "core/error.h"
 
@@ -76,20 +75,5 @@ struct FileId {
 
 // stat(2), following symlinks. "/proc/self/exe" gives this program.
 Result<FileId> StatFollow(const std::string& path);
-
-// Reads ROOT/C1/.../CN (up to max_bytes), a file only root can have written:
-// a root-side program acts on what a runtime's state names only when no user
-// or container could have written it (DEVELOPERS.md, "Root trusts only
-// root"). ROOT (the admin's path, reached even through symlinks), each
-// directory below it and the file must be owned by root and writable by
-// nobody else; each component is one plain name (IsPlainName), opened with
-// O_NOFOLLOW, so no symlink is followed out. The error names the path and
-// what failed ("owned by uid 1000", "a symlink"); err is ENOENT when a
-// component does not exist.
-[[nodiscard]] Result<std::string> ReadRootOwned(const std::string& root,
-                                                const std::vector<std::string>& components,
-                                                size_t max_bytes);
-// Not empty, ".", ".." and without '/' or NUL.
-[[nodiscard]] bool IsPlainName(const std::string& name);
 
 }  // namespace ocirlimit

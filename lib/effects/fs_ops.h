@@ -1,12 +1,13 @@
-// Read-only file access for `oci-rlimit audit` and the heal: listing the
-// runtimes' state roots, reading their state files, bundles' config.json and
-// /proc/PID/{stat,limits}. Behind an interface so discovery and the heal are
-// tested over fake state roots and fake processes.
+// Read-only file access for `oci-rlimit audit`, the heals and the
+// installer's live scan: listing the runtimes' state roots, reading their
+// state files, bundles' config.json (ReadTrusted) and /proc/PID/{stat,limits}. Behind an interface
+// so discovery and the heal are tested over fake state roots and fake processes.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cerrno>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,27 +29,39 @@ class FsOps {
   // on a FIFO (effects/files.h ReadFileBounded).
   virtual Result<std::string> ReadFile(const std::string& path, size_t max_bytes) = 0;
 
-  // A file read beneath a directory, and who owns each.
-  struct OwnedText {
+  // What ReadTrusted read, and the one uid that owns all of it.
+  struct TrustedText {
     std::string text;
-    uid_t owner = 0;      // the file's (fstat of what was read)
-    uid_t dir_owner = 0;  // the directory's, as opened
+    uid_t owner = 0;
   };
-  // At most `max_bytes` of the regular file `rel` beneath the directory
-  // `dir`, following no symlink: not `dir` itself (O_NOFOLLOW), nor any
-  // component of `rel`, nor out of `dir` (openat2 with RESOLVE_BENEATH |
-  // RESOLVE_NO_SYMLINKS; where the kernel has no openat2, O_NOFOLLOW on each
-  // component). A symlink is an error with err ELOOP (or EXDEV). Audit reads
-  // runtime state and bundles this way: only what root owns is trusted
-  // (docs/audit.md, "Whom audit trusts").
-  virtual Result<OwnedText> ReadBeneath(const std::string& dir, const std::string& rel,
-                                        size_t max_bytes) {
-    (void)dir, (void)rel, (void)max_bytes;
-    return MakeError("read beneath a directory: not supported here", ENOSYS);
+  // The one trusted-file reader (DEVELOPERS.md, "Trust"): at most
+  // `max_bytes` of the regular file ROOT/C1/.../CN, a file only `owner`
+  // can have written. ROOT, each directory below it and the file must be
+  // owned by that one uid and writable by neither group nor others; with
+  // no `owner` given, the uid that owns ROOT is the one (a user's rootless
+  // state root: then nothing read is a node fact). Each component is one
+  // plain name (IsPlainName), and no symlink is followed: not ROOT itself
+  // (its last component; the admin's path above it is), nor any component
+  // (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS where the kernel has it,
+  // O_NOFOLLOW otherwise). The file is checked through an O_PATH descriptor
+  // before it is opened to read (O_NONBLOCK), so a FIFO or a device is
+  // never opened. The error names the path and what failed ("is owned by
+  // uid 1000, not root: not trusted", "is a symlink, and no symlinks are
+  // followed"); err is ENOENT when a component does not exist, ELOOP for a
+  // symlink.
+  [[nodiscard]] virtual Result<TrustedText> ReadTrusted(const std::string& root,
+                                                        const std::vector<std::string>& components,
+                                                        std::optional<uid_t> owner,
+                                                        size_t max_bytes) {
+    (void)root, (void)components, (void)owner, (void)max_bytes;
+    return MakeError("trusted read: not supported here", ENOSYS);
   }
 };
 
-// opendir(3) and ReadFileBounded.
+// opendir(3), ReadFileBounded and the trusted reader.
 FsOps& LinuxFsOps();
+
+// Not empty, ".", ".." and without '/' or NUL.
+[[nodiscard]] bool IsPlainName(const std::string& name);
 
 }  // namespace ocirlimit

@@ -6,7 +6,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/text.h"
 #include "effects/files.h"
@@ -16,47 +21,101 @@
 namespace ocirlimit {
 namespace {
 
-constexpr int kReadFlags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+constexpr int kPathFlags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+constexpr int kReadFlags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC;
 
-// Without openat2 (before Linux 5.6): each component opened with
-// O_NOFOLLOW beneath the last; ".." and absolute paths refused.
-int OpenNoFollowWalk(int dirfd, const std::string& rel) {
-  if (rel.empty() || rel.front() == '/') {
-    errno = EXDEV;
-    return -1;
-  }
-  int at = dirfd;
-  int owned = -1;
-  size_t pos = 0;
-  for (;;) {
-    const size_t slash = rel.find('/', pos);
-    const std::string part = rel.substr(pos, slash == std::string::npos ? rel.npos : slash - pos);
-    if (part == "..") {
-      if (owned >= 0) close(owned);
-      errno = EXDEV;
-      return -1;
-    }
-    const bool last = slash == std::string::npos;
-    const int fd = openat(at, part.c_str(),
-                          last ? kReadFlags | O_NOFOLLOW : O_PATH | O_DIRECTORY | O_NOFOLLOW);
-    const int err = errno;
-    if (owned >= 0) close(owned);
-    if (fd < 0 || last) {
-      errno = err;
-      return fd;
-    }
-    owned = at = fd;
-    pos = slash + 1;
-  }
+std::string Whose(uid_t uid) { return uid == 0 ? "root" : "uid " + std::to_string(uid); }
+
+// `name` beneath the directory `dir`, never through a symlink: openat2 with
+// RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or openat with O_NOFOLLOW where the
+// kernel has no openat2 (before 5.6; a plain name has nothing else to
+// resolve). With O_PATH a symlink opens as itself, and is refused by Check.
+int OpenBeneath(int dir, const std::string& name, int flags) {
+  struct open_how how {};
+  how.flags = static_cast<uint64_t>(flags);
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  const long fd = syscall(SYS_openat2, dir, name.c_str(), &how, sizeof how);
+  if (fd >= 0 || errno != ENOSYS) return static_cast<int>(fd);
+  return openat(dir, name.c_str(), flags);
 }
 
-int OpenBeneath(int dirfd, const std::string& rel) {
-  struct open_how how {};
-  how.flags = kReadFlags;
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  const long fd = syscall(SYS_openat2, dirfd, rel.c_str(), &how, sizeof how);
-  if (fd >= 0 || errno != ENOSYS) return static_cast<int>(fd);
-  return OpenNoFollowWalk(dirfd, rel);
+// What was opened at `path` is of `kind` (S_IFDIR, S_IFREG), owned by
+// `owner` and writable by nobody else.
+Status Check(const struct stat& st, const std::string& path, mode_t kind, uid_t owner) {
+  if (S_ISLNK(st.st_mode)) {
+    return MakeError(Quote(path) + " is a symlink, and no symlinks are followed");
+  }
+  if ((st.st_mode & S_IFMT) != kind) {
+    return MakeError(Quote(path) +
+                     (kind == S_IFDIR ? " is not a directory" : " is not a regular file"));
+  }
+  if (st.st_uid != owner) {
+    return MakeError(Cat(Quote(path), " is owned by uid ", std::to_string(st.st_uid), ", not ",
+                         Whose(owner), ": not trusted"));
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return MakeError(Quote(path) + " is writable by group or others: not trusted");
+  }
+  return Ok{};
+}
+
+// `out`: an O_PATH descriptor of `name` beneath `dir`, and `st` what it
+// is, checked as Check does.
+Status OpenChecked(int dir, const std::string& name, const std::string& path, mode_t kind,
+                   uid_t owner, UniqueFd& out, struct stat& st) {
+  out.reset(OpenBeneath(dir, name, kPathFlags));
+  if (out.get() < 0) return MakeError("open " + Quote(path), errno);
+  if (fstat(out.get(), &st) != 0) return MakeError("stat " + Quote(path), errno);
+  return Check(st, path, kind, owner);
+}
+
+// The regular file `name` in `dir`, checked through `checked` (its O_PATH
+// descriptor) already: opened to read only now, and only if it is still
+// the same file.
+Result<std::string> ReadChecked(int dir, const std::string& name, const std::string& path,
+                                const struct stat& checked, size_t max_bytes) {
+  if (static_cast<uint64_t>(checked.st_size) > max_bytes) {
+    return MakeError(Cat(Quote(path), " is larger than ", std::to_string(max_bytes), " bytes"));
+  }
+  UniqueFd fd(OpenBeneath(dir, name, kReadFlags));
+  if (fd.get() < 0) return MakeError("open " + Quote(path), errno);
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return MakeError("stat " + Quote(path), errno);
+  if (st.st_dev != checked.st_dev || st.st_ino != checked.st_ino || !S_ISREG(st.st_mode)) {
+    return MakeError(Quote(path) + " was replaced while it was read: not trusted");
+  }
+  auto text = ReadFdBounded(fd.get(), max_bytes, 1000);
+  if (!text) return text.error().Wrap("read " + Quote(path));
+  return text;
+}
+
+Result<FsOps::TrustedText> ReadTrustedFile(const std::string& root,
+                                           const std::vector<std::string>& components,
+                                           std::optional<uid_t> owner, size_t max_bytes) {
+  if (components.empty()) return MakeError("read beneath " + Quote(root) + ": no file named");
+  for (const auto& c : components) {
+    if (!IsPlainName(c)) return MakeError("not a plain file name: " + Quote(c));
+  }
+  UniqueFd dir(open(root.c_str(), kPathFlags));
+  if (dir.get() < 0) return MakeError("open " + Quote(root), errno);
+  struct stat st {};
+  if (fstat(dir.get(), &st) != 0) return MakeError("stat " + Quote(root), errno);
+  const uid_t uid = owner.value_or(st.st_uid);
+  if (Status s = Check(st, root, S_IFDIR, uid); !s) return s.error();
+  std::string path = root;
+  UniqueFd next(-1);
+  for (size_t i = 0; i + 1 < components.size(); ++i) {
+    path += "/" + components[i];
+    Status s = OpenChecked(dir.get(), components[i], path, S_IFDIR, uid, next, st);
+    if (!s) return s.error();
+    dir.reset(next.release());
+  }
+  path += "/" + components.back();
+  Status s = OpenChecked(dir.get(), components.back(), path, S_IFREG, uid, next, st);
+  if (!s) return s.error();
+  auto text = ReadChecked(dir.get(), components.back(), path, st, max_bytes);
+  if (!text) return text.error();
+  return FsOps::TrustedText{std::move(*text), uid};
 }
 
 class LinuxFs : public FsOps {
@@ -80,28 +139,19 @@ class LinuxFs : public FsOps {
   Result<std::string> ReadFile(const std::string& path, size_t max_bytes) override {
     return ReadFileBounded(path, max_bytes);
   }
-  Result<OwnedText> ReadBeneath(const std::string& dir, const std::string& rel,
-                                size_t max_bytes) override {
-    const std::string path = dir + "/" + rel;
-    UniqueFd d(open(dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (d.get() < 0) return MakeError("open directory " + Quote(dir), errno);
-    struct stat st {};
-    if (fstat(d.get(), &st) != 0) return MakeError("stat " + Quote(dir), errno);
-    OwnedText out;
-    out.dir_owner = st.st_uid;
-    UniqueFd f(OpenBeneath(d.get(), rel));
-    if (f.get() < 0) return MakeError("open " + Quote(path) + " (no symlinks)", errno);
-    if (fstat(f.get(), &st) != 0) return MakeError("stat " + Quote(path), errno);
-    if (!S_ISREG(st.st_mode)) return MakeError(Quote(path) + " is not a regular file");
-    out.owner = st.st_uid;
-    auto text = ReadFdBounded(f.get(), max_bytes, 1000);
-    if (!text) return text.error().Wrap("read " + Quote(path));
-    out.text = std::move(*text);
-    return out;
+  Result<TrustedText> ReadTrusted(const std::string& root,
+                                  const std::vector<std::string>& components,
+                                  std::optional<uid_t> owner, size_t max_bytes) override {
+    return ReadTrustedFile(root, components, owner, max_bytes);
   }
 };
 
 }  // namespace
+
+bool IsPlainName(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
 
 FsOps& LinuxFsOps() {
   static LinuxFs fs;

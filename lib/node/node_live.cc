@@ -63,14 +63,17 @@ bool LiveForUser(const std::string& host, std::string_view name, const std::stri
   return status && cgroup && StatusUidsAre(*status, uid) && CgroupNames(*cgroup, id);
 }
 
-// The container in directory `dir` (host path), when it holds runtime state
-// that root owns, or a user's state live for that user's container.
-std::optional<std::string> BundleIn(const std::string& host, const std::string& dir,
-                                    const std::string& id) {
+// The container in directory ROOT/DIRS... (host paths), when it holds
+// runtime state that root owns, or a user's state live for that user's
+// container: the state root's one owner owns all of it (ReadTrusted).
+std::optional<std::string> BundleIn(const std::string& host, const std::string& root,
+                                    const std::vector<std::string>& dirs, const std::string& id) {
   for (std::string_view name : {kRuncStateFile, kCrunStateFile}) {
-    auto read = LinuxFsOps().ReadBeneath(dir, std::string(name), kMaxRuntimeStateBytes);
+    std::vector<std::string> path = dirs;
+    path.emplace_back(name);
+    auto read = LinuxFsOps().ReadTrusted(root, path, std::nullopt, kMaxRuntimeStateBytes);
     if (!read) continue;
-    const uid_t owner = read->owner != 0 ? read->owner : read->dir_owner;
+    const uid_t owner = read->owner;
     if (owner != 0 && !LiveForUser(host, name, read->text, owner, id)) return std::nullopt;
     return RecordedBundle(read->text);
   }
@@ -126,13 +129,13 @@ std::vector<LiveContainer> ContainersThroughWrapper(const LiveQuery& q) {
     seen_roots.push_back(root);
     for (const auto& entry : Subdirs(q.host + root)) {
       const std::string dir = Cat(root, "/", entry);
-      if (auto bundle = BundleIn(q.host, q.host + dir, entry)) {
+      if (auto bundle = BundleIn(q.host, q.host + root, {entry}, entry)) {
         if (Ours(q, *bundle)) out.push_back({entry, root});
         continue;
       }
       // A namespace directory (containerd's runc shim: ROOT/NAMESPACE/ID).
       for (const auto& id : Subdirs(q.host + dir)) {
-        auto bundle2 = BundleIn(q.host, Cat(q.host, dir, "/", id), id);
+        auto bundle2 = BundleIn(q.host, q.host + root, {entry, id}, id);
         if (bundle2 && Ours(q, *bundle2)) out.push_back({id, dir});
       }
     }

@@ -11,8 +11,8 @@
 // but only for the bundle: a state that audit refuses (no init PID) still
 // keeps the wrapper. Only root's state counts, or a user's whose init is
 // live, that user's, and in a cgroup naming the container: a user's fake
-// state in /run/user/UID never blocks an uninstall. No symlink is followed
-// to a state file (FsOps::ReadBeneath).
+// state in /run/user/UID never blocks an uninstall. A state file is read
+// only as its root's one owner wrote it, no symlink followed (FsOps::ReadTrusted).
 #pragma once
 
 #include <string>

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <initializer_list>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -49,25 +49,19 @@ void DropNodeFacts(ContainerFacts& f) {
   f.disputes.clear();
 }
 
-// The first uid of `uids` that is not root's, else 0.
-uid_t OtherThanRoot(std::initializer_list<uid_t> uids) {
-  for (uid_t u : uids) {
-    if (u != 0) return u;
-  }
-  return 0;
+// Whom a file the container's state names must belong to: the state's
+// owner, when a user's; else whoever owns the directory it is in.
+std::optional<uid_t> OwnerOf(const FoundContainer& c) {
+  return c.owner != 0 ? std::optional<uid_t>(c.owner) : std::nullopt;
 }
 
 Result<ContainerFacts> ReadFacts(FsOps& fs, FoundContainer& c, const std::string& dir) {
-  auto read = fs.ReadBeneath(dir, "config.json", kMaxSpecBytes);
+  // A user's state names only that user's bundle: never one of root's (nor
+  // another user's) files for root to read. Root's state may name anyone's:
+  // read as its owner's, without node facts unless root's.
+  auto read = fs.ReadTrusted(dir, {"config.json"}, OwnerOf(c), kMaxSpecBytes);
   if (!read) return read.error();
-  // A user's state names only that user's bundle: never one of root's
-  // (nor another user's) files for root to read.
-  if (c.owner != 0 && (read->dir_owner != c.owner || read->owner != c.owner)) {
-    const uid_t other = read->dir_owner != c.owner ? read->dir_owner : read->owner;
-    return MakeError(Cat(Quote(dir), " is owned by uid ", std::to_string(other), ", not by uid ",
-                         std::to_string(c.owner), ", who owns the container's state: not read"));
-  }
-  const uid_t owner = OtherThanRoot({read->dir_owner, read->owner});
+  const uid_t owner = read->owner;
   const std::string path = dir + "/config.json";
   auto spec = ParseJsonObject(read->text, path);
   if (!spec) return spec.error();
@@ -80,11 +74,13 @@ Result<ContainerFacts> ReadFacts(FsOps& fs, FoundContainer& c, const std::string
   return facts;
 }
 
-// The state file's text and who owns the root and the file.
+// The state file's text, and whose it is (the state root's one owner).
 Result<std::string> ReadState(FsOps& fs, FoundContainer& c, std::string_view name) {
-  auto read = fs.ReadBeneath(c.root, c.id + "/" + std::string(name), kMaxRuntimeStateBytes);
+  // The one owner of the state root owns all of it: root, or a rootless user.
+  auto read =
+      fs.ReadTrusted(c.root, {c.id, std::string(name)}, std::nullopt, kMaxRuntimeStateBytes);
   if (!read) return read.error();
-  c.owner = OtherThanRoot({read->dir_owner, read->owner});
+  c.owner = read->owner;
   c.facts_trusted = c.owner == 0;
   return std::move(read->text);
 }
@@ -145,13 +141,14 @@ constexpr std::string_view kCrioSandboxId = "io.kubernetes.cri-o.SandboxID";
 constexpr std::string_view kCrioHandler = "io.kubernetes.cri-o.RuntimeHandler";
 
 // containerd's runc shim writes its runtime options beside the bundle:
-// {"binary_name":"/usr/local/bin/oci-rlimit-runtime","root":"..."}.
+// {"binary_name":"/usr/local/bin/oci-rlimit-runtime","root":"..."}. Read
+// only as the state's owner wrote it: never a FIFO, nor through a symlink.
 void ReadOrigin(FsOps& fs, FoundContainer& c) {
   if (!c.state || c.state->bundle.empty()) return;
   const std::string path = c.state->bundle + "/options.json";
-  auto text = fs.ReadFile(path, kMaxOptionsBytes);
-  if (!text) return;
-  auto j = ParseJsonObject(*text, path);
+  auto read = fs.ReadTrusted(c.state->bundle, {"options.json"}, c.owner, kMaxOptionsBytes);
+  if (!read) return;
+  auto j = ParseJsonObject(read->text, path);
   if (!j) return;
   auto b = j->find("binary_name");
   if (b != j->end() && b->is_string()) c.binary_name = b->get<std::string>();

@@ -63,8 +63,8 @@ struct Discovery {
 // container lacks join its facts as the pod's (runtime-owned keys aside),
 // the way NRI hands a plugin the pod with the container. `need_origin`: read
 // the shim's options.json too.
-// Every file is read through FsOps::ReadBeneath (no symlink followed) and
-// its owner kept; a user's state names a bundle of that user's only.
+// Every file is read through FsOps::ReadTrusted (no symlink followed, one
+// owner) and its owner kept; a user's state names a bundle of that user's only.
 [[nodiscard]] Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns,
                                            bool need_facts, bool need_origin = false);
 

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -68,29 +69,41 @@ class FakeNode : public FsOps, public ProcessOps {
 
   Result<std::string> ReadFile(const std::string& path, size_t) override {
     ++reads;
+    // As ReadFileBounded does: opened (O_NONBLOCK), then refused.
+    if (fifos.count(path) != 0) {
+      opened_fifos.push_back(path);
+      return MakeError("\"" + path + "\" is not a regular file");
+    }
     if (path.starts_with("/proc/")) return ProcFile(path);
     auto it = files.find(path);
     if (it == files.end()) return MakeError("open \"" + path + "\"", ENOENT);
     return it->second;
   }
 
-  // Owners from `owners` (by path, else root's); a path in `symlinks`, or
-  // under one, is refused as the kernel's RESOLVE_NO_SYMLINKS would.
-  Result<OwnedText> ReadBeneath(const std::string& dir, const std::string& rel,
-                                size_t max) override {
-    const std::string path = dir + "/" + rel;
-    for (const auto& link : symlinks) {
-      if (dir == link || path == link || path.starts_with(link + "/")) {
-        return MakeError("open \"" + path + "\" (no symlinks)", ELOOP);
+  // The trusted reader's rules over `owners` (by path, else root's): the
+  // root, each component and the file owned by the one owner (`want`, else
+  // the root's); a path in `symlinks` is refused as the kernel refuses it,
+  // one in `fifos` is no regular file (and never opened).
+  Result<TrustedText> ReadTrusted(const std::string& root,
+                                  const std::vector<std::string>& components,
+                                  std::optional<uid_t> want, size_t max) override {
+    const uid_t uid = want.value_or(Owner(root));
+    std::string path = root;
+    for (size_t i = 0; i <= components.size(); ++i) {
+      if (i > 0) path += "/" + components[i - 1];
+      if (symlinks.count(path) != 0) {
+        return MakeError("\"" + path + "\" is a symlink, and no symlinks are followed");
+      }
+      if (Owner(path) != uid) {
+        return MakeError("\"" + path + "\" is owned by uid " + std::to_string(Owner(path)) +
+                         ", not " + (uid == 0 ? "root" : "uid " + std::to_string(uid)) +
+                         ": not trusted");
       }
     }
+    if (fifos.count(path) != 0) return MakeError("\"" + path + "\" is not a regular file");
     auto text = ReadFile(path, max);
     if (!text) return text.error();
-    auto owner = [&](const std::string& p) {
-      auto it = owners.find(p);
-      return it == owners.end() ? uid_t{0} : it->second;
-    };
-    return OwnedText{*text, owner(path), owner(dir)};
+    return TrustedText{*text, uid};
   }
 
   Result<int> OpenPidfd(pid_t pid) override {
@@ -120,12 +133,18 @@ class FakeNode : public FsOps, public ProcessOps {
   std::set<std::string> dirs;  // empty directories
   std::map<std::string, uid_t> owners;
   std::set<std::string> symlinks;
+  std::set<std::string> fifos;
+  std::vector<std::string> opened_fifos;  // the FIFOs ReadFile opened
   std::map<pid_t, Process> procs;
   std::vector<pid_t> set_pids;
   int lists = 0;
   int reads = 0;
 
  private:
+  uid_t Owner(const std::string& path) const {
+    auto it = owners.find(path);
+    return it == owners.end() ? uid_t{0} : it->second;
+  }
   Result<std::string> ProcFile(const std::string& path) {
     const size_t slash = path.find('/', 6);
     const pid_t pid = std::stoi(path.substr(6, slash - 6));

@@ -5,14 +5,20 @@
 // is followed out of a root or bundle.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "cli/audit/audit.h"
 #include "cli/audit/audit_discover.h"
 #include "cli/audit/audit_fake.h"
+#include "tests/testing/fifo_probe.h"
+#include "tests/testing/temp_dir.h"
 
 namespace ocirlimit {
 namespace {
@@ -41,6 +47,7 @@ class UserState : public testing::Test {
     node.File(kRoot + "/c1/status", FakeNode::CrunStatus(4242, 100, "/home/u/b"));
     node.File("/home/u/b/config.json", Spec());
     node.owners[kRoot] = kUser;
+    node.owners[kRoot + "/c1"] = kUser;
     node.owners[kRoot + "/c1/status"] = kUser;
     node.owners["/home/u/b"] = kUser;
     node.owners["/home/u/b/config.json"] = kUser;
@@ -110,18 +117,39 @@ TEST_F(UserState, NeverHealsTheUsersProcessOutsideTheContainer) {
   EXPECT_TRUE(node.set_pids.empty());
 }
 
-TEST_F(UserState, AUserOwnedStateFileInARootOwnedRootIsTheUsers) {
+// One owner owns a state root and all in it (FsOps::ReadTrusted): a user's
+// file in root's root is neither root's nor the user's, and is not read.
+TEST_F(UserState, AUserOwnedStateFileInARootOwnedRootIsNotRead) {
   node.owners.erase(kRoot);
+  node.owners.erase(kRoot + "/c1");
   Discovery d = DiscoverContainers(node, {kRoot}, true);
-  EXPECT_EQ(d.containers[0].owner, kUser);
+  EXPECT_FALSE(d.containers[0].state);
+  EXPECT_NE(d.containers[0].problem.find("status\" is owned by uid 1000, not root"),
+            std::string::npos)
+      << d.containers[0].problem;
 }
 
-// A root-owned file in the user's root (a hard link, a rename) is still in
-// the user's root: the user's.
-TEST_F(UserState, ARootOwnedStateFileInAUsersRootIsTheUsers) {
+// Nor is a root-owned file in the user's root (a hard link, a rename).
+TEST_F(UserState, ARootOwnedStateFileInAUsersRootIsNotRead) {
   node.owners.erase(kRoot + "/c1/status");
   Discovery d = DiscoverContainers(node, {kRoot}, true);
-  EXPECT_EQ(d.containers[0].owner, kUser);
+  EXPECT_FALSE(d.containers[0].state);
+  EXPECT_NE(d.containers[0].problem.find("status\" is owned by uid 0, not uid 1000"),
+            std::string::npos)
+      << d.containers[0].problem;
+  EXPECT_EQ(Run(true).entries[0].verdict.status, AuditStatus::kUnknown);
+  EXPECT_TRUE(node.set_pids.empty());
+}
+
+// options.json beside a user's bundle is the user's (issue 39): never a
+// FIFO opened, never a root's file through a symlink. Over the real reader
+// in ReadOriginOverARealTree below.
+TEST_F(UserState, AFifoAsOptionsJsonIsNeverOpened) {
+  node.fifos.insert("/home/u/b/options.json");
+  node.owners["/home/u/b/options.json"] = kUser;
+  Discovery d = DiscoverContainers(node, {kRoot}, false, true);
+  EXPECT_TRUE(node.opened_fifos.empty());
+  EXPECT_EQ(d.containers[0].binary_name, "");
 }
 
 // The user's own config.json in a directory of root's: not the user's bundle.
@@ -164,6 +192,7 @@ TEST(RootState, RootsStateWithAUsersBundleLosesNodeFactsButHeals) {
   FakeNode node;
   node.File("/run/runc/c1/state.json", FakeNode::RuncState("c1", 4242, 100, "/home/u/b"));
   node.File("/home/u/b/config.json", Spec());
+  node.owners["/home/u/b"] = kUser;
   node.owners["/home/u/b/config.json"] = kUser;
   node.procs[4242] = {100, 'S', {{RLIMIT_MEMLOCK, {8 * kM, 8 * kM}}}};
   auto cfg = ParseConfig(kPolicy, "test.toml");
@@ -272,6 +301,70 @@ TEST(AuditMutants, DotDirectoriesAreNoContainers) {
   Discovery d = DiscoverContainers(node, {"/run/crun"}, false);
   ASSERT_EQ(d.containers.size(), 1u);
   EXPECT_EQ(d.containers[0].id, "c1");
+}
+
+}  // namespace
+}  // namespace ocirlimit
+
+namespace ocirlimit {
+namespace {
+
+// Issue 39: audit's scope reads the shim's options.json beside a bundle that
+// a user's state names. Root reads it only as that user's, through the real
+// reader: a FIFO the user planted there is never opened, and a symlink to a
+// root-only file never moves the container into the scope.
+class ReadOriginOverARealTree : public testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(geteuid(), 0u) << "needs root to chown (CI runs unit tests as root)";
+    const std::string state = tree / "crun/c1";
+    std::filesystem::create_directories(state);
+    std::filesystem::create_directories(tree / "b");
+    std::filesystem::create_directories(tree / "root-only");
+    std::ofstream(state + "/status") << FakeNode::CrunStatus(4242, 100, tree / "b");
+    std::ofstream(tree / "root-only/options.json") << kWrapper;
+    ASSERT_EQ(chmod((tree / "root-only").c_str(), 0700), 0);
+    for (const std::string p : {"crun", "crun/c1", "crun/c1/status", "b"}) {
+      ASSERT_EQ(chown((tree / p).c_str(), kUser, kUser), 0) << p;
+    }
+  }
+  std::string BinaryName() {
+    Discovery d = DiscoverContainers(LinuxFsOps(), {tree / "crun"}, false, true);
+    EXPECT_EQ(d.containers.size(), 1u);
+    if (d.containers.empty()) return "?";
+    EXPECT_EQ(d.containers[0].owner, kUser) << d.containers[0].problem;
+    return d.containers[0].binary_name;
+  }
+  static constexpr const char* kWrapper = R"({"binary_name":"/usr/local/bin/oci-rlimit-runtime"})";
+  testsupport::TempDir tree{"origin"};
+};
+
+TEST_F(ReadOriginOverARealTree, ReadsTheUsersOwnOptions) {
+  std::ofstream(tree / "b/options.json") << R"({"binary_name":"/home/u/runc"})";
+  ASSERT_EQ(chown((tree / "b/options.json").c_str(), kUser, kUser), 0);
+  EXPECT_EQ(BinaryName(), "/home/u/runc");
+}
+
+TEST_F(ReadOriginOverARealTree, NeverFollowsASymlinkToRootsFile) {
+  ASSERT_EQ(symlink((tree / "root-only/options.json").c_str(), (tree / "b/options.json").c_str()),
+            0);
+  ASSERT_EQ(lchown((tree / "b/options.json").c_str(), kUser, kUser), 0);
+  EXPECT_EQ(BinaryName(), "");
+}
+
+// The user's state naming a bundle of root's: its options.json is not the user's.
+TEST_F(ReadOriginOverARealTree, NeverReadsRootsOptionsForAUsersState) {
+  std::ofstream(tree / "crun/c1/status") << FakeNode::CrunStatus(4242, 100, tree / "root-only");
+  EXPECT_EQ(BinaryName(), "");
+}
+
+TEST_F(ReadOriginOverARealTree, NeverOpensAFifo) {
+  const std::string fifo = tree / "b/options.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  ASSERT_EQ(chown(fifo.c_str(), kUser, kUser), 0);
+  std::string name = "?";
+  EXPECT_FALSE(testsupport::OpenedToRead(fifo, [&] { name = BinaryName(); }));
+  EXPECT_EQ(name, "");
 }
 
 }  // namespace
