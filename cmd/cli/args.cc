@@ -1,7 +1,7 @@
 #include "cli/args.h"
 
 #include "cli/commands.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::cli {
 namespace {

@@ -10,7 +10,7 @@
 #include "adapters/oci/facts.h"
 #include "adapters/oci/spec.h"
 #include "cli/containerd_meta.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

@@ -5,7 +5,7 @@
 #include "adapters/engines/constants.h"
 #include "adapters/oci/spec.h"
 #include "cli/node_files.h"
-#include "core/nri_status.h"
+#include "formats/nri_status.h"
 
 namespace ocirlimit {
 namespace {

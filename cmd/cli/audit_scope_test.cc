@@ -13,7 +13,7 @@
 #include "cli/audit.h"
 #include "cli/audit_fake.h"
 #include "cli/node_files.h"
-#include "core/nri_status.h"
+#include "formats/nri_status.h"
 #include "tests/testing/case_name.h"
 
 namespace ocirlimit {

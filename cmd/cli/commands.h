@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cli/args.h"
-#include "core/error.h"
+#include "formats/error.h"
 
 namespace ocirlimit::cli {
 

@@ -16,8 +16,8 @@
 #include "adapters/engines/node_files.h"
 #include "adapters/oci/spec.h"
 #include "core/config.h"
-#include "core/error.h"
 #include "effects/files.h"
+#include "formats/error.h"
 
 namespace ocirlimit {
 

@@ -8,7 +8,7 @@
 #include "adapters/engines/containerd.h"
 #include "adapters/engines/toml_read.h"
 #include "cli/toml_write.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::node {
 namespace {

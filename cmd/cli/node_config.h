@@ -18,7 +18,7 @@
 
 #include "adapters/engines/constants.h"
 #include "cli/toml_sections.h"
-#include "core/error.h"
+#include "formats/error.h"
 
 namespace ocirlimit::node {
 

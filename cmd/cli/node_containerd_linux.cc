@@ -5,8 +5,8 @@
 
 #include "cli/node_config.h"
 #include "cli/node_containerd.h"
-#include "core/text.h"
 #include "effects/files.h"
+#include "formats/text.h"
 
 namespace ocirlimit::node {
 namespace {

@@ -9,7 +9,7 @@
 #include "cli/doctor.h"
 #include "cli/rooted_node_ops.h"
 #include "core/pattern.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::node {
 namespace {

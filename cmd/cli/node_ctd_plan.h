@@ -20,7 +20,7 @@
 
 #include "adapters/engines/node_files.h"
 #include "cli/node_config.h"
-#include "core/error.h"
+#include "formats/error.h"
 
 namespace ocirlimit::node {
 

@@ -7,7 +7,7 @@
 #include "adapters/oci/spec.h"
 #include "cli/toml_write.h"
 #include "core/config.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::node {
 namespace {

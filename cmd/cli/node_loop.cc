@@ -8,8 +8,8 @@
 #include "adapters/engines/nvidia.h"
 #include "adapters/engines/systemd.h"
 #include "cli/rooted_node_ops.h"
-#include "core/text.h"
 #include "effects/files.h"
+#include "formats/text.h"
 
 namespace ocirlimit::node {
 namespace {

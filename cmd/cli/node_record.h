@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cli/node_files.h"
-#include "core/error.h"
+#include "formats/error.h"
 
 namespace ocirlimit::node {
 

@@ -7,8 +7,8 @@
 
 #include "adapters/engines/constants.h"
 #include "cli/rooted_node_ops.h"
-#include "core/text.h"
 #include "effects/files.h"
+#include "formats/text.h"
 
 namespace ocirlimit::node {
 namespace {

@@ -14,8 +14,8 @@
 #include "cli/node_preflight.h"
 #include "cli/node_record.h"
 #include "cli/rooted_node_ops.h"
-#include "core/text.h"
 #include "effects/files.h"
+#include "formats/text.h"
 
 namespace ocirlimit::node {
 namespace {

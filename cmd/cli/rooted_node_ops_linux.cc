@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "cli/rooted_node_ops.h"
-#include "core/text.h"
 #include "effects/files.h"
 #include "effects/heal.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

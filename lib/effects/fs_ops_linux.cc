@@ -8,10 +8,10 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/text.h"
 #include "effects/files.h"
 #include "effects/fs_ops.h"
 #include "effects/unique_fd.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

@@ -2,14 +2,15 @@
 # The layers, checked on the include lines themselves (linking alone does not
 # stop inline, constexpr or template code from reaching upward). Files live
 # under lib/ (the layers) and cmd/ (one folder per program); include strings
-# name the layer or program without that prefix ("core/rlimit.h", "hook/args.h"):
-#   lib/core/                  may include core/ only
-#   lib/adapters/NAME/         core/ and adapters/
-#   lib/effects/               core/ and effects/
-#   cmd/PROGRAM/               core/, adapters/, effects/ and its own folder,
-#                              never another program's
+# name the layer or program without that prefix ("formats/rlimit.h", "hook/args.h"):
+#   lib/formats/               may include formats/ only
+#   lib/core/                  formats/ and core/
+#   lib/adapters/NAME/         formats/, core/ and adapters/
+#   lib/effects/               formats/, core/ and effects/
+#   cmd/PROGRAM/               formats/, core/, adapters/, effects/ and its own
+#                              folder, never another program's
 # and no product file includes tests/ (a *_test.cc may include tests/testing/).
-# A file under lib/ outside those three layers fails too: a new layer is added
+# A file under lib/ outside those layers fails too: a new layer is added
 # here first. bench/, fuzz/, demo/ and tests/ sit outside the layers.
 #   check-layers.sh [SOURCE_DIR]     exit 1 and one line per violation
 set -euo pipefail
@@ -24,6 +25,7 @@ done
 # system or generated header (nriapi/, version.h's folder is core/).
 layer_of_include() {
   case $1 in
+    formats/*) echo formats ;;
     core/*) echo core ;;
     adapters/*) echo adapters ;;
     effects/*) echo effects ;;
@@ -39,7 +41,7 @@ layer_of_include() {
 # "unknown" for a file under lib/ in no layer.
 layer_of_file() {
   case $1 in
-    lib/core/* | lib/adapters/* | lib/effects/*) layer_of_include "${1#lib/}" ;;
+    lib/formats/* | lib/core/* | lib/adapters/* | lib/effects/*) layer_of_include "${1#lib/}" ;;
     lib/*) echo unknown ;;
     cmd/*/*) layer_of_include "${1#cmd/}" ;;
     *) echo "" ;;
@@ -50,9 +52,10 @@ allowed() {
   local from=$1 to=$2
   [[ $from == "$to" ]] && return 0
   case $from in
-    core) return 1 ;;
-    adapters | effects) [[ $to == core ]] ;;
-    program:*) [[ $to == core || $to == adapters || $to == effects ]] ;;
+    formats) return 1 ;;
+    core) [[ $to == formats ]] ;;
+    adapters | effects) [[ $to == formats || $to == core ]] ;;
+    program:*) [[ $to == formats || $to == core || $to == adapters || $to == effects ]] ;;
     *) return 0 ;;
   esac
 }
@@ -72,7 +75,7 @@ while IFS= read -r file; do
   from=$(layer_of_file "$file")
   [[ -n $from ]] || continue
   if [[ $from == unknown ]]; then
-    echo "check-layers: $file is under lib/ but in no layer (core, adapters, effects): add its layer to tests/lint/check-layers.sh" >&2
+    echo "check-layers: $file is under lib/ but in no layer (formats, core, adapters, effects): add its layer to tests/lint/check-layers.sh" >&2
     bad=$((bad + 1))
     continue
   fi
