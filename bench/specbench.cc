@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "adapters/oci/spec.h"
-#include "core/rlimit.h"
+#include "formats/rlimit.h"
 
 namespace {
 

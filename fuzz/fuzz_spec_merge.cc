@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "adapters/oci/spec.h"
-#include "core/rlimit.h"
+#include "formats/rlimit.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/config.h"
-#include "core/toml_guard.h"
+#include "formats/toml_guard.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

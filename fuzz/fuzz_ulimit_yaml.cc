@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/ulimit_yaml.h"
+#include "formats/ulimit_yaml.h"
 
 constexpr bool kOneLine = false;
 

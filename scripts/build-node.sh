@@ -5,7 +5,7 @@
 # OUTDIR is a CMake build tree (-DOCI_RLIMIT_PORTABLE=ON); the programs land in
 # OUTDIR/bin: oci-rlimit-hook, oci-rlimit-runtime, oci-prlimit-helper,
 # oci-rlimit, and oci-rlimit-nri when the tree has it. --unit-tests also builds
-# the pure-logic unit tests (core_unit_test, oci_unit_test: what the language,
+# the pure-logic unit tests (formats_unit_test, core_unit_test, oci_unit_test: what the language,
 # config, policy and spec code computes, where an architecture could differ),
 # --all-unit-tests every unit test; OUTDIR/unit-tests.txt lists the ones built.
 # For arm64 they run under qemu-aarch64-static (tests/portable/arm64-test.sh).
@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 unit_tests=()
 case "${1:-}" in
-  --unit-tests) unit_tests=(core_unit_test oci_unit_test); shift ;;
+  --unit-tests) unit_tests=(formats_unit_test core_unit_test oci_unit_test); shift ;;
   --all-unit-tests) unit_tests=(unit_tests); shift ;;
 esac
 (($# == 2)) || { echo "usage: $0 [--unit-tests|--all-unit-tests] amd64|arm64 OUTDIR" >&2; exit 2; }

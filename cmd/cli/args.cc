@@ -4,7 +4,7 @@
 #include "cli/doctor/command.h"
 #include "cli/explain/command.h"
 #include "cli/node/command.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::cli {
 namespace {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "cli/common/cli_args.h"
-#include "core/argv.h"
-#include "core/error.h"
+#include "formats/argv.h"
+#include "formats/error.h"
 
 namespace ocirlimit::cli {
 

@@ -1,8 +1,8 @@
 #include "hook/args.h"
 
 #include "adapters/oci/state.h"
-#include "core/argv.h"
-#include "core/text.h"
+#include "formats/argv.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 

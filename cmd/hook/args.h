@@ -1,12 +1,12 @@
-// oci-rlimit-hook's argv (through core/argv.h) and its stage.
+// oci-rlimit-hook's argv (through formats/argv.h) and its stage.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "core/argv.h"
-#include "core/error.h"
+#include "formats/argv.h"
+#include "formats/error.h"
 
 namespace ocirlimit {
 

@@ -5,7 +5,7 @@
 // NVIDIA's hook name and path, defined once (header-only: the hook links none
 // of the node model's code).
 #include "adapters/engines/constants.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 

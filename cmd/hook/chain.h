@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/error.h"
 #include "effects/files.h"
+#include "formats/error.h"
 
 namespace ocirlimit {
 

@@ -5,11 +5,11 @@
 #include "adapters/oci/facts.h"
 #include "adapters/oci/state.h"
 #include "core/admission.h"
-#include "core/log_line.h"
 #include "core/policy.h"
-#include "core/text.h"
 #include "core/version.h"
 #include "effects/apply.h"
+#include "formats/log_line.h"
+#include "formats/text.h"
 #include "hook/args.h"
 #include "hook/chain.h"
 

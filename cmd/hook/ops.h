@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
 #include "effects/config_loader.h"
 #include "effects/files.h"
 #include "effects/process_ops.h"
+#include "formats/error.h"
 
 namespace ocirlimit {
 

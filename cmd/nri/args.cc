@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/argv.h"
-#include "core/nri_status.h"
-#include "core/text.h"
+#include "formats/argv.h"
+#include "formats/nri_status.h"
+#include "formats/text.h"
 #include "nri/metrics_http.h"
 
 namespace ocirlimit::nri {

@@ -1,5 +1,5 @@
 // oci-rlimit-nri's command line and environment. Pure. Its flags are
-// kNriFlags (core/nri_status.h), which doctor reads a running plugin's argv
+// kNriFlags (formats/nri_status.h), which doctor reads a running plugin's argv
 // with.
 #pragma once
 
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/config.h"
-#include "core/error.h"
-#include "core/nri_status.h"
+#include "formats/error.h"
+#include "formats/nri_status.h"
 
 namespace ocirlimit::nri {
 
@@ -25,7 +25,7 @@ struct NriArgs {
   std::string socket = kDefaultSocket;
   std::string name = kDefaultName;
   std::string index = kDefaultIndex;
-  // Where it tells doctor of its last (re)connect and heals (core/nri_status.h).
+  // Where it tells doctor of its last (re)connect and heals (formats/nri_status.h).
   std::string status_file = std::string(kNriStatusPath);
   // Where it serves /metrics (nri/metrics_http.h's forms); empty: nowhere.
   std::string metrics_address;

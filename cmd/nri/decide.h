@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/config.h"
-#include "core/error.h"
 #include "core/policy.h"
+#include "formats/error.h"
 
 namespace ocirlimit::nri {
 

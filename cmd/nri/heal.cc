@@ -5,10 +5,10 @@
 #include <optional>
 
 #include "core/audit.h"
-#include "core/log_line.h"
-#include "core/text.h"
 #include "effects/apply.h"
 #include "effects/heal.h"
+#include "formats/log_line.h"
+#include "formats/text.h"
 
 namespace ocirlimit::nri {
 namespace {

@@ -22,7 +22,7 @@
 
 #include "adapters/nri/facts.h"
 #include "core/config.h"
-#include "core/nri_status.h"
+#include "formats/nri_status.h"
 #include "nri/heal_ops.h"
 #include "nri/plugin.h"
 

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "adapters/oci/runtime_state.h"
-#include "core/error.h"
 #include "effects/fs_ops.h"
 #include "effects/process_ops.h"
+#include "formats/error.h"
 
 namespace ocirlimit::nri {
 
@@ -29,7 +29,7 @@ class HealOps {
   // the host's PID namespace (hostPID: true, or not in a container at all).
   virtual bool InHostPidNamespace() = 0;
   virtual int64_t MonotonicMs() = 0;
-  // Replaces the status file (core/nri_status.h) atomically.
+  // Replaces the status file (formats/nri_status.h) atomically.
   virtual Status WriteStatus(const std::string& text) = 0;
   // Where NRI gives no PID (CRI-O 1.31 gives 0 for every container): the
   // init as the OCI runtime's own state names it, ROOT/ID/state.json (runc)

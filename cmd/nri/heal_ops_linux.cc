@@ -8,9 +8,9 @@
 #include <optional>
 #include <string_view>
 
-#include "core/text.h"
 #include "effects/files.h"
 #include "effects/target_kind.h"
+#include "formats/text.h"
 #include "nri/heal_ops.h"
 
 namespace ocirlimit::nri {

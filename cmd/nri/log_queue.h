@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "core/error.h"
+#include "formats/error.h"
 
 namespace ocirlimit::nri {
 

@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "core/admission.h"
-#include "core/prom_text.h"
 #include "core/version.h"
+#include "formats/prom_text.h"
 
 namespace ocirlimit::nri {
 namespace {

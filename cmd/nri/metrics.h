@@ -2,7 +2,7 @@
 // it did to the containers the runtime created, to pods' requests, and at
 // each Synchronize heal, whether it is connected, and its build. The
 // plugin's thread counts (relaxed atomics: a count never waits); the metrics
-// server's thread renders them (core/prom_text.h). Every label's values come
+// server's thread renders them (formats/prom_text.h). Every label's values come
 // from the fixed lists below, never from a container.
 #pragma once
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/prom_text.h"
-#include "core/text.h"
+#include "formats/prom_text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::nri {
 namespace {

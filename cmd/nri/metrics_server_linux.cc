@@ -15,7 +15,7 @@
 #include <cstring>
 #include <thread>
 
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::nri {
 namespace {

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "core/error.h"
+#include "formats/error.h"
 #include "nri/metrics_http.h"
 
 namespace ocirlimit::nri {

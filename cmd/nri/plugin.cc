@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "adapters/nri/facts.h"
-#include "core/log_line.h"
-#include "core/text.h"
+#include "formats/log_line.h"
+#include "formats/text.h"
 #include "nri/decide.h"
 #include "nri/heal.h"
 #include "nri/metrics.h"

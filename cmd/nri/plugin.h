@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "core/config.h"
-#include "core/log_line.h"
+#include "formats/log_line.h"
 #include "nri/session.h"
 
 namespace ocirlimit::nri {
@@ -21,7 +21,7 @@ class NriMetrics;
 // Event mask bit (event - 1); CREATE_CONTAINER is event 4.
 inline constexpr int32_t kEventMaskCreateContainer = 1 << 3;
 
-// The log line (core/log_line.h, as every program writes it):
+// The log line (formats/log_line.h, as every program writes it):
 // `TIME id="ID" via="nri" set memlock=unreported->8388608:8388608`. The
 // "before" of a limit is kBeforeUnreported when the CreateContainer request
 // does not carry its type in Container.rlimits: the container would have had

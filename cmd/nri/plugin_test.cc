@@ -87,7 +87,7 @@ struct CreateCase {
   Pod pod;
   int32_t code;
   std::string adjusted;  // "RLIMIT_MEMLOCK=soft:hard,..." when code 0
-  // The one log line in full (core/log_line.h, as the wrapper and hook write
+  // The one log line in full (formats/log_line.h, as the wrapper and hook write
   // it), or "" for none.
   std::string log;
   std::string in_reply;  // part of the error reply when code != 0
@@ -379,7 +379,7 @@ TEST(Plugin, HostileIdStaysOneLogLine) {
 }
 
 // A 100 KB id, or a runtime name of 100 KB, makes no 100 KB line: cut as
-// the hook and the wrapper cut it (core/text.h), with the size said.
+// the hook and the wrapper cut it (formats/text.h), with the size said.
 TEST(Plugin, HugeIdIsCutInTheLogLine) {
   Harness h("rlimits = ['memlock=1M']");
   pb::CreateContainerRequest req;

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/error.h"
+#include "formats/error.h"
 #include "nri/session.h"
 
 namespace ocirlimit::nri {

@@ -12,9 +12,9 @@
 #include <csignal>
 #include <cstring>
 
-#include "core/log_line.h"
-#include "core/text.h"
 #include "effects/files.h"
+#include "formats/log_line.h"
+#include "formats/text.h"
 
 namespace ocirlimit::nri {
 namespace {

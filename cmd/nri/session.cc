@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::nri {
 namespace {

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.h"
+#include "formats/error.h"
 
 namespace ocirlimit::nri {
 

@@ -6,8 +6,8 @@
 #include <span>
 
 #include "adapters/oci/state.h"
-#include "core/argv.h"
-#include "core/text.h"
+#include "formats/argv.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/argv.h"
-#include "core/error.h"
-#include "core/rlimit.h"
+#include "formats/argv.h"
+#include "formats/error.h"
+#include "formats/rlimit.h"
 
 namespace ocirlimit {
 

@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "adapters/oci/state.h"
-#include "core/text.h"
 #include "core/version.h"
 #include "effects/apply.h"
 #include "effects/target_kind.h"
+#include "formats/text.h"
 #include "prlimit-helper/helper_output.h"
 #include "prlimit-helper/read_limits.h"
 

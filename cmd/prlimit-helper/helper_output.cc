@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "core/log_line.h"
+#include "formats/log_line.h"
 
 namespace ocirlimit {
 namespace {

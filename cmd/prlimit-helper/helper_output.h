@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/rlimit.h"
 #include "effects/apply.h"
+#include "formats/rlimit.h"
 
 namespace ocirlimit {
 

@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <string>
 
-#include "core/error.h"
 #include "effects/process_ops.h"
+#include "formats/error.h"
 #include "prlimit-helper/args.h"
 #include "prlimit-helper/privileges.h"
 

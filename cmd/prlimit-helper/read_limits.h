@@ -8,10 +8,10 @@
 #include <optional>
 #include <vector>
 
-#include "core/error.h"
-#include "core/rlimit.h"
 #include "effects/apply.h"
 #include "effects/process_ops.h"
+#include "formats/error.h"
+#include "formats/rlimit.h"
 
 namespace ocirlimit {
 

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <optional>
 
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/argv.h"
-#include "core/error.h"
+#include "formats/argv.h"
+#include "formats/error.h"
 
 namespace ocirlimit {
 
@@ -22,7 +22,7 @@ enum class RuntimeCommand { kNone, kCreate, kRun, kExec, kOther };
 // line, then the runtime's).
 enum class SelfRequest { kNone, kHelp, kVersion };
 
-// The flags, as core/argv's FlagSpec tables. ArgReader does not read them:
+// The flags, as formats/argv's FlagSpec tables. ArgReader does not read them:
 // the argv is runc's, in Go's forms (-name, --name, -name=value, --name=value,
 // -name value), with flags we do not know, which pass through untouched. A
 // short name is Go's too: -b, --b, -b=value.

@@ -663,7 +663,7 @@ TEST_P(RuntimeWrapperRootless, ClampsToOurOwnHardLimitWithOneWarningAndExecs) {
         << Warnings(ops)[0];
   }
   ASSERT_EQ(ops.log_lines.size(), 1u) << "the log-file line names the warning";
-  // The one log-line format (core/log_line.h): id, where, what was set, the warning.
+  // The one log-line format (formats/log_line.h): id, where, what was set, the warning.
   EXPECT_TRUE(ops.log_lines[0].second.starts_with("2024-01-02T03:04:05Z id=\"c1\" via=\""))
       << ops.log_lines[0].second;
   EXPECT_NE(ops.log_lines[0].second.find(" set memlock=8388608:8388608 warning=\"rootless (not"),

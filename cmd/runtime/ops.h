@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "core/config.h"
-#include "core/error.h"
 #include "effects/config_loader.h"
 #include "effects/files.h"
+#include "formats/error.h"
 
 namespace ocirlimit {
 

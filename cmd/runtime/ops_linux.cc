@@ -5,11 +5,11 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "core/text.h"
 #include "effects/config_loader.h"
 #include "effects/exec.h"
 #include "effects/files.h"
 #include "effects/process_ops.h"
+#include "formats/text.h"
 #include "runtime/ops.h"
 
 namespace ocirlimit {

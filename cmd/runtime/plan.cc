@@ -1,6 +1,6 @@
 #include "runtime/plan.h"
 
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

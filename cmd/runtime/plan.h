@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "adapters/oci/spec.h"
-#include "core/error.h"
-#include "core/rlimit.h"
 #include "effects/files.h"
+#include "formats/error.h"
+#include "formats/rlimit.h"
 
 namespace ocirlimit {
 

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "core/requests.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "core/config.h"
-#include "core/error.h"
 #include "core/policy.h"
-#include "core/rlimit.h"
+#include "formats/error.h"
+#include "formats/rlimit.h"
 
 namespace ocirlimit {
 

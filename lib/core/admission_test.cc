@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "core/text.h"
+#include "formats/text.h"
 #include "tests/testing/case_name.h"
 
 namespace ocirlimit {

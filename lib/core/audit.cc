@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 

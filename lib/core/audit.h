@@ -12,7 +12,7 @@
 #include "core/admission.h"
 #include "core/config.h"
 #include "core/policy.h"
-#include "core/rlimit.h"
+#include "formats/rlimit.h"
 
 namespace ocirlimit {
 

@@ -6,7 +6,7 @@
 
 #include "core/config_toml.h"
 #include "core/pattern.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

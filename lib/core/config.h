@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.h"
 #include "core/pattern.h"
-#include "core/rlimit.h"
+#include "formats/error.h"
+#include "formats/rlimit.h"
 
 namespace ocirlimit {
 

@@ -5,8 +5,8 @@
 
 #include "core/config.h"
 #include "core/config_toml.h"
-#include "core/text.h"
-#include "core/toml_guard.h"
+#include "formats/text.h"
+#include "formats/toml_guard.h"
 
 namespace ocirlimit {
 namespace {

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "core/config.h"
-#include "core/error.h"
+#include "formats/error.h"
 
 namespace ocirlimit {
 

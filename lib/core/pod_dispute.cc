@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

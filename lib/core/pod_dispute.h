@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
 #include "core/policy.h"
+#include "formats/error.h"
 
 namespace ocirlimit {
 

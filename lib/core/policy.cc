@@ -5,7 +5,7 @@
 #include "core/pattern.h"
 #include "core/pod_dispute.h"
 #include "core/requests.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

@@ -5,8 +5,8 @@
 #include <string>
 #include <utility>
 
-#include "core/text.h"
-#include "core/ulimit_yaml.h"
+#include "formats/text.h"
+#include "formats/ulimit_yaml.h"
 
 namespace ocirlimit {
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/config.h"
-#include "core/error.h"
-#include "core/rlimit.h"
+#include "formats/error.h"
+#include "formats/rlimit.h"
 
 namespace ocirlimit {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/rlimit.h"
+#include "formats/rlimit.h"
 
 namespace ocirlimit {
 

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/rlimit.h"
 #include "core/unprivileged.h"
 #include "effects/process_ops.h"
+#include "formats/error.h"
+#include "formats/rlimit.h"
 
 namespace ocirlimit {
 

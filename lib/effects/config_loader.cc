@@ -6,9 +6,9 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "core/text.h"
 #include "core/unprivileged.h"
 #include "effects/files.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

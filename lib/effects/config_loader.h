@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/config.h"
-#include "core/error.h"
+#include "formats/error.h"
 
 namespace ocirlimit {
 

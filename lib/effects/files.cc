@@ -12,8 +12,8 @@
 #include <cstring>
 #include <ctime>
 
-#include "core/text.h"
 #include "effects/unique_fd.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

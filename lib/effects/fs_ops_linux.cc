@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/text.h"
 #include "effects/files.h"
 #include "effects/fs_ops.h"
 #include "effects/unique_fd.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

@@ -5,8 +5,8 @@
 #include <charconv>
 #include <utility>
 
-#include "core/text.h"
 #include "effects/target_kind.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

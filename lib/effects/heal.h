@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "core/config.h"
-#include "core/error.h"
-#include "core/rlimit.h"
 #include "effects/apply.h"
 #include "effects/fs_ops.h"
 #include "effects/process_ops.h"
+#include "formats/error.h"
+#include "formats/rlimit.h"
 
 namespace ocirlimit {
 

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "core/error.h"
-#include "core/rlimit.h"
+#include "formats/error.h"
+#include "formats/rlimit.h"
 
 namespace ocirlimit {
 

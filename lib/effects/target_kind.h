@@ -14,9 +14,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/error.h"
 #include "effects/apply.h"
 #include "effects/process_ops.h"
+#include "formats/error.h"
 
 namespace ocirlimit {
 

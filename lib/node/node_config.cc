@@ -7,7 +7,7 @@
 
 #include "adapters/engines/containerd.h"
 #include "adapters/engines/toml_read.h"
-#include "core/text.h"
+#include "formats/text.h"
 #include "node/toml_write.h"
 
 namespace ocirlimit::node {

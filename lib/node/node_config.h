@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "adapters/engines/constants.h"
-#include "core/error.h"
+#include "formats/error.h"
 #include "node/toml_sections.h"
 
 namespace ocirlimit::node {

@@ -7,7 +7,7 @@
 #include "adapters/engines/containerd.h"
 #include "adapters/engines/crio.h"
 #include "core/pattern.h"
-#include "core/text.h"
+#include "formats/text.h"
 #include "node/node_ops.h"
 #include "node/rooted_node_ops.h"
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "adapters/engines/node_files.h"
-#include "core/error.h"
+#include "formats/error.h"
 #include "node/node_config.h"
 
 namespace ocirlimit::node {

@@ -6,7 +6,7 @@
 
 #include "adapters/oci/spec.h"
 #include "core/config.h"
-#include "core/text.h"
+#include "formats/text.h"
 #include "node/toml_write.h"
 
 namespace ocirlimit::node {

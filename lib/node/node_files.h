@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "adapters/engines/constants.h"
-#include "core/error.h"
-#include "core/rlimit.h"
+#include "formats/error.h"
+#include "formats/rlimit.h"
 
 namespace ocirlimit::node {
 

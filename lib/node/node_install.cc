@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <ctime>
 
-#include "core/text.h"
 #include "effects/files.h"
+#include "formats/text.h"
 #include "node/node_config.h"
 #include "node/node_ctd_plan.h"
 #include "node/node_files.h"

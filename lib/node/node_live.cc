@@ -8,10 +8,10 @@
 
 #include "adapters/oci/runtime_state.h"
 #include "adapters/oci/spec.h"
-#include "core/text.h"
 #include "effects/files.h"
 #include "effects/fs_ops.h"
 #include "effects/heal.h"
+#include "formats/text.h"
 
 namespace ocirlimit::node {
 namespace {

@@ -7,8 +7,8 @@
 #include "adapters/engines/constants.h"
 #include "adapters/engines/nvidia.h"
 #include "adapters/engines/systemd.h"
-#include "core/text.h"
 #include "effects/files.h"
+#include "formats/text.h"
 #include "node/rooted_node_ops.h"
 
 namespace ocirlimit::node {

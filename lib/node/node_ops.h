@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "adapters/engines/node_files.h"
-#include "core/error.h"
 #include "effects/files.h"
+#include "formats/error.h"
 
 namespace ocirlimit {
 

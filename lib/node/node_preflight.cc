@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::node {
 namespace {

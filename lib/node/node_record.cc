@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "core/text.h"
 #include "effects/files.h"
+#include "formats/text.h"
 
 namespace ocirlimit::node {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "formats/error.h"
 #include "node/node_files.h"
 
 namespace ocirlimit::node {

@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "adapters/engines/constants.h"
-#include "core/text.h"
 #include "effects/files.h"
+#include "formats/text.h"
 #include "node/rooted_node_ops.h"
 
 namespace ocirlimit::node {

@@ -7,8 +7,8 @@
 #include <cerrno>
 
 #include "adapters/oci/runtime_state.h"
-#include "core/text.h"
 #include "effects/files.h"
+#include "formats/text.h"
 #include "node/node_config.h"
 #include "node/node_ctd_plan.h"
 #include "node/node_install.h"

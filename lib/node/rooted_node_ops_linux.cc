@@ -13,9 +13,9 @@
 #include <sstream>
 #include <vector>
 
-#include "core/text.h"
 #include "effects/files.h"
 #include "effects/heal.h"
+#include "formats/text.h"
 #include "node/rooted_node_ops.h"
 
 namespace ocirlimit {

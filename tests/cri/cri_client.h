@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.h"
 #include "cri-api/api.grpc.pb.h"
+#include "formats/error.h"
 
 namespace ocirlimit::itest::cri {
 

@@ -29,9 +29,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/nri_status.h"
 #include "cri_containerd.h"
 #include "cri_probe.h"
+#include "formats/nri_status.h"
 #include "harness.h"
 
 namespace ocirlimit::itest::cri {

@@ -104,7 +104,7 @@ TEST_P(NriTest, InitAndExecReadTheConfiguredLimit) {
   EXPECT_EQ(r.init, kConfigured) << "init";
   EXPECT_EQ(ExecMemlock(r.id), kConfigured) << "ExecSync";
   std::string log = ReadFile(dir_ / "oci.log");
-  // The whole line after its time, as every program writes it (core/log_line.h).
+  // The whole line after its time, as every program writes it (formats/log_line.h).
   EXPECT_NE(log.find("Z id=\"" + r.id + "\" via=\"nri\" set memlock=unreported->8388608:8388608\n"),
             std::string::npos)
       << log;

@@ -155,7 +155,7 @@ TEST_P(PolicyTest, SourcesTheNriSamplesAnnotationRejectedOrMalformed) {
 // A huge annotation on every path (512 KiB: at 1 MiB the hook's state on
 // stdin, which carries the annotations, is over the hook's own 1 MiB bound
 // first): the request's error, said in one bounded line, and the container
-// does not run. The 1 MiB case is in lib/core/ulimit_yaml_test.cc.
+// does not run. The 1 MiB case is in lib/formats/ulimit_yaml_test.cc.
 TEST_P(PolicyTest, SourcesAHugeSampleAnnotationIsRefusedInOneLine) {
   UseConfig(Sources(kAll, "clamp"));
   std::string huge;

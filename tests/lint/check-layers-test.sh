@@ -10,18 +10,20 @@ fail() { echo "check-layers-test: FAIL: $*" >&2; exit 1; }
 
 make_tree() {  # a clean tree: every include goes down or stays in its folder
   rm -rf "$work/tree"
-  mkdir -p "$work/tree"/{lib/core,lib/adapters/oci,lib/effects,lib/node,cmd/hook,cmd/cli/sub,tests/testing,bench}
+  mkdir -p "$work/tree"/{lib/formats,lib/core,lib/adapters/oci,lib/effects,lib/node,cmd/hook,cmd/cli/sub,tests/testing,bench}
   cd "$work/tree"
-  printf '#include "core/a.h"\n#include <string>\n' >lib/core/a.cc
-  printf '#pragma once\n' >lib/core/a.h
+  printf '#include "formats/t.h"\n#include <string>\n' >lib/formats/t.cc
+  printf '#pragma once\n' >lib/formats/t.h
+  printf '#include "core/a.h"\n#include "formats/t.h"\n#include <string>\n' >lib/core/a.cc
+  printf '#pragma once\n#include "formats/t.h"\n' >lib/core/a.h
   printf '#include "core/a.h"\n#include "tests/testing/case_name.h"\n' >lib/core/a_test.cc
   printf '#include "core/a.h"\n#include "adapters/oci/s.h"\n' >lib/adapters/oci/s.cc
   printf '#pragma once\n#include "core/a.h"\n' >lib/adapters/oci/s.h
-  printf '#include "core/a.h"\n#include "effects/f.h"\n' >lib/effects/f.cc
+  printf '#include "core/a.h"\n#include "effects/f.h"\n#include "formats/t.h"\n' >lib/effects/f.cc
   printf '#pragma once\n' >lib/effects/f.h
   printf '#include "core/a.h"\n#include "adapters/oci/s.h"\n#include "effects/f.h"\n#include "node/n.h"\n' >lib/node/n.cc
   printf '#pragma once\n' >lib/node/n.h
-  printf '#include "adapters/oci/s.h"\n#include "effects/f.h"\n#include "hook/h.h"\n#include "node/n.h"\n' >cmd/hook/h.cc
+  printf '#include "adapters/oci/s.h"\n#include "effects/f.h"\n#include "formats/t.h"\n#include "hook/h.h"\n#include "node/n.h"\n' >cmd/hook/h.cc
   printf '#pragma once\n' >cmd/hook/h.h
   printf '#include "cli/c.h"\n#include "nriapi/api.pb.h"\n' >cmd/cli/c.cc
   printf '#pragma once\n' >cmd/cli/c.h
@@ -44,7 +46,10 @@ plant() {
   [[ $out == *"$3"* ]] || fail "planted $2 in $1: expected \"$3\", got: $out"
   echo "check-layers-test: planted $2 in $1: refused"
 }
-plant lib/core/a.h '#include "effects/f.h"' 'lib/core/a.h:2 includes "effects/f.h": core may not include effects'
+plant lib/formats/t.h '#include "core/a.h"' 'lib/formats/t.h:2 includes "core/a.h": formats may not include core'
+plant lib/formats/t.cc '#include "effects/f.h"' 'formats may not include effects'
+plant lib/formats/t.cc '#include "cli/c.h"' 'formats may not include cli'
+plant lib/core/a.h '#include "effects/f.h"' 'lib/core/a.h:3 includes "effects/f.h": core may not include effects'
 plant lib/core/a.cc '#include "adapters/oci/s.h"' 'core may not include adapters'
 plant lib/adapters/oci/s.h '#include "effects/f.h"' 'adapters may not include effects'
 plant lib/effects/f.cc '#include "adapters/oci/s.h"' 'effects may not include adapters'

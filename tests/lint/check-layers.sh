@@ -2,19 +2,20 @@
 # The layers, checked on the include lines themselves (linking alone does not
 # stop inline, constexpr or template code from reaching upward). Files live
 # under lib/ (the layers) and cmd/ (one folder per program); include strings
-# name the layer or program without that prefix ("core/rlimit.h", "hook/args.h"):
-#   lib/core/                  may include core/ only
-#   lib/adapters/NAME/         core/ and adapters/
-#   lib/effects/               core/ and effects/
-#   lib/node/                  core/, adapters/, effects/ and node/ (the node
-#                              installer's decisions, shared by doctor)
-#   cmd/PROGRAM/               core/, adapters/, effects/, node/ and its own
-#                              folder, never another program's; a file in a
+# name the layer or program without that prefix ("formats/rlimit.h", "hook/args.h"):
+#   lib/formats/               may include formats/ only
+#   lib/core/                  formats/ and core/
+#   lib/adapters/NAME/         formats/, core/ and adapters/
+#   lib/effects/               formats/, core/ and effects/
+#   lib/node/                  formats/, core/, adapters/, effects/ and node/
+#                              (the node installer's decisions, shared by doctor)
+#   cmd/PROGRAM/               formats/, core/, adapters/, effects/, node/ and its
+#                              own folder, never another program's; a file in a
 #                              folder below it (cmd/cli/doctor/) never includes
 #                              one of the folder above (cmd/cli/args.h): the
 #                              arrows inside a program run down too
 # and no product file includes tests/ (a *_test.cc may include tests/testing/).
-# A file under lib/ outside those four layers fails too: a new layer is added
+# A file under lib/ outside those layers fails too: a new layer is added
 # here first. bench/, fuzz/, demo/ and tests/ sit outside the layers.
 #   check-layers.sh [SOURCE_DIR]     exit 1 and one line per violation
 set -euo pipefail
@@ -29,6 +30,7 @@ done
 # system or generated header (nriapi/, version.h's folder is core/).
 layer_of_include() {
   case $1 in
+    formats/*) echo formats ;;
     core/*) echo core ;;
     adapters/*) echo adapters ;;
     effects/*) echo effects ;;
@@ -45,7 +47,7 @@ layer_of_include() {
 # "unknown" for a file under lib/ in no layer.
 layer_of_file() {
   case $1 in
-    lib/core/* | lib/adapters/* | lib/effects/* | lib/node/*) layer_of_include "${1#lib/}" ;;
+    lib/formats/* | lib/core/* | lib/adapters/* | lib/effects/* | lib/node/*) layer_of_include "${1#lib/}" ;;
     lib/*) echo unknown ;;
     cmd/*/*) layer_of_include "${1#cmd/}" ;;
     *) echo "" ;;
@@ -56,9 +58,10 @@ allowed() {
   local from=$1 to=$2
   [[ $from == "$to" ]] && return 0
   case $from in
-    core) return 1 ;;
-    adapters | effects) [[ $to == core ]] ;;
-    node | program:*) [[ $to == core || $to == adapters || $to == effects || $to == node ]] ;;
+    formats) return 1 ;;
+    core) [[ $to == formats ]] ;;
+    adapters | effects) [[ $to == formats || $to == core ]] ;;
+    node | program:*) [[ $to == formats || $to == core || $to == adapters || $to == effects || $to == node ]] ;;
     *) return 0 ;;
   esac
 }
@@ -86,7 +89,7 @@ while IFS= read -r file; do
   from=$(layer_of_file "$file")
   [[ -n $from ]] || continue
   if [[ $from == unknown ]]; then
-    echo "check-layers: $file is under lib/ but in no layer (core, adapters, effects, node): add its layer to tests/lint/check-layers.sh" >&2
+    echo "check-layers: $file is under lib/ but in no layer (formats, core, adapters, effects, node): add its layer to tests/lint/check-layers.sh" >&2
     bad=$((bad + 1))
     continue
   fi

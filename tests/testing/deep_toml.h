@@ -1,4 +1,4 @@
-// TOML nested past core's guard (core/toml_guard.h), for the tables that
+// TOML nested past core's guard (formats/toml_guard.h), for the tables that
 // feed it to every reader: toml++ recursed once per part of a dotted key or
 // a [table] header and overflowed the stack (SIGSEGV) on a dotted key of
 // 60,000 parts or a header of 80,000.

@@ -1,4 +1,4 @@
-// Every flag of a program's table, in every spelling core/argv.h accepts:
+// Every flag of a program's table, in every spelling formats/argv.h accepts:
 // the cases come from the table itself, so a flag added to a program
 // without a sample value in its test fails that test instead of going
 // untested.
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/argv.h"
+#include "formats/argv.h"
 
 namespace ocirlimit {
 namespace {

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/error.h"
+#include "formats/error.h"
 #include "nri/session.h"
 #include "nri/wire.h"
 

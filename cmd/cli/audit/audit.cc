@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <utility>
 
-#include "core/log_line.h"
-#include "core/text.h"
+#include "formats/log_line.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

@@ -10,7 +10,7 @@
 #include "adapters/engines/containerd_meta.h"
 #include "adapters/oci/facts.h"
 #include "adapters/oci/spec.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

@@ -4,8 +4,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/prom_text.h"
 #include "core/version.h"
+#include "formats/prom_text.h"
 
 namespace ocirlimit {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "adapters/engines/constants.h"
 #include "adapters/oci/spec.h"
-#include "core/nri_status.h"
+#include "formats/nri_status.h"
 #include "node/node_files.h"
 
 namespace ocirlimit {

@@ -12,7 +12,7 @@
 
 #include "cli/audit/audit.h"
 #include "cli/audit/audit_fake.h"
-#include "core/nri_status.h"
+#include "formats/nri_status.h"
 #include "node/node_files.h"
 #include "tests/testing/case_name.h"
 

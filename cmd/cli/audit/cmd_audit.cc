@@ -12,9 +12,9 @@
 #include "cli/audit/audit_prom.h"
 #include "cli/audit/audit_scope.h"
 #include "cli/audit/command.h"
-#include "core/text.h"
 #include "effects/config_loader.h"
 #include "effects/files.h"
+#include "formats/text.h"
 
 namespace ocirlimit::cli {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "formats/error.h"
 
 namespace ocirlimit::cli {
 

@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "cli/doctor/doctor_context.h"
-#include "core/text.h"
 #include "core/unraisable.h"
 #include "effects/heal.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace doctor {

@@ -15,8 +15,8 @@
 
 #include "adapters/oci/spec.h"
 #include "core/config.h"
-#include "core/error.h"
 #include "effects/files.h"
+#include "formats/error.h"
 #include "node/node_ops.h"
 
 namespace ocirlimit {

@@ -14,7 +14,7 @@
 #include "core/pattern.h"
 #include "core/policy.h"
 #include "core/requests.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::doctor {
 namespace {

@@ -6,7 +6,7 @@
 #include "adapters/engines/crio.h"
 #include "adapters/engines/systemd.h"
 #include "cli/doctor/doctor_context.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::doctor {
 namespace {

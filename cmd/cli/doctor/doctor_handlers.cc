@@ -8,7 +8,7 @@
 #include "adapters/engines/constants.h"
 #include "cli/doctor/doctor_context.h"
 #include "core/admission.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::doctor {
 namespace {

@@ -9,7 +9,7 @@
 #include "adapters/engines/hooks_dir.h"
 #include "adapters/oci/spec.h"
 #include "cli/doctor/doctor_context.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::doctor {
 namespace {

@@ -9,10 +9,10 @@
 #include "adapters/engines/constants.h"
 #include "cli/doctor/doctor_context.h"
 #include "cli/doctor/doctor_nri_status.h"
-#include "core/argv.h"
-#include "core/nri_status.h"
-#include "core/text.h"
 #include "effects/target_kind.h"
+#include "formats/argv.h"
+#include "formats/nri_status.h"
+#include "formats/text.h"
 
 namespace ocirlimit::doctor {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "core/nri_status.h"
-#include "core/text.h"
+#include "formats/nri_status.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

@@ -1,4 +1,4 @@
-// doctor's lines from oci-rlimit-nri's status file (core/nri_status.h): when
+// doctor's lines from oci-rlimit-nri's status file (formats/nri_status.h): when
 // the plugin last (re)connected and what it healed then (docs/nri.md,
 // "Healing at reconnect"). Pure: the caller reads the file.
 #pragma once

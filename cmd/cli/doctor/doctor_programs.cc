@@ -8,7 +8,7 @@
 #include "adapters/engines/systemd.h"
 #include "cli/doctor/doctor_context.h"
 #include "core/config.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::doctor {
 

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "cli/doctor/doctor.h"
-#include "core/text.h"
+#include "formats/text.h"
 #include "tests/testing/case_name.h"
 #include "tests/testing/fake_node_files.h"
 

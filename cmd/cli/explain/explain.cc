@@ -6,8 +6,8 @@
 #include "adapters/oci/facts.h"
 #include "core/admission.h"
 #include "core/requests.h"
-#include "core/text.h"
 #include "core/unprivileged.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

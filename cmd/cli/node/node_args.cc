@@ -2,8 +2,8 @@
 
 #include <span>
 
-#include "core/argv.h"
-#include "core/text.h"
+#include "formats/argv.h"
+#include "formats/text.h"
 
 namespace ocirlimit::node {
 namespace {

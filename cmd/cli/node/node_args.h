@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/argv.h"
-#include "core/error.h"
+#include "formats/argv.h"
+#include "formats/error.h"
 #include "node/node_install.h"
 
 namespace ocirlimit::node {

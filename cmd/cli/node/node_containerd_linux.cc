@@ -4,8 +4,8 @@
 #include <cerrno>
 
 #include "cli/node/node_containerd.h"
-#include "core/text.h"
 #include "effects/files.h"
+#include "formats/text.h"
 #include "node/node_config.h"
 
 namespace ocirlimit::node {

@@ -4,7 +4,7 @@
 
 #include "adapters/engines/constants.h"
 #include "adapters/engines/nvidia.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::engines {
 namespace {

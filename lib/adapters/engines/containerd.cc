@@ -6,7 +6,7 @@
 #include "adapters/engines/constants.h"
 #include "adapters/engines/toml_read.h"
 #include "core/pattern.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::engines {
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/error.h"
+#include "formats/error.h"
 
 namespace ocirlimit {
 

@@ -7,7 +7,7 @@
 #include "adapters/engines/constants.h"
 #include "adapters/engines/containerd.h"
 #include "core/pattern.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::engines {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::engines {
 namespace {

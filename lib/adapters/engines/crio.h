@@ -11,7 +11,7 @@
 #include "adapters/engines/hooks_dir.h"
 #include "adapters/engines/node_files.h"
 #include "adapters/engines/toml_read.h"
-#include "core/error.h"
+#include "formats/error.h"
 
 namespace ocirlimit::engines {
 

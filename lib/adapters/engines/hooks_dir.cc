@@ -1,6 +1,6 @@
 #include "adapters/engines/hooks_dir.h"
 
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::engines {
 

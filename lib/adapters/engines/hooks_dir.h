@@ -16,7 +16,7 @@
 #include "adapters/engines/constants.h"
 #include "adapters/engines/node_files.h"
 #include "adapters/engines/toml_read.h"
-#include "core/error.h"
+#include "formats/error.h"
 
 namespace ocirlimit::engines {
 

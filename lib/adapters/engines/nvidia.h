@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "adapters/engines/node_files.h"
-#include "core/error.h"
+#include "formats/error.h"
 
 namespace ocirlimit::engines {
 

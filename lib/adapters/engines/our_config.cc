@@ -2,7 +2,7 @@
 
 #include <cerrno>
 
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::engines {
 

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "adapters/engines/constants.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit::engines {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <sstream>
 
-#include "core/text.h"
-#include "core/toml_guard.h"
+#include "formats/text.h"
+#include "formats/toml_guard.h"
 
 namespace ocirlimit::engines {
 

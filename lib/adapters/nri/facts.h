@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/policy.h"
-#include "core/rlimit.h"
+#include "formats/rlimit.h"
 #include "nriapi/api.pb.h"
 
 namespace ocirlimit::nri {

@@ -1,6 +1,6 @@
 #include "adapters/oci/facts.h"
 
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "adapters/oci/spec.h"
-#include "core/error.h"
 #include "core/policy.h"
+#include "formats/error.h"
 
 namespace ocirlimit {
 

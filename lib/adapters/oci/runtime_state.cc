@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "adapters/oci/spec.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "adapters/oci/json_guard.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/error.h"
-#include "core/rlimit.h"
-#include "core/text.h"
+#include "formats/error.h"
+#include "formats/rlimit.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 

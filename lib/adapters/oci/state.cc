@@ -4,7 +4,7 @@
 
 #include "adapters/oci/json_guard.h"
 #include "adapters/oci/spec.h"
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

@@ -1,6 +1,6 @@
-#include "core/log_line.h"
+#include "formats/log_line.h"
 
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/error.h"
+#include "formats/error.h"
 
 #include <cstring>
 

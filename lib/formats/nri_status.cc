@@ -1,8 +1,8 @@
-#include "core/nri_status.h"
+#include "formats/nri_status.h"
 
 #include <charconv>
 
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

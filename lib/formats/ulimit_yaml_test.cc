@@ -1,4 +1,4 @@
-#include "core/ulimit_yaml.h"
+#include "formats/ulimit_yaml.h"
 
 #include <gtest/gtest.h>
 

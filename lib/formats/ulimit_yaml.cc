@@ -1,9 +1,9 @@
-#include "core/ulimit_yaml.h"
+#include "formats/ulimit_yaml.h"
 
 #include <optional>
 #include <string>
 
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

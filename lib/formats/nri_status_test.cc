@@ -1,4 +1,4 @@
-#include "core/nri_status.h"
+#include "formats/nri_status.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/toml_guard.h"
+#include "formats/toml_guard.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "core/rlimit.h"
+#include "formats/rlimit.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

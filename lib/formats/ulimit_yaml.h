@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/error.h"
-#include "core/rlimit.h"
+#include "formats/error.h"
+#include "formats/rlimit.h"
 
 namespace ocirlimit {
 

@@ -1,4 +1,4 @@
-#include "core/prom_text.h"
+#include "formats/prom_text.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/rlimit.h"
+#include "formats/rlimit.h"
 
 #include <sys/resource.h>
 
@@ -6,7 +6,7 @@
 #include <cctype>
 #include <charconv>
 
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 namespace {

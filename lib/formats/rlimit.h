@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/error.h"
+#include "formats/error.h"
 
 namespace ocirlimit {
 

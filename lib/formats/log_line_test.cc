@@ -1,4 +1,4 @@
-#include "core/log_line.h"
+#include "formats/log_line.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

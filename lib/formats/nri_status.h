@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/argv.h"
-#include "core/error.h"
+#include "formats/argv.h"
+#include "formats/error.h"
 
 namespace ocirlimit {
 

@@ -1,4 +1,4 @@
-#include "core/argv.h"
+#include "formats/argv.h"
 
 #include <gtest/gtest.h>
 

@@ -19,7 +19,7 @@
 #include <cstddef>
 #include <string_view>
 
-#include "core/error.h"
+#include "formats/error.h"
 
 namespace ocirlimit {
 

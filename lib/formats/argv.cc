@@ -1,6 +1,6 @@
-#include "core/argv.h"
+#include "formats/argv.h"
 
-#include "core/text.h"
+#include "formats/text.h"
 
 namespace ocirlimit {
 
