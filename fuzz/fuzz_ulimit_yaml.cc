@@ -1,4 +1,4 @@
-// The ulimit-adjuster annotation's YAML subset (core/ulimit_yaml.h), which
+// The ulimit-adjuster annotation's YAML subset (formats/ulimit_yaml.h), which
 // the NRI plugin reads from any pod's annotations. Properties, for any
 // bytes: no crash; a refusal says something; what is accepted is at most
 // one entry per resource, each a known resource with soft <= hard, and
@@ -6,7 +6,7 @@
 // Not yet a property: a refusal is one line. A flow key that spans lines
 // comes back raw (seed multiline-flow-key: "byte 1: E\n L IMIty- ...:
 // empty value", found by this target on its first run); the fix belongs in
-// lib/core/ulimit_yaml.cc (quote the key), then kOneLine turns on.
+// lib/formats/ulimit_yaml.cc (quote the key), then kOneLine turns on.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

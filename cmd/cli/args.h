@@ -1,4 +1,4 @@
-// oci-rlimit's argv (through core/argv.h): the command table (each command's
+// oci-rlimit's argv (through formats/argv.h): the command table (each command's
 // name, its flags and what it does, as --help lists them) and the parser of
 // `oci-rlimit COMMAND [FLAGS]`. `node` reads its own argv (node_args.h).
 #pragma once
@@ -40,7 +40,7 @@ struct CommandSpec {
 
 // oci-rlimit COMMAND [FLAGS]; args excludes argv[0]. Flags may come before or
 // after the command, as `--flag value` or `--flag=value`; --help, -h and
-// --version win wherever they are. Errors are one line: core/argv's, or
+// --version win wherever they are. Errors are one line: formats/argv's, or
 //   missing command: validate, explain, doctor, audit or node
 //   unknown command "x"
 //   unexpected argument "x"

@@ -23,7 +23,7 @@ constexpr const char* kEnabledUnit =
     "/etc/systemd/system/multi-user.target.wants/oci-rlimit-nri.service";
 
 // The value of `flag` a running oci-rlimit-nri was started with, read with
-// the plugin's own flag table (core/nri_status.h), as it read its argv.
+// the plugin's own flag table (formats/nri_status.h), as it read its argv.
 std::optional<std::string> PluginFlag(const RunningProcess& p, std::string_view flag) {
   if (p.argv.empty()) return std::nullopt;
   return LastFlagValue({p.argv.begin() + 1, p.argv.end()}, kNriFlags, flag);

@@ -1,4 +1,4 @@
-// `oci-rlimit node ...`'s argv (through core/argv.h): the subcommands
+// `oci-rlimit node ...`'s argv (through formats/argv.h): the subcommands
 // install, uninstall and containerd install|uninstall, each with its own flag
 // table.
 #pragma once
@@ -47,7 +47,7 @@ struct NodeVerbSpec {
 [[nodiscard]] std::span<const NodeVerbSpec> NodeVerbs();
 
 // args: argv after "node". --help (-h) anywhere is kHelp. Errors are one
-// line: core/argv's, or
+// line: formats/argv's, or
 //   expected "install", "uninstall" or "containerd install|uninstall"
 //   unknown action "x": install or uninstall
 //   unexpected argument "x"

@@ -1,5 +1,5 @@
 // The one parse entry point for every engine's TOML file: the text passes
-// core's guard (CheckTomlSafeText) before toml++ sees it, and a syntax error
+// formats' guard (CheckTomlSafeText) before toml++ sees it, and a syntax error
 // is one line naming the file and the line. Lookups never dereference a
 // missing table: a file without `[crio]` is a file without its keys.
 #pragma once
