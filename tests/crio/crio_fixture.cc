@@ -382,6 +382,7 @@ void CriO::Sighup() const {
 }
 
 std::optional<std::string> CriO::Restart() {
+  client_ = std::make_unique<CriClient>(socket());  // no connection left open to wait for
   if (pid_t p = pid(); p > 0) {
     kill(p, SIGTERM);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "cri_client.h"
+#include "daemons.h"
 #include "harness.h"
 
 namespace ocirlimit::itest::crio {

@@ -17,6 +17,7 @@
 
 #include "crio_node.h"
 #include "crio_probe.h"
+#include "daemons.h"
 
 namespace ocirlimit::itest::crio {
 namespace {
@@ -66,9 +67,13 @@ TEST_F(CrioHandlerTest, AHandlerPodReadsTheLimitInInitAndExecOnceCrioRestarted) 
   Probe plain = RunProbe(*crio_, crio_->NewPod("plain"));
   EXPECT_EQ(plain.init, kCrioMemlock) << "the default handler";
 
-  // After the restart doctor's handler line is ok, and so it is for crio.
+  // After the restart doctor's handler line says what the pod read (it warns
+  // that the handler does not chain NVIDIA's runtime, which is true).
   const std::string line = DoctorLine({"CRI-O", "runtimeClassName oci-rlimit"});
-  EXPECT_TRUE(line.starts_with("ok ")) << line;
+  EXPECT_NE(line.find("get oci-rlimit's limits (by default memlock=8388608:8388608)"),
+            std::string::npos)
+      << line;
+  EXPECT_FALSE(line.starts_with("fail ")) << line;
 }
 
 // CRI-O 1.31 logs "Updating runtime configuration" on SIGHUP but does not add
@@ -129,6 +134,10 @@ TEST_F(CrioHandlerTest, DISABLED_AMonitorCgroupNodeKeepsACrioThatStarts) {
   conf.erase(conf.find(global), global.size());
   const std::string runc = "[crio.runtime.runtimes.runc]\n";
   conf.insert(conf.find(runc) + runc.size(), "monitor_cgroup = 'pod'\n");
+  // CRI-O's built-in crun handler too, or crio refuses to start for it.
+  conf +=
+      "[crio.runtime.runtimes.crun]\nruntime_path = '/usr/bin/crun'\nruntime_type = 'oci'\n"
+      "runtime_root = '/run/crun'\nmonitor_path = '/usr/bin/conmon'\nmonitor_cgroup = 'pod'\n";
   WriteFile(crio_->Host("/etc/crio/crio.conf"), conf);
   ASSERT_NO_FATAL_FAILURE(RestartCrio());
 
@@ -180,6 +189,25 @@ TEST_F(CrioHandlerTest, DISABLED_AuditsScopeIncludesCrioHandlerPods) {
     if (c["id"] == id) found = c["status"] == "missing";
   }
   EXPECT_TRUE(found) << j.dump(2);
+}
+
+// issue 37: fails until the installer writes its temp files outside the
+// directories crio watches (hooks.d, crio.conf.d): crio reads a half-written
+// .oci-rlimit.XXXXXX as it appears and logs a JSON error for it.
+TEST_F(CrioHandlerTest, DISABLED_CrioNeverSeesTheInstallersTempFiles) {
+  const size_t before = crio_->Log().size();
+  ASSERT_NO_FATAL_FAILURE(Install());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // crio's watcher
+  const std::string log = crio_->Log().substr(before);
+  EXPECT_EQ(log.find(".oci-rlimit."), std::string::npos) << log;
+}
+
+// issue 37: fails until doctor lists CRI-O's built-in crun handler, which
+// crio runs (its log: "Using runtime handler crun") though no file names it.
+TEST_F(CrioHandlerTest, DISABLED_DoctorListsCriosBuiltInCrunHandler) {
+  ASSERT_NE(crio_->Log().find("Using runtime handler crun"), std::string::npos);
+  EXPECT_NE(DoctorLine({"CRI-O", "runtime handler \"crun\""}), "")
+      << "doctor's CRI-O lines leave out the handler crio runs for runtimeClassName crun";
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "crio_node.h"
 #include "crio_probe.h"
+#include "daemons.h"
 
 namespace ocirlimit::itest::crio {
 namespace {

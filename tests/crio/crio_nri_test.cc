@@ -16,6 +16,7 @@
 
 #include "crio_fixture.h"
 #include "crio_probe.h"
+#include "daemons.h"
 #include "harness.h"
 
 namespace ocirlimit::itest::crio {
