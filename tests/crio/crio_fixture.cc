@@ -286,8 +286,10 @@ std::optional<std::string> CriO::Start(const std::string& t, const std::string& 
           MissingPrerequisite({"runc", "conmon", "skopeo", "nsenter", "unshare", "prlimit"})) {
     return asked || RuntimesRequired() ? *why : "skip: " + *why;
   }
-  for (const char* sub : {"logs", "ns", "exits", "attach", "cni", "nri/plugins", "nri/conf.d",
-                          "pods", "ovl/etc/upper/crio/crio.conf.d"}) {
+  // CRI-O's stock hooks dir, there before crio starts watching it.
+  for (const char* sub :
+       {"logs", "ns", "exits", "attach", "cni", "nri/plugins", "nri/conf.d", "pods",
+        "ovl/etc/upper/crio/crio.conf.d", "ovl/usr-share-containers/upper/oci/hooks.d"}) {
     fs::create_directories(t + "/" + sub);
   }
   WriteFile(t + "/crio.path", b.crio);
@@ -300,6 +302,7 @@ std::optional<std::string> CriO::Start(const std::string& t, const std::string& 
   fs::create_symlink(b.crio, bin + "/crio");
   fs::create_symlink(b.pinns, bin + "/pinns");
   WriteFile(t + "/ovl/etc/upper/crio/crio.conf", ConfigText(t, "/usr/local/bin/pinns"));
+  WriteFile(t + "/crio.conf.orig", ConfigText(t, "/usr/local/bin/pinns"));  // CrioNodeTest's reset
   if (auto err = ImportImage(t)) return "image: " + *err;
   if (auto err = StartHolder(t)) return err;
   if (auto err = LaunchCrio(t)) return err;

@@ -21,9 +21,14 @@ const std::vector<std::string> kNodeFiles = {
     "/usr/local/bin/oci-rlimit-runtime",
     "/usr/local/bin/oci-prlimit-helper",
     "/usr/local/bin/nvidia-container-runtime",
+    "/run/oci-rlimit",
+};
+
+// Directories crio watches (a removed one is no longer watched): only what
+// is in them goes.
+const std::vector<std::string> kWatchedDirs = {
     "/usr/share/containers/oci/hooks.d",
     "/etc/containers/oci/hooks.d",
-    "/run/oci-rlimit",
 };
 
 std::string SourceDir() { return fs::path(OurBinary("oci-rlimit")).parent_path().string(); }
@@ -33,16 +38,22 @@ std::string SourceDir() { return fs::path(OurBinary("oci-rlimit")).parent_path()
 void CrioNodeTest::SetUp() {
   CrioTest::SetUp();
   if (crio_ == nullptr) return;
-  crio_conf_ = ReadFile(crio_->Host("/etc/crio/crio.conf"));
-  ASSERT_FALSE(crio_conf_.empty()) << "no /etc/crio/crio.conf in the namespace";
+  crio_conf_ = ReadFile(crio_->dir() + "/crio.conf.orig");
+  ASSERT_FALSE(crio_conf_.empty()) << "no crio.conf.orig in " << crio_->dir();
+  // A test killed before its TearDown (a ctest timeout) may have left its files.
+  ASSERT_NO_FATAL_FAILURE(ResetNode());
 }
 
 void CrioNodeTest::TearDown() {
   if (crio_ == nullptr) return;
+  ResetNode();
+  CrioTest::TearDown();
+}
+
+void CrioNodeTest::ResetNode() {
   crio_->RemoveAll();
   auto left = crio_->cri().ListPodSandboxIds();
-  const bool stranded = left && !left->empty();
-  if (stranded) {
+  if (left && !left->empty()) {
     // A pod the handler's removal stranded (issue 37): the handler back, a
     // restart, and then it can go.
     (void)InstallSh({"--runtime", "crio", "--rlimits", "memlock=8M"});
@@ -50,9 +61,11 @@ void CrioNodeTest::TearDown() {
     crio_->RemoveAll();
   }
   std::error_code ec;
-  for (const auto& f : kNodeFiles) {
-    if (fs::exists(crio_->Host(f), ec)) config_changed_ = true;
-    fs::remove_all(crio_->Host(f), ec);
+  // A drop-in crio may have read; the other files need no restart.
+  if (!DirEntries(crio_->Host("/etc/crio/crio.conf.d")).empty()) config_changed_ = true;
+  for (const auto& f : kNodeFiles) fs::remove_all(crio_->Host(f), ec);
+  for (const auto& d : kWatchedDirs) {
+    for (const auto& f : DirEntries(crio_->Host(d))) fs::remove_all(f, ec);
   }
   fs::create_directories(crio_->Host("/etc/crio/crio.conf.d"), ec);
   if (ReadFile(crio_->Host("/etc/crio/crio.conf")) != crio_conf_) {
@@ -63,7 +76,7 @@ void CrioNodeTest::TearDown() {
     auto err = crio_->Restart();
     EXPECT_FALSE(err) << "crio on the suite's own config again: " << *err;
   }
-  CrioTest::TearDown();
+  config_changed_ = false;
 }
 
 CmdResult CrioNodeTest::InstallSh(const std::vector<std::string>& args) {

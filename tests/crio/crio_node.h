@@ -21,6 +21,9 @@ class CrioNodeTest : public CrioTest {
  protected:
   void SetUp() override;
   void TearDown() override;
+  // Removes every file the installer or a test wrote in the namespace, puts
+  // /etc/crio/crio.conf back, and restarts crio when any of it changed.
+  void ResetNode();
 
   // `bash packaging/kubernetes/install.sh --host-root / ARGS...` in the
   // namespace, with this build's programs as --source (install only).
