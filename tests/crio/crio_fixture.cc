@@ -267,7 +267,7 @@ Binaries FindBinaries(const std::string& cache) {
                 ".xz there (../shared/cluster/README.md says what it holds)";
       return b;
     }
-    const std::string out = cache + "/" + p.name;
+    const std::string out = fs::absolute(cache).string() + "/" + p.name;  // linked to
     if (auto err = Unpack(xz, out, p.sha256)) {
       b.error = *err;
       return b;
