@@ -55,10 +55,24 @@ TEST_F(CrioHandlerTest, AHandlerPodReadsTheLimitInInitAndExecOnceCrioRestarted) 
   Probe early = RunProbe(*crio_, crio_->NewPod("before-restart", kHandler));
   EXPECT_NE(early.error.find(kNoHandler), std::string::npos) << early.error;
 
+  // Pod requests on, beside the installer's drop-in (config.d/50-installer.toml).
+  WriteInNs("/etc/oci-rlimit/config.toml",
+            "[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\nover-ceiling = \"reject\"\n");
+
   ASSERT_NO_FATAL_FAILURE(RestartCrio());
   const std::string id = RunHandlerPod("handler");
   ASSERT_FALSE(id.empty());
   EXPECT_EQ(ExecMemlock(*crio_, id), kInstalled) << "ExecSync in the handler pod";
+
+  // A pod's request, an annotation on its sandbox only (as kubelet sends it):
+  // CRI-O copies it into every container's config.json, where the wrapper reads it.
+  constexpr Limit kRequested{2 << 20, 8 << 20};
+  PodSpec asks = crio_->NewPod("asks", kHandler);
+  asks.annotations = {{kRequestAnnotation, "memlock=2M:8M"}};
+  Probe asked = RunProbe(*crio_, asks);
+  ASSERT_TRUE(asked.error.empty()) << asked.error;
+  EXPECT_EQ(asked.init, kRequested) << "init of a handler pod that asks";
+  EXPECT_EQ(ExecMemlock(*crio_, asked.id), kRequested) << "ExecSync in that pod";
 
   // NVIDIA's handler and the default one run, without oci-rlimit's limit.
   Probe nvidia = RunProbe(*crio_, crio_->NewPod("nvidia", "nvidia"));
@@ -67,10 +81,11 @@ TEST_F(CrioHandlerTest, AHandlerPodReadsTheLimitInInitAndExecOnceCrioRestarted) 
   Probe plain = RunProbe(*crio_, crio_->NewPod("plain"));
   EXPECT_EQ(plain.init, kCrioMemlock) << "the default handler";
 
-  // After the restart doctor's handler line says what the pod read (it warns
+  // After the restart doctor's handler line says what the pods read (it warns
   // that the handler does not chain NVIDIA's runtime, which is true).
   const std::string line = DoctorLine({"CRI-O", "runtimeClassName oci-rlimit"});
-  EXPECT_NE(line.find("get oci-rlimit's limits (by default memlock=8388608:8388608)"),
+  EXPECT_NE(line.find("get oci-rlimit's limits (by default memlock=8388608:8388608; requests up "
+                      "to the ceilings)"),
             std::string::npos)
       << line;
   EXPECT_FALSE(line.starts_with("fail ")) << line;
