@@ -238,6 +238,38 @@ TEST_F(CrioHandlerTest, DISABLED_CrioNeverSeesTheInstallersTempFiles) {
   }
 }
 
+// issue 37: fails until audit and doctor believe oci-rlimit-nri's status
+// file by the same rule: a file whose writer no longer runs is stale to
+// doctor, and audit must not take its scope from it.
+TEST_F(CrioHandlerTest, DISABLED_AuditAndDoctorAgreeOnAStaleNriStatusFile) {
+  ASSERT_NO_FATAL_FAILURE(Install());  // the installer's record: audit's scope
+  TempDir dir;
+  WriteFile(dir / "config.toml", "rlimits = [\"memlock=8M\"]\n");
+  BackgroundProcess plugin;
+  std::vector<std::string> argv = crio_->NsPrefix();
+  for (const std::string& a :
+       {OurBinary("oci-rlimit-nri"), std::string("--config"), dir / "config.toml",
+        std::string("--socket"), crio_->nri_socket(), std::string("--status-file"),
+        std::string("/run/oci-rlimit/nri.status")}) {
+    argv.push_back(a);
+  }
+  ASSERT_FALSE(plugin.Start(argv, {}, dir / "plugin.log"));
+  auto said = plugin.WaitForLog("the plugin", "configured by",
+                                BackgroundProcess::Clock::now() + std::chrono::seconds(20));
+  ASSERT_FALSE(said) << *said;
+  ASSERT_EQ(kill(plugin.pid(), SIGKILL), 0);
+  plugin.Stop();
+  ASSERT_TRUE(fs::exists(crio_->Host("/run/oci-rlimit/nri.status")));
+
+  const std::string stale = DoctorLine({"status file", "stale"});
+  ASSERT_NE(stale, "") << "doctor believes the status file of a plugin that no longer runs";
+  CmdResult r = Cli({"audit", "--json"});
+  Json j = Json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
+  EXPECT_EQ(j["scope"].get<std::string>().find("oci-rlimit-nri governs"), std::string::npos)
+      << "doctor: " << stale << "\naudit: " << j["scope"];
+}
+
 // issue 37: fails until doctor lists CRI-O's built-in crun handler, which
 // crio runs (its log: "Using runtime handler crun") though no file names it.
 TEST_F(CrioHandlerTest, DISABLED_DoctorListsCriosBuiltInCrunHandler) {
