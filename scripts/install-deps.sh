@@ -21,8 +21,11 @@ build=(build-essential cmake ninja-build pkg-config git ca-certificates file cca
 # processes `oci-rlimit audit` spawns, bench.auditbench_smoke), and prometheus
 # (its promtool checks the metrics and the alert rules; its server scrapes the
 # NRI plugin in tests/cri/metrics_test.cc; on a machine running systemd the
-# package starts a prometheus service on :9090).
+# package starts a prometheus service on :9090). CRI-O (tests/crio: crio and
+# pinns come from OCI_RLIMIT_CLUSTER_DIR) needs conmon, skopeo (to put the
+# test image into its storage), and the libraries crio links.
 runtimes=(runc crun podman docker.io containerd busybox-static util-linux libcap2-bin
+          conmon skopeo libsqlite3-0 libseccomp2
           iproute2 hyperfine jq strace clang-format clang-tidy clang libclang-rt-14-dev python3-yaml shellcheck
           protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc
           uidmap slirp4netns man-db groff-base debootstrap prometheus)

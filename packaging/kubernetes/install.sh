@@ -129,7 +129,10 @@ units_of() {
 
 # Without systemd (or with none of the units): signal the engine's process,
 # as NVIDIA's installer does. containerd does not handle SIGHUP and exits, so
-# its supervisor starts it again on the new config; CRI-O reloads on SIGHUP.
+# its supervisor starts it again on the new config. CRI-O 1.31 logs "Updating
+# runtime configuration" on SIGHUP but adds no runtime handler (pods fail
+# "failed to find runtime handler" until it restarts), so verify_restarted
+# below still waits for a crio started after the write, and fails without one.
 signal_engine() {
   local comm pid sent=1
   for comm in "$host"/proc/[0-9]*/comm; do

@@ -141,6 +141,8 @@ v1::ContainerConfig CriClient::ToConfig(const ContainerSpec& spec) {
   c.mutable_metadata()->set_name(spec.name);
   c.mutable_metadata()->set_attempt(0);
   c.mutable_image()->set_image(spec.image);
+  // As kubelet sends it; CRI-O refuses a CreateContainer without it.
+  c.mutable_image()->set_user_specified_image(spec.image);
   for (const auto& a : spec.command) c.add_command(a);
   for (const auto& a : spec.args) c.add_args(a);
   for (const auto& [k, v] : spec.env) {
