@@ -451,6 +451,12 @@ stop() {
   [ -d "$dir" ] || return 0
   touch "$dir/stopping"
   upid=$(cat "$dir/unshare.pid" 2>/dev/null)
+  # a start killed before it wrote unshare.pid: find unshare by its argv (ns-init DIR)
+  if [ -z "$upid" ]; then
+    for f in /proc/[0-9]*/cmdline; do
+      tr '\0' ' ' <"$f" 2>/dev/null | grep -q "^unshare .* ns-init $dir $" && { upid=${f#/proc/}; upid=${upid%/cmdline}; break; }
+    done
+  fi
   cg=$(sed -n "s/^CGROOT='\(.*\)'$/\1/p" "$dir/vars" 2>/dev/null)
   # the namespace's init, only if it is still ours (its argv names DIR)
   if [ -n "$upid" ] && grep -qF -- "$dir" "/proc/$upid/cmdline" 2>/dev/null; then
