@@ -89,7 +89,8 @@ find_kube() {
 # --- what start prepares on the host side (files only, all in DIR) --------------------------------
 pki() { # CA, apiserver serving cert, client certs, service-account keys, kubeconfigs
   local d=$DIR/pki
-  mkdir -p "$d" && (
+  mkdir -p "$d" || return 1
+  (
     cd "$d" || exit 1
     set -e
     exec 2>>"$DIR/log/openssl.log"
@@ -225,7 +226,7 @@ cgroups_make() { # kubelet's cgroup root in every v1 hierarchy (cpuset copied fr
   local c
   if [ ! -f /sys/fs/cgroup/cgroup.controllers ]; then
     for c in /sys/fs/cgroup/*/; do
-      [ -f "$c/cgroup.procs" ] && [ "$c" != /sys/fs/cgroup/unified/ ] || continue
+      if [ ! -f "$c/cgroup.procs" ] || [ "$c" = /sys/fs/cgroup/unified/ ]; then continue; fi
       mkdir -p "$c$CGROOT" || return 1
       if [ -f "$c/cpuset.cpus" ]; then
         cat "$c/cpuset.cpus" >"$c$CGROOT/cpuset.cpus"; cat "$c/cpuset.mems" >"$c$CGROOT/cpuset.mems"
@@ -242,13 +243,14 @@ cgroups_remove() { # kill what is left in them, then remove them, deepest first
   for _ in 1 2 3 4 5 6 7 8 9 10; do
     p=$(find /sys/fs/cgroup/ -path "*$1/*" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u)
     [ -n "$p" ] || break
+    # shellcheck disable=SC2086 # one PID a word
     kill -KILL $p 2>/dev/null; sleep 0.2
   done
   for _ in 1 2 3 4 5; do
     for c in "/sys/fs/cgroup$1" /sys/fs/cgroup/*"$1"; do
       [ -d "$c" ] && find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null
     done
-    ls -d /sys/fs/cgroup$1 /sys/fs/cgroup/*$1 >/dev/null 2>&1 || return 0
+    ls -d "/sys/fs/cgroup$1" /sys/fs/cgroup/*"$1" >/dev/null 2>&1 || return 0
     sleep 0.3
   done
   log "cgroups $1 not removed"; return 1
@@ -425,7 +427,7 @@ start() {
     sleep 0.2
   done
   [ -e "$DIR/ready" ] || { cat "$DIR/log/ns-init.log" >&2; fail "the cluster did not start (logs: $DIR/log)"; return 1; }
-  init=$(cat "/proc/$upid/task/$upid/children" | awk '{print $1}')
+  init=$(awk '{print $1}' "/proc/$upid/task/$upid/children")
   echo "$init" >"$DIR/init.pid"
   # DIR/in CMD...: CMD inside the cluster's namespaces; DIR/kubectl: kubectl as the admin
   printf '#!/bin/sh\nexec nsenter -t %s -m -p -n -u -- "$@"\n' "$init" >"$DIR/in"

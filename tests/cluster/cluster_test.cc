@@ -343,9 +343,9 @@ TEST(ClusterTest, NriDaemonSetGrantsAnAskingPodAndCountsIt) {
 
 // daemonset-nvidia.yaml on a GPU node as NVIDIA's toolkit leaves it (an `nvidia` handler whose
 // BinaryName is /usr/bin/nvidia-container-runtime: here a stand-in that logs its argv and execs
-// runc), labelled oci-rlimit.io/nvidia=true: the plain installer leaves the node, the NVIDIA one
-// makes the oci-rlimit handler a copy of NVIDIA's, and a pod of runtimeclass-nvidia.yaml reads
-// its limit through oci-rlimit-runtime -> NVIDIA's runtime -> runc.
+// runc; containerd restarted on it), labelled oci-rlimit.io/nvidia=true: the plain installer leaves
+// the node, the NVIDIA one makes the oci-rlimit handler a copy of NVIDIA's, and a pod of
+// runtimeclass-nvidia.yaml reads its limit through oci-rlimit-runtime -> NVIDIA's runtime -> runc.
 TEST(ClusterTest, NvidiaInstallerChainsThroughNvidiasRuntime) {
   REQUIRE_CLUSTER();
   const std::string calls = "/var/log/nvidia-container-runtime.calls";
@@ -362,6 +362,11 @@ cat >>/etc/containerd/config.toml <<'EOF'
     BinaryName = '/usr/bin/nvidia-container-runtime'
     SystemdCgroup = false
 EOF
+# as nvidia-ctk does: restart containerd (its supervisor starts it again on the new config)
+kill $(busybox pidof containerd)
+sleep 0.5
+for i in $(seq 100); do ctr version >/dev/null 2>&1 && exit 0; sleep 0.2; done
+exit 1
 )"});
   ASSERT_EQ(gpu.status, 0) << gpu.err;
   Label("oci-rlimit.io/installed=true");
