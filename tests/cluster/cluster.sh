@@ -2,7 +2,7 @@
 # A real one-node Kubernetes v1.31 cluster for tests/cluster, in namespaces of its own
 # (adapted from ../shared/cluster/start-cluster.sh; docs/daemons-testing.md, "Kubernetes").
 #
-#   cluster.sh start STATE    start it; STATE gets "DIR=..." (or "SKIP=why", exit 77)
+#   cluster.sh start STATE    start it; STATE gets "DIR=..." (or "SKIP=1", exit 77, after one line)
 #   cluster.sh stop STATE     end it (also after a killed start): SIGKILL to the namespace's init,
 #                             remove its cgroups and DIR
 #   cluster.sh host-snapshot  what the cluster must not change on this machine (start keeps it in
@@ -10,9 +10,10 @@
 #   cluster.sh ns-init DIR    (internal) PID 1 of the cluster's namespaces
 #
 # The cluster runs in its own mount, PID, network and UTS namespaces (unshare): the node's default
-# paths are the cluster's own. /etc, /usr, /var and /opt are overlays (writes land in DIR), /run is
-# a tmpfs, /var/lib/containerd and /var/lib/kubelet are DIR's, and /usr/bin/containerd is containerd
-# 2.x. So the installer DaemonSet, which mounts the node's "/", edits this cluster's
+# paths are the cluster's own. /etc, /usr, /var and /opt are overlays (writes land in DIR), /run and
+# /tmp are tmpfs (DIR bound back in), /var/lib/containerd and /var/lib/kubelet are DIR's,
+# /usr/bin/containerd is containerd 2.x, and the node's runc (/usr/local/sbin/runc, first on PATH)
+# drops CAP_SYS_RESOURCE, which this machine cannot give, from what it creates. So the installer DaemonSet, which mounts the node's "/", edits this cluster's
 # /etc/containerd/config.toml and /usr/local/bin, never the machine's; kubelet's hard-coded paths
 # (/var/lib/kubelet/device-plugins, /var/log/containers) are private; the sysctls kubelet sets are
 # files of DIR bind-mounted over /proc/sys; its ports (etcd 2379, API 6443, kubelet 10250, the
