@@ -23,12 +23,15 @@ build=(build-essential cmake ninja-build pkg-config git ca-certificates file cca
 # NRI plugin in tests/cri/metrics_test.cc; on a machine running systemd the
 # package starts a prometheus service on :9090). CRI-O (tests/crio: crio and
 # pinns come from OCI_RLIMIT_CLUSTER_DIR) needs conmon, skopeo (to put the
-# test image into its storage), and the libraries crio links.
+# test image into its storage), and the libraries crio links; etcd-server,
+# openssl and xz-utils serve the one-node Kubernetes cluster of tests/cluster
+# (its kube binaries come from OCI_RLIMIT_CLUSTER_DIR; docs/daemons-testing.md).
 runtimes=(runc crun podman docker.io containerd busybox-static util-linux libcap2-bin
           conmon skopeo libsqlite3-0 libseccomp2
           iproute2 hyperfine jq strace clang-format clang-tidy clang libclang-rt-14-dev python3-yaml shellcheck
           protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc
-          uidmap slirp4netns man-db groff-base debootstrap prometheus)
+          uidmap slirp4netns man-db groff-base debootstrap prometheus
+          etcd-server openssl xz-utils)
 # The portable node builds (scripts/build-node.sh) and their tests: the arm64
 # cross compiler and qemu to run arm64 programs directly (debootstrap, above,
 # makes the Debian 11 root). The arm64 -dev libraries are fetched, not installed.
