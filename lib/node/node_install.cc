@@ -1,13 +1,9 @@
 #include "node/node_install.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <ctime>
 
-#include "effects/files.h"
 #include "formats/text.h"
 #include "node/node_config.h"
 #include "node/node_ctd_plan.h"
@@ -25,10 +21,7 @@ constexpr size_t kMaxProgramBytes = size_t{256} << 20;
 constexpr const char* kPrograms[] = {"oci-rlimit-hook", "oci-rlimit-runtime", "oci-prlimit-helper",
                                      "oci-rlimit"};
 
-bool Exists(const std::string& path) {
-  struct stat st {};
-  return lstat(path.c_str(), &st) == 0;
-}
+bool Exists(HostFs& fs, const std::string& path) { return fs.Lstat(path).ok(); }
 
 void AddUnique(std::vector<std::string>* v, const std::string& s) {
   if (std::find(v->begin(), v->end(), s) == v->end()) v->push_back(s);
@@ -45,15 +38,16 @@ struct Plan {
   std::vector<std::string> notes;
 };
 
-Result<std::vector<std::string>> Runtimes(const InstallArgs& a, const NodeMode& old,
+Result<std::vector<std::string>> Runtimes(HostFs& fs, const InstallArgs& a, const NodeMode& old,
                                           std::vector<std::string>* notes) {
   std::vector<std::string> out;
   if (a.runtime == "containerd" || a.runtime == "crio") {
     out.push_back(a.runtime);
   } else if (a.runtime == "auto") {
-    if (Exists(a.host + "/etc/containerd") || Exists(a.host + "/run/containerd/containerd.sock"))
+    if (Exists(fs, a.host + "/etc/containerd") ||
+        Exists(fs, a.host + "/run/containerd/containerd.sock"))
       out.emplace_back("containerd");
-    if (Exists(a.host + "/etc/crio") || Exists(a.host + "/run/crio/crio.sock"))
+    if (Exists(fs, a.host + "/etc/crio") || Exists(fs, a.host + "/run/crio/crio.sock"))
       out.emplace_back("crio");
   } else {
     return MakeError("--runtime: " + Quote(a.runtime) + " is not containerd, crio or auto");
@@ -71,7 +65,7 @@ Result<std::vector<std::string>> Runtimes(const InstallArgs& a, const NodeMode& 
 }
 
 // The node's mode: the flags given, else what the earlier install remembered.
-Result<NodeMode> DecideMode(const InstallArgs& a, const NodeMode& old, bool installed,
+Result<NodeMode> DecideMode(HostFs& fs, const InstallArgs& a, const NodeMode& old, bool installed,
                             std::vector<std::string>* notes) {
   NodeMode m;
   m.prefix = a.prefix.value_or(old.prefix.empty() ? "/usr/local" : old.prefix);
@@ -81,7 +75,7 @@ Result<NodeMode> DecideMode(const InstallArgs& a, const NodeMode& old, bool inst
     return MakeError("--prefix: " + Quote(m.prefix) + ": this node is installed under " +
                      Quote(old.prefix) + "; run --uninstall first");
   }
-  auto rt = Runtimes(a, old, notes);
+  auto rt = Runtimes(fs, a, old, notes);
   if (!rt) return rt.error();
   m.runtimes = std::move(*rt);
   m.nvidia = a.nvidia.value_or(old.nvidia);
@@ -131,7 +125,7 @@ std::vector<std::string> NvidiaRuntimes(const Plan& p) {
 
 Result<Plan> Decide(const InstallArgs& a, const NodeRecord& rec) {
   Plan p;
-  auto mode = DecideMode(a, rec.mode(), rec.installed(), &p.notes);
+  auto mode = DecideMode(rec.fs(), a, rec.mode(), rec.installed(), &p.notes);
   if (!mode) return mode.error();
   p.mode = std::move(*mode);
   auto rl = CheckRlimits(a.rlimits);
@@ -155,7 +149,7 @@ Result<Plan> Decide(const InstallArgs& a, const NodeRecord& rec) {
   p.dropin = std::move(*dropin);
   if (Has(p.mode.runtimes, "crio")) {
     const std::string hook(kCrioHook);
-    if (Exists(a.host + hook) && !rec.Recorded("created", hook)) {
+    if (Exists(rec.fs(), a.host + hook) && !rec.Recorded("created", hook)) {
       p.notes.push_back("kept " + hook + ": not ours (a package's?)");
     } else {
       p.crio_hook = RenderCrioHook(p.mode.prefix);
@@ -182,12 +176,12 @@ std::vector<std::string> Targets(const Plan& p) {
   return out;
 }
 
-Status CheckTargets(const InstallArgs& a, const Plan& p) {
+Status CheckTargets(HostFs& fs, const InstallArgs& a, const Plan& p) {
   std::vector<std::string> sources;
   if (!a.source.empty()) {
     for (const char* prog : kPrograms) sources.push_back(a.source + "/" + prog);
   }
-  return CheckWritable(a.host, Targets(p), sources);
+  return CheckWritable(fs, a.host, Targets(p), sources);
 }
 
 void PrintPlan(const Plan& p, std::ostream& out) {
@@ -201,10 +195,10 @@ void PrintPlan(const Plan& p, std::ostream& out) {
 // The restarts to ask for: this run's and every earlier one the engine has
 // not done yet (node_restart.h), remembered; "plan restart=ENGINES". With
 // `rec` null (--check) nothing is remembered.
-Status PlanRestart(const std::string& host, const std::vector<std::string>& changed,
+Status PlanRestart(HostFs& fs, const std::string& host, const std::vector<std::string>& changed,
                    NodeRecord* rec, std::ostream& out) {
   const std::string file = std::string(kStateDir) + "/" + kRestartFile;
-  auto old = ReadFileBounded(host + file, 1 << 16);
+  auto old = fs.Read(host + file, 1 << 16);
   std::vector<PendingRestart> pending = StillPending(
       host, old ? ParsePending(*old) : std::vector<PendingRestart>{}, changed, time(nullptr));
   // Remembered: those of an engine seen running the old config.
@@ -213,7 +207,7 @@ Status PlanRestart(const std::string& host, const std::vector<std::string>& chan
     if (!EngineStartTimes(host, p.engine).empty()) kept.push_back(p);
   }
   if (rec != nullptr && kept.empty() && old) {
-    if (unlink((host + file).c_str()) != 0) return MakeError("remove " + Quote(host + file), errno);
+    if (int e = fs.Unlink(host + file); e != 0) return MakeError("remove " + Quote(host + file), e);
   } else if (rec != nullptr && !kept.empty() && (!old || *old != RenderPending(kept))) {
     if (auto st = rec->Write(file, RenderPending(kept), 0644); !st) return st;
   }
@@ -239,7 +233,7 @@ Result<bool> ApplyContainerd(const CtdPlan& c, NodeRecord* rec, std::ostream& ou
 Status Apply(const InstallArgs& a, const Plan& p, NodeRecord* rec, std::ostream& out) {
   std::vector<std::string> restart;
   for (const char* prog : kPrograms) {
-    auto bytes = ReadFileBounded(a.source + "/" + prog, kMaxProgramBytes);
+    auto bytes = rec->fs().Read(a.source + "/" + prog, kMaxProgramBytes);
     if (!bytes) return bytes.error().Wrap("--source");
     auto st = rec->Place(p.mode.prefix + "/bin/" + prog, *bytes, 0755, out);
     if (!st) return st.error();
@@ -250,7 +244,7 @@ Status Apply(const InstallArgs& a, const Plan& p, NodeRecord* rec, std::ostream&
   }
   if (!p.crio_handler.empty()) {
     const std::string old(kOldCrioHandler);
-    if (rec->Recorded("created", old) && unlink((a.host + old).c_str()) == 0) {
+    if (rec->Recorded("created", old) && rec->fs().Unlink(a.host + old) == 0) {
       out << "removed " << old << " (now " << kCrioHandler << ")\n";
     }
     auto st = rec->Place(std::string(kCrioHandler), p.crio_handler, 0644, out);
@@ -264,33 +258,39 @@ Status Apply(const InstallArgs& a, const Plan& p, NodeRecord* rec, std::ostream&
     if (*st) restart.emplace_back("containerd");
   }
   if (auto st = rec->SaveMode(p.mode); !st) return st.error();
-  return PlanRestart(a.host, restart, rec, out);
+  return PlanRestart(rec->fs(), a.host, restart, rec, out);
 }
 
 }  // namespace
 
 int RunInstall(const InstallArgs& a, std::ostream& out, std::ostream& err) {
-  struct stat st {};
-  if (!a.host.empty() && (stat(a.host.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
-    err << "oci-rlimit node: --host-root: " << Quote(a.host) << " is not a directory\n";
-    return 1;
+  return RunInstall(LinuxHostFs(), a, out, err);
+}
+
+int RunInstall(HostFs& fs, const InstallArgs& a, std::ostream& out, std::ostream& err) {
+  if (!a.host.empty()) {
+    auto st = fs.Stat(a.host);
+    if (!st || st->kind != FileKind::kDirectory) {
+      err << "oci-rlimit node: --host-root: " << Quote(a.host) << " is not a directory\n";
+      return 1;
+    }
   }
-  auto rec = NodeRecord::Load(a.host);
+  auto rec = NodeRecord::Load(fs, a.host);
   if (!rec) {
     err << "oci-rlimit node: " << rec.error().Text() << "\n";
     return 1;
   }
   auto plan = Decide(a, *rec);
-  Status checked = plan ? CheckTargets(a, *plan) : Status(plan.error());
+  Status checked = plan ? CheckTargets(fs, a, *plan) : Status(plan.error());
   if (!checked) {
     err << "oci-rlimit node: " << checked.error().Text() << ", nothing changed\n";
     return 1;
   }
   PrintPlan(*plan, out);
   if (a.check) {  // the run after it says the notes
-    return PlanRestart(a.host, {}, nullptr, out) ? 0 : 1;
+    return PlanRestart(fs, a.host, {}, nullptr, out) ? 0 : 1;
   }
-  RemoveLeftoverTemps(a.host, Targets(*plan), out);
+  RemoveLeftoverTemps(fs, a.host, Targets(*plan), out);
   for (const auto& n : plan->notes) err << "oci-rlimit node: " << n << "\n";
   if (auto st = Apply(a, *plan, &*rec, out); !st) {
     err << "oci-rlimit node: " << st.error().Text() << "\n";

@@ -19,6 +19,8 @@
 #include <ostream>
 #include <string>
 
+#include "node/host_fs.h"
+
 namespace ocirlimit::node {
 
 struct InstallArgs {
@@ -43,7 +45,10 @@ struct UninstallArgs {
 
 // Exit statuses: 0 done, 1 refused (nothing written), 3 uninstall kept the
 // wrapper for containers that still use it.
+// The files are read and written through `fs` (LinuxHostFs() without it).
 int RunInstall(const InstallArgs& a, std::ostream& out, std::ostream& err);
+int RunInstall(HostFs& fs, const InstallArgs& a, std::ostream& out, std::ostream& err);
 int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err);
+int RunUninstall(HostFs& fs, const UninstallArgs& a, std::ostream& out, std::ostream& err);
 
 }  // namespace ocirlimit::node

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "formats/error.h"
+#include "node/host_fs.h"
 
 namespace ocirlimit::node {
 
@@ -15,7 +16,9 @@ namespace ocirlimit::node {
 // not a symlink, not something other than a regular file, in a directory
 // (or the nearest existing ancestor) this process can write; each program
 // in `sources` (real paths) readable. One line naming the first that fails.
-[[nodiscard]] Status CheckWritable(const std::string& host, const std::vector<std::string>& targets,
+// It only looks (`fs`): nothing is written.
+[[nodiscard]] Status CheckWritable(HostFs& fs, const std::string& host,
+                                   const std::vector<std::string>& targets,
                                    const std::vector<std::string>& sources);
 
 // True for the name of AtomicWriteFile's temp file: ".oci-rlimit." and six
@@ -24,7 +27,7 @@ bool IsLeftoverTemp(const std::string& name);
 
 // Removes leftover temp files from the directories of `targets` (node
 // paths); prints "removed PATH (left by an interrupted run)" for each.
-void RemoveLeftoverTemps(const std::string& host, const std::vector<std::string>& targets,
-                         std::ostream& out);
+void RemoveLeftoverTemps(HostFs& fs, const std::string& host,
+                         const std::vector<std::string>& targets, std::ostream& out);
 
 }  // namespace ocirlimit::node

@@ -1,13 +1,8 @@
 #include "node/node_record.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 
-#include "effects/files.h"
 #include "formats/text.h"
 
 namespace ocirlimit::node {
@@ -15,9 +10,9 @@ namespace {
 
 constexpr size_t kMaxRecordBytes = 1 << 20;
 
-bool IsDir(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+bool IsDir(HostFs& fs, const std::string& path) {
+  auto st = fs.Stat(path);
+  return st && st->kind == FileKind::kDirectory;
 }
 
 std::string Parent(const std::string& path) {
@@ -29,17 +24,20 @@ std::string StateFile(const char* name) { return std::string(kStateDir) + "/" + 
 
 }  // namespace
 
-Result<NodeRecord> NodeRecord::Load(const std::string& host) {
+Result<NodeRecord> NodeRecord::Load(const std::string& host) { return Load(LinuxHostFs(), host); }
+
+Result<NodeRecord> NodeRecord::Load(HostFs& fs, const std::string& host) {
   NodeRecord r;
+  r.fs_ = &fs;
   r.host_ = host;
-  auto manifest = ReadFileBounded(r.Host(StateFile("manifest")), kMaxRecordBytes);
+  auto manifest = fs.Read(r.Host(StateFile("manifest")), kMaxRecordBytes);
   if (!manifest && manifest.error().err != ENOENT) return manifest.error();
   if (manifest) {
     r.installed_ = true;
     r.entries_ = ParseManifest(*manifest);
   }
   const std::string mode_path = StateFile("mode.json");
-  auto mode = ReadFileBounded(r.Host(mode_path), kMaxRecordBytes);
+  auto mode = fs.Read(r.Host(mode_path), kMaxRecordBytes);
   if (!mode && mode.error().err != ENOENT) return mode.error();
   if (mode) {
     auto m = ParseMode(*mode, r.Host(mode_path));
@@ -56,12 +54,14 @@ bool NodeRecord::Recorded(std::string_view kind, std::string_view path) const {
 
 Status NodeRecord::EnsureState() {
   const std::string state(kStateDir);
-  if (IsDir(Host(state))) return Ok{};
+  if (IsDir(*fs_, Host(state))) return Ok{};
   std::vector<std::string> missing;
-  for (std::string d = state; !IsDir(Host(d)); d = Parent(d)) missing.insert(missing.begin(), d);
+  for (std::string d = state; !IsDir(*fs_, Host(d)); d = Parent(d)) {
+    missing.insert(missing.begin(), d);
+  }
   for (const auto& d : missing) {
-    if (mkdir(Host(d).c_str(), 0755) != 0 && errno != EEXIST) {
-      return MakeError("mkdir " + Quote(Host(d)), errno);
+    if (int e = fs_->Mkdir(Host(d), 0755); e != 0 && e != EEXIST) {
+      return MakeError("mkdir " + Quote(Host(d)), e);
     }
     entries_.push_back({"statedir", d});
   }
@@ -81,12 +81,12 @@ Status NodeRecord::Record(const std::string& kind, const std::string& path) {
 }
 
 Status NodeRecord::EnsureDir(const std::string& dir) {
-  if (IsDir(Host(dir))) return Ok{};
+  if (IsDir(*fs_, Host(dir))) return Ok{};
   if (auto st = EnsureDir(Parent(dir)); !st) return st;
   // Recorded before it exists: a run cut short leaves at most a line too many.
   if (auto st = Record("dir", dir); !st) return st;
-  if (mkdir(Host(dir).c_str(), 0755) != 0 && errno != EEXIST) {
-    return MakeError("mkdir " + Quote(Host(dir)), errno);
+  if (int e = fs_->Mkdir(Host(dir), 0755); e != 0 && e != EEXIST) {
+    return MakeError("mkdir " + Quote(Host(dir)), e);
   }
   return Ok{};
 }
@@ -94,39 +94,31 @@ Status NodeRecord::EnsureDir(const std::string& dir) {
 Status NodeRecord::Write(const std::string& path, const std::string& content, mode_t mode) {
   const std::string full = Host(path);
   bool created = false;
-  int fd = open(full.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-  if (fd >= 0) {
+  if (auto made = fs_->Create(full, mode); made) {
     created = true;
-    int rc = fchmod(fd, mode);
-    int saved = errno;
-    close(fd);
-    if (rc != 0) {
-      unlink(full.c_str());
-      return MakeError("chmod " + Quote(full), saved);
-    }
-  } else if (errno != EEXIST) {
-    return MakeError("create " + Quote(full), errno);
+  } else if (made.error().err != EEXIST) {
+    return made.error();
   }
-  auto st = AtomicWriteFile(full, content);
-  if (!st && created) unlink(full.c_str());
+  auto st = fs_->Replace(full, content);
+  if (!st && created) fs_->Unlink(full);
   return st;
 }
 
 Result<bool> NodeRecord::Place(const std::string& path, const std::string& content, mode_t mode,
                                std::ostream& out) {
   const std::string full = Host(path);
-  struct stat st {};
-  const bool exists = lstat(full.c_str(), &st) == 0;
+  auto st = fs_->Lstat(full);
+  const bool exists = st.ok();
   if (exists) {
-    auto now = ReadFileBounded(full, content.size() + 1);
-    if (now && *now == content && (st.st_mode & 07777) == mode) return false;
+    auto now = fs_->Read(full, content.size() + 1);
+    if (now && *now == content && st->mode == mode) return false;
   } else {
     if (auto s = EnsureDir(Parent(path)); !s) return s.error();
     if (auto s = Record("created", path); !s) return s.error();
   }
   if (auto s = Write(path, content, mode); !s) return s.error();
-  if (exists && (st.st_mode & 07777) != mode && chmod(full.c_str(), mode) != 0) {
-    return MakeError("chmod " + Quote(full), errno);
+  if (exists && st->mode != mode) {
+    if (int e = fs_->Chmod(full, mode); e != 0) return MakeError("chmod " + Quote(full), e);
   }
   out << "wrote " << path << "\n";
   return true;
@@ -137,7 +129,7 @@ Status NodeRecord::SaveMode(const NodeMode& mode) {
   mode_ = mode;
   // Inside the state directory, which uninstall removes: not in the manifest.
   const std::string text = RenderMode(mode);
-  auto now = ReadFileBounded(Host(StateFile("mode.json")), text.size() + 1);
+  auto now = fs_->Read(Host(StateFile("mode.json")), text.size() + 1);
   if (now && *now == text) return Ok{};
   return Write(StateFile("mode.json"), text, 0644);
 }
@@ -150,13 +142,13 @@ Status NodeRecord::Rewrite(std::vector<ManifestEntry> keep) {
     return SaveManifest();
   }
   for (const char* name : {"manifest", "mode.json", "restart"}) {
-    if (unlink(Host(StateFile(name)).c_str()) != 0 && errno != ENOENT) {
-      return MakeError("remove " + Quote(Host(StateFile(name))), errno);
+    if (int e = fs_->Unlink(Host(StateFile(name))); e != 0 && e != ENOENT) {
+      return MakeError("remove " + Quote(Host(StateFile(name))), e);
     }
   }
-  rmdir(Host(std::string(kStateDir)).c_str());
+  fs_->Rmdir(Host(std::string(kStateDir)));
   for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-    if (it->kind == "statedir") rmdir(Host(it->path).c_str());
+    if (it->kind == "statedir") fs_->Rmdir(Host(it->path));
   }
   entries_.clear();
   installed_ = false;

@@ -10,14 +10,17 @@
 #include <vector>
 
 #include "formats/error.h"
+#include "node/host_fs.h"
 #include "node/node_files.h"
 
 namespace ocirlimit::node {
 
 class NodeRecord {
  public:
-  // The record under `host`; an empty one when nothing is installed.
+  // The record under `host`; an empty one when nothing is installed. Every
+  // read and write goes through `fs` (LinuxHostFs() by default).
   static Result<NodeRecord> Load(const std::string& host);
+  static Result<NodeRecord> Load(HostFs& fs, const std::string& host);
 
   bool installed() const { return installed_; }
   const NodeMode& mode() const { return mode_; }
@@ -41,12 +44,14 @@ class NodeRecord {
   Status Rewrite(std::vector<ManifestEntry> keep);
 
   const std::string& host() const { return host_; }
+  HostFs& fs() const { return *fs_; }
 
  private:
   std::string Host(const std::string& path) const { return host_ + path; }
   Status EnsureState();
   Status SaveManifest();
 
+  HostFs* fs_ = nullptr;
   std::string host_;
   bool installed_ = false;
   NodeMode mode_;

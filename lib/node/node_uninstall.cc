@@ -1,13 +1,10 @@
 // `oci-rlimit node uninstall` (node_install.h): the handlers first (a version 3
 // containerd handler stays while its pods run: containerd 2.x execs through it), then the
 // files, keeping the wrapper while containers created through it remain.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 
 #include "adapters/oci/runtime_state.h"
-#include "effects/files.h"
 #include "formats/text.h"
 #include "node/node_config.h"
 #include "node/node_ctd_plan.h"
@@ -47,8 +44,8 @@ Status RemoveContainerdDropin(const NodeRecord& rec, bool keep, Removal* r, std:
              "use it)\n";
       continue;
     }
-    if (unlink((rec.host() + e.path).c_str()) != 0 && errno != ENOENT) {
-      return MakeError("remove " + Quote(rec.host() + e.path), errno);
+    if (int rc = rec.fs().Unlink(rec.host() + e.path); rc != 0 && rc != ENOENT) {
+      return MakeError("remove " + Quote(rec.host() + e.path), rc);
     }
     out << "removed " << e.path << "\n";
     r->restart.emplace_back("containerd");
@@ -60,7 +57,7 @@ Status RemoveContainerdDropin(const NodeRecord& rec, bool keep, Removal* r, std:
 int64_t DropinVersion(const NodeRecord& rec) {
   for (const auto& e : rec.entries()) {
     if (!IsOurDropin(e)) continue;
-    auto text = ReadFileBounded(rec.host() + e.path, kMaxConfigBytes);
+    auto text = rec.fs().Read(rec.host() + e.path, kMaxConfigBytes);
     if (text && text->starts_with("version = 3")) return 3;
     if (text) return 2;
   }
@@ -81,7 +78,7 @@ Status CheckContainerdForgets(const NodeRecord& rec, Removal* r) {
 // The runc roots containerd's handler `oci-rlimit` passes, into `r`.
 Status ReadContainerdRoots(const NodeRecord& rec, Removal* r) {
   const std::string path(kContainerdConfig);
-  auto text = ReadFileBounded(rec.host() + path, kMaxConfigBytes);
+  auto text = rec.fs().Read(rec.host() + path, kMaxConfigBytes);
   if (!text) return text.error().err == ENOENT ? Status(Ok{}) : Status(text.error());
   auto roots = WrapperRoots(*text, path, "oci-rlimit");
   if (!roots) return roots.error();
@@ -100,7 +97,7 @@ Status RemoveContainerdHandler(const NodeRecord& rec, bool live, Removal* r, std
   if (r->kept_handler) return Ok{};  // our drop-in stayed for running pods
   const std::string path(kContainerdConfig);
   const std::string full = rec.host() + path;
-  auto text = ReadFileBounded(full, kMaxConfigBytes);
+  auto text = rec.fs().Read(full, kMaxConfigBytes);
   if (!text) return text.error().err == ENOENT ? Status(Ok{}) : Status(text.error());
   auto edit = UninstallHandler(*text, path, "oci-rlimit", rec.mode().ctd_added_default);
   if (!edit) return edit.error();
@@ -111,11 +108,11 @@ Status RemoveContainerdHandler(const NodeRecord& rec, bool live, Removal* r, std
     return Ok{};
   }
   if (rec.Recorded("ctdcreated", path) && edit->only_version) {
-    if (unlink(full.c_str()) != 0) return MakeError("remove " + Quote(full), errno);
+    if (int e = rec.fs().Unlink(full); e != 0) return MakeError("remove " + Quote(full), e);
     out << "removed " << path << "\n";
     r->restart.emplace_back("containerd");
   } else if (edit->changed) {
-    if (auto st = AtomicWriteFile(full, edit->text); !st) return st;
+    if (auto st = rec.fs().Replace(full, edit->text); !st) return st;
     out << "wrote " << path << " (handler oci-rlimit removed)\n";
     r->restart.emplace_back("containerd");
   }
@@ -127,9 +124,9 @@ Status RemoveCrioHandler(const NodeRecord& rec, Removal* r, std::ostream& out) {
   for (std::string_view p : {kCrioHandler, kOldCrioHandler}) {
     const std::string path(p);
     if (!rec.Recorded("created", path)) continue;
-    if (unlink((rec.host() + path).c_str()) != 0) {
-      if (errno == ENOENT) continue;
-      return MakeError("remove " + Quote(rec.host() + path), errno);
+    if (int e = rec.fs().Unlink(rec.host() + path); e != 0) {
+      if (e == ENOENT) continue;
+      return MakeError("remove " + Quote(rec.host() + path), e);
     }
     out << "removed " << path << "\n";
     r->restart.emplace_back("crio");
@@ -163,9 +160,10 @@ std::vector<ManifestEntry> RemoveFiles(const NodeRecord& rec, const std::vector<
     bool kept = false;
     if (it->kind == "created") {
       kept = std::find(keep.begin(), keep.end(), it->path) != keep.end();
-      if (!kept) unlink(full.c_str());
+      if (!kept) rec.fs().Unlink(full);
     } else if (it->kind == "dir") {
-      kept = rmdir(full.c_str()) != 0 && errno != ENOENT;
+      const int e = rec.fs().Rmdir(full);
+      kept = e != 0 && e != ENOENT;
       if (kept && keep.empty()) err << "oci-rlimit node: kept " << it->path << ": not empty\n";
     } else if (it->kind == "statedir") {
       kept = true;
@@ -238,7 +236,11 @@ int Kept(const Removal& r, bool live, const std::string& wrapper,
 }  // namespace
 
 int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
-  auto rec = NodeRecord::Load(a.host);
+  return RunUninstall(LinuxHostFs(), a, out, err);
+}
+
+int RunUninstall(HostFs& fs, const UninstallArgs& a, std::ostream& out, std::ostream& err) {
+  auto rec = NodeRecord::Load(fs, a.host);
   if (!rec) {
     err << "oci-rlimit node: " << rec.error().Text() << "\n";
     return 1;
@@ -250,7 +252,7 @@ int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
   std::vector<std::string> written = {std::string(kContainerdConfig),
                                       std::string(kStateDir) + "/manifest"};
   for (const auto& e : rec->entries()) written.push_back(e.path);
-  RemoveLeftoverTemps(a.host, written, out);
+  RemoveLeftoverTemps(fs, a.host, written, out);
   Removal r;
   if (auto st = ReadContainerdRoots(*rec, &r); !st) {
     err << "oci-rlimit node: " << st.error().Text() << ", nothing removed\n";
