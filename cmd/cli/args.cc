@@ -1,5 +1,6 @@
 #include "cli/args.h"
 
+#include "cli/admission/command.h"
 #include "cli/audit/command.h"
 #include "cli/doctor/command.h"
 #include "cli/explain/command.h"
@@ -97,6 +98,14 @@ constexpr CommandSpec kCommands[] = {
               "edits containerd's runtime handlers.",
      .flags = {},
      .run_argv = NodeCommand},
+    {.name = "admission-policy",
+     .usage = "admission-policy [--config PATH] [--actions Deny|Warn|Audit,...]\n"
+              "                        [--namespace-selector SEL] [--object-selector SEL]\n"
+              "                        [--ulimits-field] [--name NAME] [--output FILE]",
+     .about = "writes the Kubernetes ValidatingAdmissionPolicy that refuses at `kubectl apply`\n"
+              "what the nodes' [requests] ceilings refuse, with the node's message.",
+     .flags = kAdmissionFlags,
+     .run_argv = AdmissionPolicyCommand},
 };
 
 constexpr const char* kUsageEnd =
@@ -203,7 +212,9 @@ std::string CliUsage() {
   out += "       oci-rlimit --help | --version\n\n";
   for (const CommandSpec& c : kCommands) {
     std::string name(c.name);
-    name.resize(kColumn, ' ');
+    // A name as long as the column gets its paragraph on the next line.
+    if (name.size() >= kColumn) name += '\n';
+    name.append(name.size() > kColumn ? kColumn : kColumn - name.size(), ' ');
     out += name + Indented(c.about, kColumn) + "\n";
   }
   return out + "\n" + kUsageEnd;

@@ -28,7 +28,8 @@ struct CommandSpec {
   int (*run_argv)(const std::vector<std::string>&) = nullptr;
 };
 
-// validate, explain, doctor, audit, node: in the order --help lists them.
+// validate, explain, doctor, audit, node, admission-policy: in the order
+// --help lists them.
 [[nodiscard]] std::span<const CommandSpec> Commands();
 
 // --help's text, from the table: the usage lines, each command's paragraph,
@@ -41,7 +42,7 @@ struct CommandSpec {
 // oci-rlimit COMMAND [FLAGS]; args excludes argv[0]. Flags may come before or
 // after the command, as `--flag value` or `--flag=value`; --help, -h and
 // --version win wherever they are. Errors are one line: formats/argv's, or
-//   missing command: validate, explain, doctor, audit or node
+//   missing command: validate, explain, doctor, audit, node or admission-policy
 //   unknown command "x"
 //   unexpected argument "x"
 //   --root: only for doctor

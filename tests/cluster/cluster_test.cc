@@ -341,6 +341,54 @@ TEST(ClusterTest, NriDaemonSetGrantsAnAskingPodAndCountsIt) {
   DeletePods({"nri-asks", "nri-plain"});
 }
 
+// The ceiling at the door (docs/policy.md, "At admission"): the policy `oci-rlimit
+// admission-policy` writes from nri-daemonset.yaml's ConfigMap, on the cluster's API server. A pod
+// the plugin would refuse (a type not in the ConfigMap's ceilings) is refused at `kubectl apply`,
+// and by --dry-run=server, with the node's own words; one under the ceiling is admitted and, on
+// the node, reads the limit the plugin gives it. (tests/admission runs the whole case table
+// against explain on an API server of its own.)
+TEST(ClusterTest, AdmissionPolicyRefusesAtTheDoorAndAdmitsWhatTheNodeGrants) {
+  REQUIRE_CLUSTER();
+  Label("oci-rlimit.io/nri=true");
+  Apply(Manifest("nri-daemonset.yaml"));
+  RolledOut("oci-rlimit-nri");
+  ASSERT_TRUE(Eventually([] { return NodeFile("/run/oci-rlimit/nri.status") != ""; }, 30))
+      << Diagnose();
+  // The ConfigMap's config.toml, as the plugin reads it.
+  CmdResult cm = Kubectl({"-n", "oci-rlimit", "get", "configmap", "oci-rlimit-nri-config", "-o",
+                          "jsonpath={.data.config\\.toml}"});
+  ASSERT_EQ(cm.status, 0) << cm.err;
+  const std::string config = TheCluster()["DIR"] + "/admission-config.toml";
+  WriteFile(config, cm.out);
+  CmdResult policy = RunCmd({ocirlimit::itest::OurBinary("oci-rlimit"), "admission-policy",
+                             "--config", config, "--name", "cluster-door"});
+  ASSERT_EQ(policy.status, 0) << policy.err;
+  Apply(policy.out);
+  const std::string refused = PodYaml("door-refused", "", "oci-rlimit.io/rlimits: \"nofile=4096\"");
+  const std::string node_words =
+      "denied request: container \"main\": annotation \"oci-rlimit.io/rlimits\" = "
+      "\"nofile=4096\": nofile=4096:4096: nofile is not in requests.ceilings (over-ceiling = "
+      "\"reject\")";
+  // The API server loads a new policy a moment after it is created.
+  CmdResult dry;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        dry = Kubectl({"create", "--dry-run=server", "-f", "-"}, refused);
+        return dry.status != 0;
+      },
+      30))
+      << dry.out << dry.err;
+  EXPECT_NE(dry.err.find(node_words), std::string::npos) << dry.err;
+  CmdResult applied = Kubectl({"apply", "-f", "-"}, refused);
+  EXPECT_NE(applied.status, 0) << applied.out;
+  EXPECT_NE(applied.err.find(node_words), std::string::npos) << applied.err;
+  Apply(PodYaml("door-granted", "", "oci-rlimit.io/rlimits: \"memlock=8388608\""));
+  EXPECT_EQ(PodLimit("door-granted"), kGranted);
+  Kubectl({"delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", "-l",
+           "app.kubernetes.io/managed-by=oci-rlimit"});
+  DeletePods({"door-granted", "door-refused"});
+}
+
 // daemonset-nvidia.yaml on a GPU node as NVIDIA's toolkit leaves it (an `nvidia` handler whose
 // BinaryName is /usr/bin/nvidia-container-runtime: here a stand-in that logs its argv and execs
 // runc; containerd restarted on it), labelled oci-rlimit.io/nvidia=true: the plain installer leaves
