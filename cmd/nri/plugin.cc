@@ -144,6 +144,9 @@ Reply NriPlugin::CreateContainer(std::string_view payload) {
     r.before = Before(v.limits, facts.spec_rlimits);
   }
   r.warnings = v.warnings;
+  if (v.action == Action::kApply && runtime_) {
+    if (auto m = UnraisableByRuntime(v.limits, *runtime_)) r.warnings.push_back(*m);
+  }
   if (v.action == Action::kFail) {
     r.error = "oci-rlimit: " + Who(req) + ": " + v.error->Text();
     out_.LogLine(cfg, FormatLogLine(r));

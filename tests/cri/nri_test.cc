@@ -201,6 +201,26 @@ TEST_P(NriTest, SameTypeSpecEntryIsBeaten) {
       << ours;
 }
 
+// A limit above containerd's own hard limit (8M here), which no process in
+// this sandbox can raise: the plugin still answers the policy (it cannot
+// refuse more than the policy says), runc then fails to set it, and the
+// plugin's log line carries the one unraisable-limit message, naming the
+// runtime it read through the socket's peer (nri/runtime_peer.h).
+TEST_P(NriTest, ALimitTheRuntimeCannotRaiseGetsTheOneMessage) {
+  WriteFile(ConfigPath(),
+            "rlimits = [\"memlock=16M\"]\nlog-file = \"" + (dir_ / "oci.log") + "\"\n");
+  ASSERT_NO_FATAL_FAILURE(StartContainerd());
+  ASSERT_NO_FATAL_FAILURE(StartPlugin());
+  Ran r = RunPrintingPod("over", {});
+  EXPECT_TRUE(r.id.empty()) << "runc cannot raise the hard limit here";
+  const std::string log = ReadFile(dir_ / "oci.log");
+  EXPECT_NE(log.find("set memlock=unreported->16777216:16777216 warning=\"config entry "
+                     "memlock=16M: the hard limit in force is 8M, and raising it needs "
+                     "CAP_SYS_RESOURCE, which the runtime on the NRI socket (containerd, pid "),
+            std::string::npos)
+      << log;
+}
+
 constexpr const char* kRequests =
     "[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\nover-ceiling = \"reject\"\n";
 
