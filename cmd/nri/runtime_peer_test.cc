@@ -70,8 +70,9 @@ TEST(RuntimePeer, NothingToSayWhenTheRuntimeCanRaiseOrNeedNot) {
       << "a type the runtime's limits lack";
 }
 
-std::string Create() {
+std::string Create(const std::string& handler = "") {
   pb::CreateContainerRequest req;
+  req.mutable_pod()->set_runtime_handler(handler);
   req.mutable_pod()->set_name("web");
   req.mutable_pod()->set_namespace_("default");
   req.mutable_container()->set_id("c0ffee");
@@ -116,6 +117,32 @@ TEST(RuntimePeer, CreateContainerSaysNothingMoreWithoutARuntimeOrWithinIt) {
   (void)unknown.plugin.Call("CreateContainer", Create());
   ASSERT_EQ(unknown.out.lines.size(), 1u);
   EXPECT_EQ(unknown.out.lines[0].find("warning="), std::string::npos) << "no runtime read";
+}
+
+// A pod of the installer's handler: the wrapper edits the spec after NRI,
+// and the line says so (docs/nri.md, "A node with both the NRI plugin and
+// the RuntimeClass handler").
+TEST(HandlerNote, APodOfOurHandlerSaysTheWrapperSetsTheLimitsLast) {
+  Config cfg = MustParse("rlimits = ['memlock=8M']");
+  cfg.source = "/etc/oci-rlimit/config.toml";
+  RecordingOutput out;
+  NriPlugin plugin{[&]() -> const Config& { return cfg; }, out, [] { return "T"; }};
+  (void)plugin.Call("CreateContainer", Create("oci-rlimit"));
+  cfg.source = "/etc/oci-rlimit-nri/config.toml";
+  (void)plugin.Call("CreateContainer", Create("oci-rlimit"));
+  (void)plugin.Call("CreateContainer", Create("runc"));
+  ASSERT_EQ(out.lines.size(), 3u);
+  const std::string set = R"(T id="c0ffee" via="nri" set memlock=unreported->8388608:8388608)";
+  EXPECT_EQ(out.lines[0],
+            set + R"x( warning="runtime handler \"oci-rlimit\": oci-rlimit-runtime sets the )x"
+                  R"x(limits again when runc is called, after NRI, from the same config )x"
+                  R"x(\"/etc/oci-rlimit/config.toml\": the container gets these limits")x");
+  EXPECT_EQ(out.lines[1],
+            set + R"x( warning="runtime handler \"oci-rlimit\": oci-rlimit-runtime sets the )x"
+                  R"x(limits again when runc is called, after NRI, from )x"
+                  R"x(\"/etc/oci-rlimit/config.toml\", not \"/etc/oci-rlimit-nri/config.toml\": )x"
+                  R"x(where they differ, the container gets the handler's limits")x");
+  EXPECT_EQ(out.lines[2], set) << "another handler: NRI's limits are the container's";
 }
 
 // The connection loop hands each connection to on_connect before it makes
