@@ -30,7 +30,7 @@ std::optional<RuntimeLimits> ReadRuntimeLimits(int pid, unsigned uid) {
   const std::string path = "/proc/" + std::to_string(pid);
   const int dir = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (dir < 0) return std::nullopt;
-  struct stat st{};
+  struct stat st {};
   std::optional<RuntimeLimits> out;
   auto limits = ReadAt(dir, "limits");
   auto status = ReadAt(dir, "status");
@@ -41,9 +41,9 @@ std::optional<RuntimeLimits> ReadRuntimeLimits(int pid, unsigned uid) {
     std::string name = *comm;
     while (!name.empty() && name.back() == '\n') name.pop_back();
     if (parsed && can_raise) {
-      out = RuntimeLimits{"the runtime on the NRI socket (" + name + ", pid " +
-                              std::to_string(pid) + ")",
-                          std::move(*parsed), *can_raise};
+      out = RuntimeLimits{
+          "the runtime on the NRI socket (" + name + ", pid " + std::to_string(pid) + ")",
+          std::move(*parsed), *can_raise};
     }
   }
   close(dir);

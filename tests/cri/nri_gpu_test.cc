@@ -77,11 +77,11 @@ class NriGpuTest : public ::testing::Test {
     opts.cri_toml = "  enable_cdi = true\n  cdi_spec_dirs = ['" + (dir_ / "cdi") + "']\n";
     containerd_ = std::make_unique<CriContainerd>(opts);
     ASSERT_TRUE(containerd_->ok()) << containerd_->error();
-    ASSERT_NO_FATAL_FAILURE(Start(ours_, {OurBinary("oci-rlimit-nri"), "--config",
-                                          dir_ / "config.toml", "--socket",
-                                          containerd_->nri_socket(), "--status-file",
-                                          dir_ / "nri.status"},
-                                  "ours.log", "configured by"));
+    ASSERT_NO_FATAL_FAILURE(
+        Start(ours_,
+              {OurBinary("oci-rlimit-nri"), "--config", dir_ / "config.toml", "--socket",
+               containerd_->nri_socket(), "--status-file", dir_ / "nri.status"},
+              "ours.log", "configured by"));
     ASSERT_NO_FATAL_FAILURE(Start(nvidia_,
                                   {OurBinary("fake-nvidia-nri"), containerd_->nri_socket()},
                                   "nvidia.log", "configured"));
@@ -92,8 +92,8 @@ class NriGpuTest : public ::testing::Test {
     p = std::make_unique<BackgroundProcess>();
     auto err = p->Start(argv, {}, dir_ / log);
     ASSERT_FALSE(err) << *err;
-    auto up = p->WaitForLog(argv[0], ready,
-                            BackgroundProcess::Clock::now() + std::chrono::seconds(20));
+    auto up =
+        p->WaitForLog(argv[0], ready, BackgroundProcess::Clock::now() + std::chrono::seconds(20));
     ASSERT_FALSE(up) << *up << "\n" << containerd_->Log();
   }
 

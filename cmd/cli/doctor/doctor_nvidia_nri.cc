@@ -36,25 +36,27 @@ bool Listed(Context& c) {
 void GpuPaths(Context& c, const NriEndpoint& nri, int pid) {
   const std::string path = c.config().path;
   c.Add("nri", CheckStatus::kOk,
-        Cat("NVIDIA's NRI plugin (", kInstaller, ", pid ", std::to_string(pid), ") is connected to ",
-            nri.engine, "'s NRI socket"),
+        Cat("NVIDIA's NRI plugin (", kInstaller, ", pid ", std::to_string(pid),
+            ") is connected to ", nri.engine, "'s NRI socket"),
         nri.socket_path);
   c.Add("nri", CheckStatus::kInfo,
         Cat("GPUs the device plugin allocates by CDI (cdi-cri, cdi-annotations) are resolved by ",
             nri.engine, " before NRI: a devices rule (\"/dev/nvidia*\") matches them"),
         path);
   if (Listed(c)) {
-    c.Add("nri", CheckStatus::kOk,
-          "GPUs NVIDIA's NRI plugin injects (pod annotations nvidia.cdi.k8s.io/...) are resolved "
-          "after oci-rlimit-nri answers: a cdi rule matches them ([cdi] injectors lists nvidia-nri)",
-          path);
+    c.Add(
+        "nri", CheckStatus::kOk,
+        "GPUs NVIDIA's NRI plugin injects (pod annotations nvidia.cdi.k8s.io/...) are resolved "
+        "after oci-rlimit-nri answers: a cdi rule matches them ([cdi] injectors lists nvidia-nri)",
+        path);
     return;
   }
   c.Add("nri", CheckStatus::kWarn,
         "GPUs NVIDIA's NRI plugin injects (pod annotations nvidia.cdi.k8s.io/...) are resolved "
         "after oci-rlimit-nri answers, so no device rule sees them, and [cdi] injectors does not "
         "list nvidia-nri: no rule matches those pods",
-        path, "add injectors = [\"nvidia-nri\"] to [cdi] and write a cdi = [\"nvidia.com/gpu=*\"] rule");
+        path,
+        "add injectors = [\"nvidia-nri\"] to [cdi] and write a cdi = [\"nvidia.com/gpu=*\"] rule");
 }
 
 }  // namespace
@@ -80,12 +82,13 @@ void CheckNvidiaNri(Context& c, const NriEndpoint& nri) {
     }
   }
   if (!seen && Listed(c)) {
-    c.Add("nri", CheckStatus::kWarn,
-          Cat("[cdi] injectors lists nvidia-nri, but doctor sees no NVIDIA NRI plugin connected to ",
-              nri.engine, ": CDI names in pod annotations are then the author's word alone"),
-          c.config().path,
-          "enable NVIDIA's NRI plugin (the GPU Operator's cdi.nriPluginEnabled), or remove "
-          "nvidia-nri from [cdi] injectors");
+    c.Add(
+        "nri", CheckStatus::kWarn,
+        Cat("[cdi] injectors lists nvidia-nri, but doctor sees no NVIDIA NRI plugin connected to ",
+            nri.engine, ": CDI names in pod annotations are then the author's word alone"),
+        c.config().path,
+        "enable NVIDIA's NRI plugin (the GPU Operator's cdi.nriPluginEnabled), or remove "
+        "nvidia-nri from [cdi] injectors");
   }
 }
 

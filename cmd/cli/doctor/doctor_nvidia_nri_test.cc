@@ -70,9 +70,9 @@ TEST_P(NvidiaNriTable, NamesTheConnectedPluginAndWhatEachGpuPathGives) {
   n.files["/proc/self/status"] = "Name:\tx\nCapEff:\t000001ffffffffff\n";
   n.links["/var/run"] = "/run";
   n.processes.emplace("containerd", RunningProcess{1, {"containerd"}});
-  n.processes.emplace(
-      "oci-rlimit-nri",
-      Installed(42, {"oci-rlimit-nri", "--socket", "/run/nri/nri.sock"}, "/usr/bin/oci-rlimit-nri"));
+  n.processes.emplace("oci-rlimit-nri",
+                      Installed(42, {"oci-rlimit-nri", "--socket", "/run/nri/nri.sock"},
+                                "/usr/bin/oci-rlimit-nri"));
   for (const auto& p : c.nvidia) n.processes.emplace("nvidia-ctk-inst", p);
   DoctorReport r = RunDoctor(n);
   std::vector<std::string> got;
@@ -139,12 +139,12 @@ INSTANTIATE_TEST_SUITE_P(
                    .nvidia = {Renamed()},
                    .want = {"warn  a process named nvidia-ctk-installer (pid 77) is not believed: "
                             "its executable is \"/tmp/x/sh\", not nvidia-ctk-installer"}},
-        NvidiaCase{.name = "WithoutTheFlagCannotTell",
-                   .nvidia = {Installed(77, {"nvidia-ctk-installer"},
-                                        "/usr/bin/nvidia-ctk-installer")},
-                   .want = {"info  nvidia-ctk-installer runs (pid 77) without --enable-nri-plugin "
-                            "in its argv; whether ENABLE_NRI_PLUGIN is set in its environment "
-                            "doctor cannot tell"}}),
+        NvidiaCase{
+            .name = "WithoutTheFlagCannotTell",
+            .nvidia = {Installed(77, {"nvidia-ctk-installer"}, "/usr/bin/nvidia-ctk-installer")},
+            .want = {"info  nvidia-ctk-installer runs (pid 77) without --enable-nri-plugin "
+                     "in its argv; whether ENABLE_NRI_PLUGIN is set in its environment "
+                     "doctor cannot tell"}}),
     CaseName{});
 
 }  // namespace
