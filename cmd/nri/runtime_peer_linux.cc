@@ -13,7 +13,7 @@
 namespace ocirlimit::nri {
 namespace {
 
-constexpr size_t kMaxProcBytes = 64 * 1024;
+constexpr size_t kMaxProcBytes = size_t{64} * 1024;
 
 Result<std::string> ReadAt(int dir, const char* name) {
   const int fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
