@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct CapCase {
   std::string status;
   std::optional<bool> want;
 };
+
+// Test names, not hex dumps, when a case fails.
+void PrintTo(const CapCase& c, std::ostream* os) { *os << c.name; }
 
 class CapEffTable : public ::testing::TestWithParam<CapCase> {};
 
