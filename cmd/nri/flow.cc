@@ -5,6 +5,7 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "nri/metrics_http.h"
 #include "nri/metrics_server_linux.h"
 #include "nri/plugin.h"
+#include "nri/runtime_peer.h"
 #include "nri/serve.h"
 #include "nri/serve_linux.h"
 
@@ -97,9 +99,15 @@ int ServeWith(const NriArgs& args, const ConfigPath& where, const EnvLookup& env
   std::unique_ptr<NriPlugin> plugin;
   const std::unique_ptr<HealOps> heal_ops = LinuxHealOps(args.status_file);
   Healer healer(*heal_ops);
+  std::optional<RuntimeLimits> runtime;
+  opt.on_connect = [&runtime](const Conn& conn) {
+    const auto peer = conn.Peer();
+    runtime = peer ? ReadRuntimeLimits(peer->pid, peer->uid) : std::nullopt;
+  };
   opt.new_session = [&] {
     plugin = std::make_unique<NriPlugin>([&]() -> const Config& { return *config; }, out,
                                          Rfc3339Now, &healer, metrics);
+    plugin->SetRuntime(runtime);
     return std::make_unique<Session>(*plugin, NriPlugin::RegisterPayload(name, index));
   };
   std::unique_ptr<Connector> connector;

@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include "adapters/engines/constants.h"
 #include "adapters/nri/facts.h"
 #include "formats/log_line.h"
 #include "formats/text.h"
@@ -41,6 +42,24 @@ std::string Who(const pb::CreateContainerRequest& req) {
 std::string Shown(std::string_view s) {
   const MessageCut c = CutForMessage(s);
   return c.cut() ? OneLine(c.head) + "\u2026" + c.size_note : OneLine(s);
+}
+
+// A pod of the installer's handler: oci-rlimit-runtime edits the spec again
+// when runc is called, after every NRI plugin, from the node's config, so
+// for the types it sets the container gets its limits (docs/nri.md, "A node
+// with both the NRI plugin and the RuntimeClass handler").
+std::optional<std::string> HandlerNote(const pb::CreateContainerRequest& req, const Config& cfg) {
+  using engines::kOurHandler;
+  if (req.pod().runtime_handler() != kOurHandler) return std::nullopt;
+  const std::string head = "runtime handler " + Quote(kOurHandler) +
+                           ": oci-rlimit-runtime sets the limits again when runc is called, " +
+                           "after NRI, from ";
+  if (cfg.source == kDefaultConfigPath) {
+    return head + "the same config " + Quote(cfg.source) + ": the container gets these limits";
+  }
+  return head + Quote(kDefaultConfigPath) + ", not " +
+         (cfg.source.empty() ? std::string("this plugin's config") : Quote(cfg.source)) +
+         ": where they differ, the container gets the handler's limits";
 }
 
 Reply Serialized(const google::protobuf::MessageLite& m) {
@@ -144,6 +163,12 @@ Reply NriPlugin::CreateContainer(std::string_view payload) {
     r.before = Before(v.limits, facts.spec_rlimits);
   }
   r.warnings = v.warnings;
+  if (v.action == Action::kApply && runtime_) {
+    if (auto m = UnraisableByRuntime(v.limits, *runtime_)) r.warnings.push_back(*m);
+  }
+  if (auto note = HandlerNote(req, cfg); note && v.action == Action::kApply) {
+    r.warnings.push_back(*note);
+  }
   if (v.action == Action::kFail) {
     r.error = "oci-rlimit: " + Who(req) + ": " + v.error->Text();
     out_.LogLine(cfg, FormatLogLine(r));

@@ -6,11 +6,13 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/config.h"
 #include "formats/log_line.h"
+#include "nri/runtime_peer.h"
 #include "nri/session.h"
 
 namespace ocirlimit::nri {
@@ -52,6 +54,9 @@ class NriPlugin : public PluginService {
         metrics_(metrics) {}
   Reply Call(std::string_view method, std::string_view payload) override;
   [[nodiscard]] bool configured() const { return configured_; }
+  // The runtime at the other end (nri/runtime_peer.h): a limit it cannot
+  // raise gets the one unraisable-limit message in the container's log line.
+  void SetRuntime(std::optional<RuntimeLimits> runtime) { runtime_ = std::move(runtime); }
 
   // RegisterPluginRequest {plugin_name, plugin_idx}, encoded.
   [[nodiscard]] static std::string RegisterPayload(const std::string& name,
@@ -70,6 +75,7 @@ class NriPlugin : public PluginService {
   Healer* healer_;
   NriMetrics* metrics_;
   bool configured_ = false;
+  std::optional<RuntimeLimits> runtime_;
 };
 
 }  // namespace ocirlimit::nri

@@ -98,6 +98,7 @@ int Serve(Connector& connector, const ServeOptions& opt) {
   for (;;) {
     auto conn = connector.Connect();
     if (conn) {
+      if (opt.on_connect) opt.on_connect(**conn);
       auto session = opt.new_session();
       ConnEnd end = ServeConnection(**conn, *session, opt);
       if (opt.on_disconnect) opt.on_disconnect();

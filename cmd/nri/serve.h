@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -21,9 +22,17 @@ struct ReadResult {
   bool eof = false;
 };
 
+// The peer's credentials at connect (SO_PEERCRED).
+struct PeerCred {
+  int pid = 0;
+  unsigned uid = 0;
+};
+
 class Conn {
  public:
   virtual ~Conn() = default;
+  // Who is at the other end; nullopt when unknown (fakes).
+  [[nodiscard]] virtual std::optional<PeerCred> Peer() const { return std::nullopt; }
   // Waits up to timeout_ms for bytes to read, or for a signal.
   virtual Result<Wake> Wait(int timeout_ms) = 0;
   virtual Result<ReadResult> Read() = 0;
@@ -56,6 +65,8 @@ struct ReplyFate {
 struct ServeOptions {
   // Handles pending signals (SIGHUP reloads); true means stop.
   std::function<bool()> on_signal;
+  // Once per connection, before new_session; may be empty.
+  std::function<void(const Conn&)> on_connect;
   // A new Session (and its service) per connection.
   std::function<std::unique_ptr<Session>()> new_session;
   std::function<void(const std::string&)> say;

@@ -58,6 +58,12 @@ class FdConn : public Conn {
   FdConn& operator=(const FdConn&) = delete;
 
   Result<Wake> Wait(int timeout_ms) override { return PollWith(fd_, POLLIN, timeout_ms); }
+  std::optional<PeerCred> Peer() const override {
+    ucred c{};
+    socklen_t len = sizeof(c);
+    if (getsockopt(fd_, SOL_SOCKET, SO_PEERCRED, &c, &len) != 0) return std::nullopt;
+    return PeerCred{c.pid, c.uid};
+  }
 
   Result<ReadResult> Read() override {
     ReadResult r;

@@ -158,6 +158,7 @@ v1::ContainerConfig CriClient::ToConfig(const ContainerSpec& spec) {
     dev->set_container_path(d.container_path);
     dev->set_permissions(d.permissions);
   }
+  for (const auto& n : spec.cdi_devices) c.add_cdi_devices()->set_name(n);
   c.set_log_path(spec.log_path.empty() ? spec.name + ".log" : spec.log_path);
   return c;
 }

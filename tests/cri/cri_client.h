@@ -50,6 +50,9 @@ struct ContainerSpec {
   std::map<std::string, std::string> annotations;
   std::map<std::string, std::string> labels;
   std::vector<DeviceSpec> devices;
+  // CRI CDI_devices (fully qualified names, "nvidia.com/gpu=0"), as kubelet
+  // sends a device plugin's CDI allocation (cdi-cri).
+  std::vector<std::string> cdi_devices;
   std::string log_path;  // relative to the pod's log_directory; empty: NAME.log
 };
 

@@ -346,7 +346,7 @@ std::string CriContainerd::ConfigText(const Options& opts) const {
   t << "[" << cri << "]\n";
   if (!v3) t << "  sandbox_image = " << Quote(kCriPauseImage) << "\n";
   // Without CAP_SYS_RESOURCE every pod fails to write oom_score_adj otherwise.
-  t << "  restrict_oom_score_adj = true\n";
+  t << "  restrict_oom_score_adj = true\n" << opts.cri_toml;
   t << "[" << cri << ".cni]\n"
     << (v3 ? "  bin_dirs = [" + Quote(d + "/cni/bin") + "]\n"
            : "  bin_dir = " + Quote(d + "/cni/bin") + "\n")

@@ -76,6 +76,9 @@ class CriContainerd {
     std::vector<RuntimeHandler> handlers;  // besides the default "runc"
     std::optional<NriSetup> nri;           // off unless set (also on 2.x)
     std::string extra_toml;                // appended to the config verbatim
+    // More lines for the CRI runtime table itself, e.g. "enable_cdi = true"
+    // (the fixture's minimal config only).
+    std::string cri_toml;
     // Start from this release's own `containerd config default` instead of
     // the fixture's minimal config, with only what this sandbox needs set in
     // place (StockConfigText): temp paths, restrict_oom_score_adj, an empty

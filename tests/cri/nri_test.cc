@@ -201,6 +201,62 @@ TEST_P(NriTest, SameTypeSpecEntryIsBeaten) {
       << ours;
 }
 
+// A limit above containerd's own hard limit (8M here), which no process in
+// this sandbox can raise: the plugin still answers the policy (it cannot
+// refuse more than the policy says), runc then fails to set it, and the
+// plugin's log line carries the one unraisable-limit message, naming the
+// runtime it read through the socket's peer (nri/runtime_peer.h).
+TEST_P(NriTest, ALimitTheRuntimeCannotRaiseGetsTheOneMessage) {
+  WriteFile(ConfigPath(),
+            "rlimits = [\"memlock=16M\"]\nlog-file = \"" + (dir_ / "oci.log") + "\"\n");
+  ASSERT_NO_FATAL_FAILURE(StartContainerd());
+  ASSERT_NO_FATAL_FAILURE(StartPlugin());
+  Ran r = RunPrintingPod("over", {});
+  EXPECT_TRUE(r.id.empty()) << "runc cannot raise the hard limit here";
+  const std::string log = ReadFile(dir_ / "oci.log");
+  EXPECT_NE(log.find("set memlock=unreported->16777216:16777216 warning=\"config entry "
+                     "memlock=16M: the hard limit in force is 8M, and raising it needs "
+                     "CAP_SYS_RESOURCE, which the runtime on the NRI socket (containerd, pid "),
+            std::string::npos)
+      << log;
+}
+
+// A node with both the plugin and the installer's handler, configured
+// differently: the wrapper edits the spec after NRI, so a pod of the handler
+// reads the wrapper's limit, and the plugin's line says the handler's limits
+// are what the container gets (docs/nri.md, "A node with both ...").
+TEST_P(NriTest, BesideTheHandlerTheLogSaysTheWrapperSetsTheLimitsLast) {
+  ASSERT_TRUE(Which(OurBinary("oci-rlimit-runtime")));
+  WriteFile(ConfigPath(),
+            "rlimits = [\"memlock=4M:8M\"]\nlog-file = \"" + (dir_ / "oci.log") + "\"\n");
+  WriteFile(dir_ / "wrapper.toml", "rlimits = [\"memlock=8M\"]\n");
+  CriContainerd::Options opts;
+  opts.release = GetParam();
+  opts.prefix = kDaemonPrefix;
+  opts.nri = NriSetup{};
+  opts.env = {"OCI_RLIMIT_CONFIG=" + (dir_ / "wrapper.toml")};
+  opts.handlers = {RuntimeHandler{"oci-rlimit", OurBinary("oci-rlimit-runtime"), {}, {}, {}}};
+  containerd_ = std::make_unique<CriContainerd>(opts);
+  ASSERT_TRUE(containerd_->ok()) << containerd_->error();
+  ASSERT_NO_FATAL_FAILURE(StartPlugin());
+  PodSpec spec = containerd_->NewPod("both", "oci-rlimit");
+  Ran r = RunProbe(*containerd_, spec, CriContainerd::NewContainer("limits", kInitPrintsLimits));
+  ASSERT_FALSE(r.id.empty()) << r.error;
+  EXPECT_EQ(r.init, kConfigured) << "init: the wrapper's 8M, not the plugin's 4M:8M";
+  EXPECT_EQ(ExecMemlock(r.id), kConfigured) << "ExecSync";
+  const std::string log = ReadFile(dir_ / "oci.log");
+  EXPECT_NE(
+      log.find("Z id=\"" + r.id +
+               "\" via=\"nri\" set memlock=unreported->4194304:8388608 warning=\"runtime "
+               "handler \\\"oci-rlimit\\\": oci-rlimit-runtime sets the limits again when runc "
+               "is called, after NRI, from "),
+      std::string::npos)
+      << log;
+  EXPECT_NE(log.find("where they differ, the container gets the handler's limits\"\n"),
+            std::string::npos)
+      << log;
+}
+
 constexpr const char* kRequests =
     "[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\nover-ceiling = \"reject\"\n";
 

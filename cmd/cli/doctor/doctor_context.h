@@ -71,6 +71,8 @@ struct NriEndpoint {
   std::string enable_advice;
 };
 void CheckNri(Context& c, const NriEndpoint& nri);
+// NVIDIA's NRI plugin beside ours, and what each GPU path gives (doctor_nvidia_nri.cc).
+void CheckNvidiaNri(Context& c, const NriEndpoint& nri);
 // The running oci-rlimit-nri processes and their status file when no engine
 // on PATH serves NRI (containerd 1.6): `why` says so.
 void RunningNriWithoutEndpoint(Context& c, const std::string& why);

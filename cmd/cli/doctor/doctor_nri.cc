@@ -202,6 +202,7 @@ void CheckNri(Context& c, const NriEndpoint& nri) {
   }
   Connected(c, nri, running);
   StatusLines(c, running);
+  CheckNvidiaNri(c, nri);
 }
 
 }  // namespace ocirlimit::doctor
