@@ -225,6 +225,11 @@ Status ApplyRequests(const Requests& req, const ContainerFacts& facts, RequestMo
   return Ok{};
 }
 
+bool HasRequestAnnotation(const ContainerFacts& facts, RequestSource s) {
+  std::vector<std::string> notes;
+  return s != RequestSource::kSpec && AnnotationOf(facts, s, notes).has_value();
+}
+
 std::vector<Rlimit> SpecOverCeiling(const Requests& req, const std::vector<Rlimit>& spec) {
   std::vector<Rlimit> out;
   if (!req.enabled || std::find(req.sources.begin(), req.sources.end(), RequestSource::kSpec) ==
