@@ -55,6 +55,8 @@ std::string Requests(const Counted& c) {
   return out;
 }
 
+void PrintTo(const CountCase& c, std::ostream* os) { *os << c.name; }
+
 class CountCreateTest : public ::testing::TestWithParam<CountCase> {};
 
 // The counts beside Admit's real verdicts, on facts as NRI gives them (the
