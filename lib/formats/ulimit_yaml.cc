@@ -70,8 +70,9 @@ std::string LeadingZero(std::string_view key, std::string_view v) {
     fits = fits && c <= '7';
     octal = octal * 8 + static_cast<uint64_t>(c - '0');
   }
-  return Cat(key, " ", Quote(v), " has a leading zero: the NRI sample's YAML 1.1 reads it as ",
-             fits ? "octal " + std::to_string(octal) : std::string("no decimal number"),
+  return Cat(key, " ", Quote(v),
+             " has a leading zero, which YAML 1.1 (the NRI sample) reads as octal",
+             fits ? ": " + std::to_string(octal) + " there" : std::string(),
              "; write the decimal number without leading zeros");
 }
 

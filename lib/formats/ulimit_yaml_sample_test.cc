@@ -115,12 +115,12 @@ INSTANTIATE_TEST_SUITE_P(
                    "nofile=1024:4096,memlock=1073741824:1073741824", "README.md"},
         // Issue 39's findings against the sample's parser, run as is.
         SampleCase{"OctalSoft", "- type: nofile\n  soft: 0777\n  hard: 4096\n", "nofile=511:4096",
-                   "refused: soft \"0777\" has a leading zero: the NRI sample's YAML 1.1 reads it "
-                   "as octal 511",
+                   "refused: soft \"0777\" has a leading zero, which YAML 1.1 (the NRI sample) "
+                   "reads as octal: 511 there",
                    "issue 39"},
         SampleCase{"OctalHard", "- type: nofile\n  soft: 1\n  hard: 01024\n", "nofile=1:532",
-                   "refused: hard \"01024\" has a leading zero: the NRI sample's YAML 1.1 reads "
-                   "it as octal 532",
+                   "refused: hard \"01024\" has a leading zero, which YAML 1.1 (the NRI sample) "
+                   "reads as octal: 532 there",
                    "issue 39"},
         SampleCase{"BlockListOfFlowMaps",
                    "- {type: nofile, soft: 1024, hard: 4096}\n- {type: core, soft: 0, hard: 0}\n",

@@ -118,7 +118,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadYaml{"FlowTrailingText", "[] extra", "text after ]"},
         BadYaml{"FlowNotMaps", "[nofile, core]", "expected {"},
         BadYaml{"LeadingZeroNotOctal", "- type: nofile\n  soft: 08\n  hard: 9\n",
-                "soft \"08\" has a leading zero: the NRI sample's YAML 1.1 reads it as no decimal"},
+                "soft \"08\" has a leading zero, which YAML 1.1 (the NRI sample) reads as octal; "
+                "write"},
         BadYaml{"QuotedLeadingZero", "- type: nofile\n  soft: '0777'\n  hard: 9999\n",
                 "has a leading zero"},
         BadYaml{"FlowItemUnclosed", "- {type: nofile, soft: 1, hard: 1\n",
