@@ -8,8 +8,10 @@
 //  2. the real binary, pre-registered on a socketpair as containerd starts
 //     it: round trip seen from the runtime's side, and the plugin's peak RSS
 //     (VmHWM) after all requests; twice, interleaved: without metrics, and
-//     with --metrics-address while a thread scrapes it every 10 ms (the
-//     ratio of the two is the cost of metrics).
+//     with --metrics-address while a thread scrapes it every 10 ms and
+//     another holds 32 idle connections open to it, reconnecting each one
+//     the server drops (docs/nri.md: idle peers must not hold the port):
+//     the ratio of the two is the cost of metrics.
 //   nribench PATH/TO/oci-rlimit-nri [N=10000]
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -19,6 +21,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -270,6 +273,56 @@ size_t Scrape(const std::string& path) {
   return got;
 }
 
+// 32 idle connections to the metrics socket, held open all the while: one
+// the server drops (its 1 s deadline, or a newer one taking its place) is
+// opened again at once, as a peer holding the port would.
+class Idlers {
+ public:
+  explicit Idlers(const std::string& path) : path_(path), thread_([this] { Run(); }) {}
+  ~Idlers() {
+    done_ = true;
+    thread_.join();
+  }
+  Idlers(const Idlers&) = delete;
+  Idlers& operator=(const Idlers&) = delete;
+  int reconnects() const { return reconnects_.load(); }
+
+ private:
+  static constexpr size_t kHeld = 32;
+  int Open() const {
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path_.c_str());
+    if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) return fd;
+    close(fd);
+    return -1;
+  }
+  void Run() {
+    std::vector<int> fds(kHeld, -1);
+    char byte = 0;
+    while (!done_) {
+      for (int& fd : fds) {
+        // Closed by the server (EOF, a reset) or never opened: open it again.
+        if (fd >= 0) {
+          if (recv(fd, &byte, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN) continue;  // still held
+          close(fd);
+          ++reconnects_;
+        }
+        fd = Open();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    for (int fd : fds) {
+      if (fd >= 0) close(fd);
+    }
+  }
+  std::string path_;
+  std::atomic<bool> done_{false};
+  std::atomic<int> reconnects_{0};
+  std::thread thread_;
+};
+
 // Two real plugins, one without --metrics-address and one with it, scraped
 // all the while by a thread of ours (every 10 ms, 100 times Prometheus's
 // usual rate): each request goes to both, in alternating order (ABBA), so
@@ -281,6 +334,7 @@ void RealBinaries(const char* binary, const std::string& config_path,
   RealPlugin on(binary, config_path, {"--metrics-address", "unix:" + sock});
   std::atomic<bool> done{false};
   std::atomic<int> scrapes{0}, failed{0};
+  Idlers idlers(sock);
   std::thread scraper([&] {
     while (!done) {
       (Scrape(sock) > 0 ? scrapes : failed)++;
@@ -305,6 +359,8 @@ void RealBinaries(const char* binary, const std::string& config_path,
   Print("  the same with --metrics-address, scraped", b);
   std::printf("%-52s %.2fx (medians), %.2fx (p99); %d scrapes, %d failed\n", "  metrics on / off",
               b.median_us / a.median_us, b.p99_us / a.p99_us, scrapes.load(), failed.load());
+  std::printf("%-52s 32 held, %d reconnected after the server dropped them\n",
+              "  idle metrics connections", idlers.reconnects());
   std::printf("oci-rlimit-nri peak RSS (VmHWM):%s; with metrics:%s\n", off.PeakRss().c_str(),
               on.PeakRss().c_str());
   unlink(sock.c_str());

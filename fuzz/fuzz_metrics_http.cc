@@ -37,6 +37,12 @@ void Check(std::string_view head) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view in(reinterpret_cast<const char*>(data), size);
+  using ocirlimit::nri::HeadState;
+  const HeadState st = ocirlimit::nri::RequestHeadState(in);
+  if ((st == HeadState::kTooLong) !=
+      (size >= ocirlimit::nri::kMaxRequestHead && st != HeadState::kComplete)) {
+    std::abort();
+  }
   in = in.substr(0, ocirlimit::nri::kMaxRequestHead);
   (void)ocirlimit::nri::RequestHeadComplete(in);
   Check(in);

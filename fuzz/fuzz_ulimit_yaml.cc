@@ -2,11 +2,8 @@
 // the NRI plugin reads from any pod's annotations. Properties, for any
 // bytes: no crash; a refusal says something; what is accepted is at most
 // one entry per resource, each a known resource with soft <= hard, and
-// nothing over kMaxUlimitYamlBytes is accepted.
-// Not yet a property: a refusal is one line. A flow key that spans lines
-// comes back raw (seed multiline-flow-key: "byte 1: E\n L IMIty- ...:
-// empty value", found by this target on its first run); the fix belongs in
-// lib/formats/ulimit_yaml.cc (quote the key), then kOneLine turns on.
+// nothing over kMaxUlimitYamlBytes is accepted; a refusal is one line (seed
+// multiline-flow-key: a flow key that spans lines once came back raw).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -16,7 +13,7 @@
 
 #include "formats/ulimit_yaml.h"
 
-constexpr bool kOneLine = false;
+constexpr bool kOneLine = true;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

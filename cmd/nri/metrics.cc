@@ -3,44 +3,34 @@
 #include <vector>
 
 #include "core/admission.h"
+#include "core/requests.h"
 #include "core/version.h"
 #include "formats/prom_text.h"
 
 namespace ocirlimit::nri {
 namespace {
 
-// The words of Admit's notes and warnings (core/policy.cc, core/admission.cc)
-// that say what became of a request; metrics_test.cc pins them on Admit's
-// real output.
-constexpr std::string_view kNotEnabled = "requests are not enabled";
-constexpr std::string_view kClampedTo = "; clamped to ";
-constexpr std::string_view kEntryIgnored = "; ignored";
-constexpr std::string_view kLeftOut = "the request is left out";
-
-bool AnySays(const std::vector<std::string>& lines, std::string_view words) {
-  for (const auto& l : lines) {
-    if (l.find(words) != std::string::npos) return true;
-  }
-  return false;
-}
-
-bool HasRequest(const ContainerFacts& facts) {
-  return !IsSandbox(facts) && facts.annotations.count(std::string(kRequestAnnotation)) > 0;
-}
-
-// A refusal is the request's when the node's limits alone decide.
+// A refusal is a request's when the node's limits alone decide, as Admit
+// falls back (core/admission.cc, DecideFailed): the spec's entries clamped,
+// no annotation source read.
 bool RequestRefused(const Config& cfg, const ContainerFacts& facts) {
-  if (!HasRequest(facts)) return false;
-  ContainerFacts without = facts;
-  without.annotations.erase(std::string(kRequestAnnotation));
-  return Decide(cfg, without).ok();
+  return Decide(cfg, facts, RequestMode::kNodeOnly).ok();
 }
 
-RequestCount RequestOf(const Verdict& v) {
-  if (v.action == Action::kFail || AnySays(v.warnings, kLeftOut)) return RequestCount::kRejected;
-  if (AnySays(v.warnings, kNotEnabled)) return RequestCount::kIgnored;
-  if (AnySays(v.warnings, kClampedTo) || AnySays(v.warnings, kEntryIgnored)) {
-    return RequestCount::kClamped;
+// Source s's request judged on its own, with the same ApplyRequests Decide
+// runs; none when it asks nothing.
+std::optional<RequestCount> Alone(const Config& cfg, const ContainerFacts& facts, RequestSource s) {
+  if (!cfg.requests.enabled) {
+    if (!HasRequestAnnotation(facts, s)) return std::nullopt;
+    return RequestCount::kIgnored;
+  }
+  Requests one = cfg.requests;
+  one.sources = {s};
+  Decision d;
+  if (!ApplyRequests(one, facts, RequestMode::kAll, d)) return RequestCount::kRejected;
+  if (d.requests.empty()) return std::nullopt;
+  for (const auto& r : d.requests) {
+    if (!r.granted || *r.granted != r.asked) return RequestCount::kClamped;
   }
   return RequestCount::kGranted;
 }
@@ -87,13 +77,14 @@ std::string_view RequestCountName(RequestCount r) {
       return "rejected";
     case RequestCount::kIgnored:
       return "ignored";
+    case RequestCount::kNotApplied:
+      return "not_applied";
   }
   return "?";
 }
 
 Counted CountCreate(const Config& cfg, const ContainerFacts& facts, const Verdict& v) {
   Counted c;
-  if (HasRequest(facts)) c.request = RequestOf(v);
   switch (v.action) {
     case Action::kApply:
       c.container = ContainerCount::kAdjusted;
@@ -104,16 +95,33 @@ Counted CountCreate(const Config& cfg, const ContainerFacts& facts, const Verdic
     case Action::kFail:
       c.container = RequestRefused(cfg, facts) ? ContainerCount::kRefusedRequest
                                                : ContainerCount::kRefusedPodDispute;
-      if (c.container == ContainerCount::kRefusedPodDispute && c.request) c.request.reset();
       break;
+  }
+  // A sandbox reads no request; a pod dispute refuses before any does.
+  if (IsSandbox(facts) || c.container == ContainerCount::kRefusedPodDispute) return c;
+  bool rejected = false;
+  for (RequestSource s : cfg.requests.sources) {
+    auto& r = c.requests.at(static_cast<size_t>(s));
+    r = Alone(cfg, facts, s);
+    rejected = rejected || r == RequestCount::kRejected;
+  }
+  if (!rejected) return c;
+  for (size_t i = 0; i < kRequestSources; ++i) {
+    auto& r = c.requests.at(i);
+    const bool spec_kept = static_cast<RequestSource>(i) == RequestSource::kSpec &&
+                           v.action != Action::kFail;  // the warn fallback clamps it
+    if (r && r != RequestCount::kRejected && !spec_kept) r = RequestCount::kNotApplied;
   }
   return c;
 }
 
 void NriMetrics::Count(const Counted& c) {
   CountContainer(c.container);
-  if (c.request)
-    requests_.at(static_cast<size_t>(*c.request)).fetch_add(1, std::memory_order_relaxed);
+  for (size_t s = 0; s < kRequestSources; ++s) {
+    if (!c.requests.at(s)) continue;
+    const size_t at = s * kRequestCounts + static_cast<size_t>(*c.requests.at(s));
+    requests_.at(at).fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void NriMetrics::CountContainer(ContainerCount c) {
@@ -144,20 +152,27 @@ std::string NriMetrics::Text() const {
                 load(containers_.at(i))));
   }
   std::vector<PromSample> requests;
-  for (size_t i = 0; i < kRequestCounts; ++i) {
-    requests.push_back(
-        Labeled({{"result", std::string(RequestCountName(static_cast<RequestCount>(i)))}},
-                load(requests_.at(i))));
+  for (size_t s = 0; s < kRequestSources; ++s) {
+    for (size_t i = 0; i < kRequestCounts; ++i) {
+      requests.push_back(
+          Labeled({{"source", RequestSourceName(static_cast<RequestSource>(s))},
+                   {"result", std::string(RequestCountName(static_cast<RequestCount>(i)))}},
+                  load(requests_.at(s * kRequestCounts + i))));
+    }
   }
   const int64_t last = last_sync_.load(std::memory_order_relaxed);
   std::vector<PromFamily> f = {
       Family("oci_rlimit_nri_containers_total",
-             "Containers the runtime created through the plugin, by what it did (adjusted, "
-             "left_alone, refused) and why.",
+             "CreateContainer calls answered, by what the plugin did (adjusted, left_alone, "
+             "refused) and why (policy, no_limits, undecodable, request: a request from any "
+             "source refused, pod_dispute: the pod's identity disputed).",
              PromType::kCounter, std::move(containers)),
       Family("oci_rlimit_nri_requests_total",
-             "Pod requests (the oci-rlimit.io/rlimits annotation) granted, clamped to the "
-             "ceilings, rejected or ignored.",
+             "Requests, one per source that asked (oci-rlimit: the oci-rlimit.io/rlimits "
+             "annotation; ulimit-adjuster: the NRI sample's pod annotation; spec: the spec's own "
+             "rlimits), granted, clamped to the ceilings, rejected (malformed or over a ceiling "
+             "under reject), not_applied (another source's was rejected) or ignored (requests "
+             "not enabled).",
              PromType::kCounter, std::move(requests)),
       Family("oci_rlimit_nri_heals_total",
              "Running containers' init processes the Synchronize heal set (done) or could not "

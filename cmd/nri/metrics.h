@@ -27,7 +27,7 @@ enum class ContainerCount {
   kAdjusted,            // adjusted / policy: it got the policy's limits
   kLeftNoLimits,        // left_alone / no_limits: the policy gives it none
   kLeftUndecodable,     // left_alone / undecodable: a request we could not decode, under "warn"
-  kRefusedRequest,      // refused / request: its pod's request is refused
+  kRefusedRequest,      // refused / request: a request (from any source) is refused
   kRefusedPodDispute,   // refused / pod_dispute: its pod's identity is disputed (docs/policy.md)
   kRefusedUndecodable,  // refused / undecodable: a request we could not decode
 };
@@ -38,22 +38,30 @@ struct CountLabels {
 };
 CountLabels ContainerCountLabels(ContainerCount c);
 
-// What became of a pod's request (the oci-rlimit.io/rlimits annotation): the
-// `result` label of oci_rlimit_nri_requests_total.
-enum class RequestCount { kGranted, kClamped, kRejected, kIgnored };
-inline constexpr size_t kRequestCounts = 4;
+// What became of one source's request: the `result` label of
+// oci_rlimit_nri_requests_total (its `source` label is RequestSourceName).
+enum class RequestCount { kGranted, kClamped, kRejected, kIgnored, kNotApplied };
+inline constexpr size_t kRequestCounts = 5;
 std::string_view RequestCountName(RequestCount r);
+// RequestSource's values: oci-rlimit, ulimit-adjuster, spec.
+inline constexpr size_t kRequestSources = 3;
 
 struct Counted {
   ContainerCount container = ContainerCount::kAdjusted;
-  std::optional<RequestCount> request;  // none: no request, or a pod sandbox
+  // Per RequestSource; none: that source asked nothing, or a pod sandbox.
+  std::array<std::optional<RequestCount>, kRequestSources> requests{};
 };
 
 // The counts of one decoded CreateContainer: its facts and the verdict
-// given. A request is clamped when any entry was lowered to a ceiling or
-// left out as not in the ceilings; rejected when it refused the container or
-// was left out under on-error = "warn"; ignored when requests are not
-// enabled. A refusal is the request's when the node's limits alone decide.
+// given. Each source of [requests] sources that asks something is judged
+// on its own, as Decide judges it: granted; clamped when any entry was
+// lowered to a ceiling or left out as not in the ceilings; rejected when it
+// is malformed or over a ceiling under reject; not_applied when it was fine
+// but another source's was rejected (the container is refused, or under
+// on-error = "warn" gets the node's limits: there the spec source's entries
+// still count as judged); ignored when requests are not enabled. A refusal
+// is a request's when the node's limits alone decide (Decide without the
+// annotation sources succeeds), else the pod's dispute.
 [[nodiscard]] Counted CountCreate(const Config& cfg, const ContainerFacts& facts, const Verdict& v);
 
 class NriMetrics {
@@ -73,7 +81,7 @@ class NriMetrics {
  private:
   std::function<int64_t()> unix_now_;
   std::array<std::atomic<uint64_t>, kContainerCounts> containers_{};
-  std::array<std::atomic<uint64_t>, kRequestCounts> requests_{};
+  std::array<std::atomic<uint64_t>, kRequestSources * kRequestCounts> requests_{};
   std::atomic<uint64_t> healed_{0};
   std::atomic<uint64_t> heal_failed_{0};
   std::atomic<uint64_t> connects_{0};

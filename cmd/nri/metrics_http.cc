@@ -79,6 +79,16 @@ bool RequestHeadComplete(std::string_view head) {
          head.find("\n\n") != std::string_view::npos;
 }
 
+HeadState RequestHeadState(std::string_view received) {
+  if (RequestHeadComplete(received.substr(0, kMaxRequestHead))) return HeadState::kComplete;
+  return received.size() >= kMaxRequestHead ? HeadState::kTooLong : HeadState::kPartial;
+}
+
+std::string HeadTooLongReply() {
+  return Reply("431 Request Header Fields Too Large", "text/plain; charset=utf-8",
+               "request head over " + std::to_string(kMaxRequestHead) + " bytes\n", false);
+}
+
 std::string HttpReply(std::string_view head, const std::function<std::string()>& metrics) {
   constexpr std::string_view kText = "text/plain; charset=utf-8";
   const std::string_view line = head.substr(0, head.find_first_of("\r\n"));

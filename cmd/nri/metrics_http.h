@@ -26,10 +26,18 @@ struct MetricsAddress {
 // A host name is refused (no resolver in a static binary); port 1-65535.
 [[nodiscard]] Result<MetricsAddress> ParseMetricsAddress(std::string_view text);
 
-// A request head (up to its blank line) is at most this long.
+// A request head (up to and with its blank line) is at most this long.
 inline constexpr size_t kMaxRequestHead = 8192;
 // Whether `head` holds the whole head (it ends in a blank line).
 [[nodiscard]] bool RequestHeadComplete(std::string_view head);
+
+// What the bytes received so far on a connection hold: the whole head
+// within kMaxRequestHead bytes, not yet, or kMaxRequestHead bytes without
+// one (answered with HeadTooLongReply, never waited on).
+enum class HeadState { kPartial, kComplete, kTooLong };
+[[nodiscard]] HeadState RequestHeadState(std::string_view received);
+// 431 Request Header Fields Too Large.
+[[nodiscard]] std::string HeadTooLongReply();
 
 // The whole reply (status line, headers, body) to the request `head`; the
 // body of /metrics from `metrics`, called only for GET /metrics.

@@ -9,18 +9,25 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "formats/text.h"
 
 namespace ocirlimit::nri {
 namespace {
 
-constexpr int kClientTimeoutMs = 2000;
+// Connections served at once; past it, a new one takes the place of the
+// oldest still sending its request. Each has kClientTimeoutMs from accept
+// to send its request and take its reply, then it is dropped.
+constexpr size_t kMaxClients = 64;
+constexpr int kClientTimeoutMs = 1000;
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -28,42 +35,16 @@ int64_t NowMs() {
       .count();
 }
 
-// Waits for `events` on fd until the deadline; false on timeout or error.
-bool WaitFor(int fd, short events, int64_t deadline) {
-  for (;;) {
-    const int64_t left = deadline - NowMs();
-    if (left <= 0) return false;
-    pollfd p{.fd = fd, .events = events, .revents = 0};
-    const int n = poll(&p, 1, static_cast<int>(left));
-    if (n > 0) return true;
-    if (n == 0 || errno != EINTR) return false;
-  }
-}
-
-// Reads one request head, answers it, closes.
-void ServeClient(int fd, const std::function<std::string()>& metrics) {
-  const int64_t deadline = NowMs() + kClientTimeoutMs;
-  std::string head;
-  std::array<char, 1024> buf{};
-  while (!RequestHeadComplete(head) && head.size() < kMaxRequestHead) {
-    if (!WaitFor(fd, POLLIN, deadline)) return;
-    const ssize_t n = read(fd, buf.data(), buf.size());
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) return;
-    head.append(buf.data(), static_cast<size_t>(n));
-  }
-  const std::string reply = HttpReply(head, metrics);
+struct Client {
+  int fd = -1;
+  int64_t deadline = 0;
+  std::string in = {};   // the request head so far
+  std::string out = {};  // the reply, once the head is read
   size_t sent = 0;
-  while (sent < reply.size()) {
-    if (!WaitFor(fd, POLLOUT, deadline)) return;
-    const ssize_t n = send(fd, reply.data() + sent, reply.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) return;
-    sent += static_cast<size_t>(n);
-  }
-  shutdown(fd, SHUT_WR);
-}
+  bool done = false;  // answered, closed by its peer, or failed
+};
 
+// One poll() loop on one thread: every connection at once, none waited on.
 class LinuxMetricsServer : public MetricsServer {
  public:
   LinuxMetricsServer(int listen_fd, int stop_read, int stop_write,
@@ -78,6 +59,7 @@ class LinuxMetricsServer : public MetricsServer {
     while (write(stop_write_, &c, 1) < 0 && errno == EINTR) {
     }
     thread_.join();
+    for (const auto& c : clients_) close(c.fd);
     close(listen_);
     close(stop_read_);
     close(stop_write_);
@@ -87,25 +69,105 @@ class LinuxMetricsServer : public MetricsServer {
 
  private:
   void Loop() {
+    std::vector<pollfd> p;
     for (;;) {
-      std::array<pollfd, 2> p{pollfd{.fd = listen_, .events = POLLIN, .revents = 0},
-                              pollfd{.fd = stop_read_, .events = POLLIN, .revents = 0}};
-      if (poll(p.data(), p.size(), -1) < 0) {
+      p.assign({pollfd{.fd = stop_read_, .events = POLLIN, .revents = 0},
+                pollfd{.fd = listen_, .events = POLLIN, .revents = 0}});
+      int64_t first = -1;
+      for (const auto& c : clients_) {
+        const short want = c.out.empty() ? POLLIN : POLLOUT;
+        p.push_back(pollfd{.fd = c.fd, .events = want, .revents = 0});
+        first = first < 0 ? c.deadline : std::min(first, c.deadline);
+      }
+      const int wait = first < 0 ? -1 : static_cast<int>(std::max<int64_t>(0, first - NowMs()));
+      if (poll(p.data(), p.size(), wait) < 0) {
         if (errno == EINTR) continue;
         return;
       }
-      if (p[1].revents != 0) return;
-      const int fd = accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) continue;
-      ServeClient(fd, metrics_);
-      close(fd);
+      if (p[0].revents != 0) return;
+      for (size_t i = 0; i < clients_.size(); ++i) {
+        if (p[i + 2].revents != 0) Serve(clients_[i]);
+      }
+      Drop(NowMs());
+      if (p[1].revents != 0) Accept();
     }
+  }
+
+  // Reads what is there; once the head is whole, sends what the socket takes.
+  void Serve(Client& c) {
+    std::array<char, 1024> buf{};
+    while (c.out.empty()) {
+      const ssize_t n = read(c.fd, buf.data(), buf.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) return;
+      if (n <= 0) {
+        c.done = true;
+        return;
+      }
+      c.in.append(buf.data(), static_cast<size_t>(n));
+      const HeadState st = RequestHeadState(c.in);
+      if (st == HeadState::kComplete) c.out = HttpReply(c.in, metrics_);
+      if (st == HeadState::kTooLong) c.out = HeadTooLongReply();
+    }
+    while (c.sent < c.out.size()) {
+      const ssize_t n = send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) return;
+      if (n <= 0) break;
+      c.sent += static_cast<size_t>(n);
+    }
+    if (c.sent == c.out.size()) shutdown(c.fd, SHUT_WR);
+    c.done = true;
+  }
+
+  // Closes the answered, the failed and those past their deadline.
+  void Drop(int64_t now) {
+    std::erase_if(clients_, [now](const Client& c) {
+      if (!c.done && c.deadline > now) return false;
+      close(c.fd);
+      return true;
+    });
+  }
+
+  // Takes every waiting connection; each is served at once (a scraper's
+  // request is usually there already). When full, the oldest connection
+  // still sending its request makes room; with none, the new one is closed.
+  void Accept() {
+    for (size_t n = 0; n < kMaxClients; ++n) {
+      const int fd = accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) return;
+      Client c{.fd = fd, .deadline = NowMs() + kClientTimeoutMs};
+      Serve(c);
+      if (c.done) {
+        close(fd);
+        continue;
+      }
+      if (clients_.size() >= kMaxClients && !Evict()) {
+        close(fd);
+        continue;
+      }
+      clients_.push_back(std::move(c));
+    }
+  }
+
+  bool Evict() {
+    auto oldest = clients_.end();
+    for (auto it = clients_.begin(); it != clients_.end(); ++it) {
+      if (it->out.empty() && (oldest == clients_.end() || it->deadline < oldest->deadline)) {
+        oldest = it;
+      }
+    }
+    if (oldest == clients_.end()) return false;
+    close(oldest->fd);
+    clients_.erase(oldest);
+    return true;
   }
 
   int listen_;
   int stop_read_;
   int stop_write_;
   std::function<std::string()> metrics_;
+  std::vector<Client> clients_;  // the loop's own; the destructor's after join
   std::thread thread_;
 };
 

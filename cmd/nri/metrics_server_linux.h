@@ -1,7 +1,10 @@
 // The metrics endpoint's sockets and thread (--metrics-address): one
-// listening socket, served by a thread of its own one connection at a time
-// (each gets 2 s to send its request and take its reply), so a scrape never
-// touches the plugin's thread: that one only bumps atomics (metrics.h).
+// listening socket, served by a thread of its own with one poll() loop over
+// every connection at once (at most 64; each gets 1 s from accept to send
+// its request and take its reply; past 64 a new connection takes the place
+// of the oldest still sending its request), so idle peers cannot hold a
+// scrape off, and a scrape never touches the plugin's thread: that one only
+// bumps relaxed atomics (metrics.h), and the server takes no lock.
 #pragma once
 
 #include <functional>

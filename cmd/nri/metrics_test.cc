@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/policy.h"
+#include "formats/text.h"
 #include "nri/metrics_http.h"
 #include "nri/metrics_server_linux.h"
 #include "nri/output_fake_test.h"
@@ -38,80 +39,189 @@ match = { annotations = { "example.com/gpu" = "true" } }
 struct CountCase {
   std::string name;
   std::string toml;
-  std::map<std::string, std::string> annotations;
+  std::map<std::string, std::string> annotations;  // the pod's
   ContainerCount want;
-  std::optional<RequestCount> request;
+  std::string requests;  // SOURCE=RESULT of each source that asked, in RequestSource order
+  std::vector<Rlimit> spec = {};
 };
+
+std::string Requests(const Counted& c) {
+  std::string out;
+  for (size_t s = 0; s < kRequestSources; ++s) {
+    if (!c.requests.at(s)) continue;
+    out += Cat(out.empty() ? "" : ",", RequestSourceName(static_cast<RequestSource>(s)), "=",
+               RequestCountName(*c.requests.at(s)));
+  }
+  return out;
+}
+
+void PrintTo(const CountCase& c, std::ostream* os) { *os << c.name; }
 
 class CountCreateTest : public ::testing::TestWithParam<CountCase> {};
 
-// The counts come from Admit's real verdicts: if its words about requests
-// change, these fail.
+// The counts beside Admit's real verdicts, on facts as NRI gives them (the
+// pod's annotations known apart, the container named "app").
 TEST_P(CountCreateTest, CountsWhatAdmitDecided) {
   const CountCase& c = GetParam();
   const Config cfg = MustParse(c.toml);
   ContainerFacts facts;
   facts.annotations = c.annotations;
+  facts.pod_annotations = c.annotations;
+  facts.container_name = "app";
+  facts.spec_rlimits = c.spec;
   const Counted got = CountCreate(cfg, facts, AdmitNri(cfg, facts));
   EXPECT_EQ(got.container, c.want);
-  EXPECT_EQ(got.request, c.request);
+  EXPECT_EQ(Requests(got), c.requests);
 }
 
 const std::string kReq(kRequestAnnotation);
 const std::string kWarnReject = std::string("on-error = 'warn'\n") + kPolicy;
+const std::string kAdj = "ulimits.noderesource.dev/container.app";
+const std::string kAllSources =
+    std::string(kPolicy) + "sources = ['spec', 'ulimit-adjuster', 'oci-rlimit']\n";
+const std::string kAllReject = kAllSources + "over-ceiling = 'reject'\n";
+const std::string kAllWarn = "on-error = 'warn'\n" + kAllSources;
+const std::string kBadYaml = "- type: memlock\n  soft: 0777\n  hard: 1024\n";
+const std::string kGoodYaml = "- type: memlock\n  soft: 1024\n  hard: 1024\n";
+const Rlimit kSpecOver{FindRlimit("memlock")->resource, uint64_t{2} << 30, uint64_t{2} << 30};
+const Rlimit kSpecUnder{FindRlimit("memlock")->resource, 1024, 1024};
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, CountCreateTest,
     ::testing::Values(
-        CountCase{"plain_adjusted", kPolicy, {}, ContainerCount::kAdjusted, std::nullopt},
-        CountCase{
-            "no_limits_left_alone", kOnlyRule, {}, ContainerCount::kLeftNoLimits, std::nullopt},
+        CountCase{"plain_adjusted", kPolicy, {}, ContainerCount::kAdjusted, ""},
+        CountCase{"no_limits_left_alone", kOnlyRule, {}, ContainerCount::kLeftNoLimits, ""},
         CountCase{"granted",
                   kPolicy,
                   {{kReq, "memlock=1M"}},
                   ContainerCount::kAdjusted,
-                  RequestCount::kGranted},
+                  "oci-rlimit=granted"},
         CountCase{"clamped",
                   kPolicy,
                   {{kReq, "memlock=2G"}},
                   ContainerCount::kAdjusted,
-                  RequestCount::kClamped},
+                  "oci-rlimit=clamped"},
         CountCase{"not_in_ceilings",
                   kPolicy,
                   {{kReq, "stack=1M"}},
                   ContainerCount::kAdjusted,
-                  RequestCount::kClamped},
+                  "oci-rlimit=clamped"},
         CountCase{"rejected_refuses",
                   std::string(kPolicy) + "over-ceiling = 'reject'\n",
                   {{kReq, "memlock=2G"}},
                   ContainerCount::kRefusedRequest,
-                  RequestCount::kRejected},
+                  "oci-rlimit=rejected"},
         CountCase{"malformed_refuses",
                   kPolicy,
                   {{kReq, "memlock=lots"}},
                   ContainerCount::kRefusedRequest,
-                  RequestCount::kRejected},
+                  "oci-rlimit=rejected"},
         CountCase{"malformed_left_out_under_warn",
                   kWarnReject,
                   {{kReq, "memlock=lots"}},
                   ContainerCount::kAdjusted,
-                  RequestCount::kRejected},
+                  "oci-rlimit=rejected"},
         CountCase{"not_enabled",
                   kOnlyRule,
                   {{kReq, "memlock=1M"}},
                   ContainerCount::kLeftNoLimits,
-                  RequestCount::kIgnored},
+                  "oci-rlimit=ignored"},
         CountCase{"sandbox_request_not_counted",
                   kPolicy,
                   {{kReq, "memlock=1M"}, {"io.kubernetes.cri.container-type", "sandbox"}},
                   ContainerCount::kAdjusted,
-                  std::nullopt}),
+                  ""},
+        // Every source under its own name; a refusal under its true reason.
+        CountCase{"adjuster_granted",
+                  kAllSources,
+                  {{kAdj, kGoodYaml}},
+                  ContainerCount::kAdjusted,
+                  "ulimit-adjuster=granted"},
+        CountCase{"adjuster_malformed_refuses_as_request",
+                  kAllSources,
+                  {{kAdj, kBadYaml}},
+                  ContainerCount::kRefusedRequest,
+                  "ulimit-adjuster=rejected"},
+        CountCase{"adjuster_malformed_the_other_not_applied",
+                  kAllSources,
+                  {{kAdj, kBadYaml}, {kReq, "memlock=1M"}},
+                  ContainerCount::kRefusedRequest,
+                  "oci-rlimit=not_applied,ulimit-adjuster=rejected"},
+        CountCase{"adjuster_malformed_left_out_under_warn",
+                  kAllWarn,
+                  {{kAdj, kBadYaml}, {kReq, "memlock=1M"}},
+                  ContainerCount::kAdjusted,
+                  "oci-rlimit=not_applied,ulimit-adjuster=rejected"},
+        CountCase{"adjuster_over_ceiling_rejected",
+                  kAllReject,
+                  {{kAdj, "- type: memlock\n  soft: 1\n  hard: 18446744073709551615\n"}},
+                  ContainerCount::kRefusedRequest,
+                  "ulimit-adjuster=rejected"},
+        CountCase{"adjuster_not_enabled",
+                  std::string(kOnlyRule) + "[requests]\nsources = ['ulimit-adjuster']\n",
+                  {{kAdj, kGoodYaml}},
+                  ContainerCount::kLeftNoLimits,
+                  "ulimit-adjuster=ignored"},
+        CountCase{
+            "adjuster_not_a_source", kPolicy, {{kAdj, kBadYaml}}, ContainerCount::kAdjusted, ""},
+        CountCase{"spec_granted",
+                  kAllSources,
+                  {},
+                  ContainerCount::kAdjusted,
+                  "spec=granted",
+                  {kSpecUnder}},
+        CountCase{"spec_clamped",
+                  kAllSources,
+                  {},
+                  ContainerCount::kAdjusted,
+                  "spec=clamped",
+                  {kSpecOver}},
+        CountCase{"spec_rejected",
+                  kAllReject,
+                  {},
+                  ContainerCount::kRefusedRequest,
+                  "spec=rejected",
+                  {kSpecOver}},
+        CountCase{"spec_not_applied_when_refused",
+                  kAllSources,
+                  {{kAdj, kBadYaml}},
+                  ContainerCount::kRefusedRequest,
+                  "ulimit-adjuster=rejected,spec=not_applied",
+                  {kSpecUnder}},
+        CountCase{"spec_kept_under_warn",
+                  kAllWarn,
+                  {{kAdj, kBadYaml}},
+                  ContainerCount::kAdjusted,
+                  "ulimit-adjuster=rejected,spec=granted",
+                  {kSpecUnder}}),
     CaseName{});
+
+// An undecidable pod dispute refuses before any request: no request is
+// counted, whatever it asks.
+TEST(CountCreate, APodDisputeIsNotARequestsRefusal) {
+  const Config cfg = MustParse(kAllSources +
+                               "[[rule]]\nrlimits = ['memlock=2M']\n"
+                               "match = { namespaces = ['gpu-*'] }\n");
+  ContainerFacts facts;
+  facts.annotations = {{kAdj, kBadYaml},
+                       {std::string(kContainerdSandboxNamespace), "gpu-a"},
+                       {std::string(kCrioPodNamespace), "default"}};
+  facts.pod_annotations = facts.annotations;
+  facts.container_name = "app";
+  SetPodFromRuntimeAnnotations(facts);
+  ASSERT_EQ(facts.disputes.size(), 1U);
+  const Counted got = CountCreate(cfg, facts, AdmitNri(cfg, facts));
+  EXPECT_EQ(got.container, ContainerCount::kRefusedPodDispute);
+  EXPECT_EQ(Requests(got), "");
+}
 
 TEST(NriMetrics, TextHasEveryFamilyWithFixedLabels) {
   NriMetrics m([] { return int64_t{1764912000}; });
-  m.Count({.container = ContainerCount::kAdjusted, .request = RequestCount::kClamped});
-  m.Count({.container = ContainerCount::kAdjusted, .request = std::nullopt});
+  Counted both{.container = ContainerCount::kAdjusted};
+  both.requests.at(static_cast<size_t>(RequestSource::kOciRlimit)) = RequestCount::kClamped;
+  both.requests.at(static_cast<size_t>(RequestSource::kSpec)) = RequestCount::kNotApplied;
+  m.Count(both);
+  m.Count({.container = ContainerCount::kAdjusted});
   m.CountContainer(ContainerCount::kRefusedRequest);
   m.SetConnected(true);
   m.Synchronized(3, 1);
@@ -121,8 +231,10 @@ TEST(NriMetrics, TextHasEveryFamilyWithFixedLabels) {
            "oci_rlimit_nri_containers_total{outcome=\"adjusted\",reason=\"policy\"} 2\n",
            "oci_rlimit_nri_containers_total{outcome=\"refused\",reason=\"request\"} 1\n",
            "oci_rlimit_nri_containers_total{outcome=\"left_alone\",reason=\"no_limits\"} 0\n",
-           "oci_rlimit_nri_requests_total{result=\"clamped\"} 1\n",
-           "oci_rlimit_nri_requests_total{result=\"granted\"} 0\n",
+           "oci_rlimit_nri_requests_total{source=\"oci-rlimit\",result=\"clamped\"} 1\n",
+           "oci_rlimit_nri_requests_total{source=\"oci-rlimit\",result=\"granted\"} 0\n",
+           "oci_rlimit_nri_requests_total{source=\"spec\",result=\"not_applied\"} 1\n",
+           "oci_rlimit_nri_requests_total{source=\"ulimit-adjuster\",result=\"rejected\"} 0\n",
            "oci_rlimit_nri_heals_total{result=\"done\"} 3\n",
            "oci_rlimit_nri_heals_total{result=\"failed\"} 1\n",
            "# TYPE oci_rlimit_nri_connected gauge\n",

@@ -437,6 +437,19 @@ TEST(Plugin, SourcesTheNriSamplesPodAnnotationForThisContainer) {
   EXPECT_EQ(Adjusted(r), "RLIMIT_MEMLOCK=1048576:1073741824") << "hard clamped to the ceiling";
 }
 
+// The NRI sample reads its key from the pod's annotations only: a
+// container's own annotation of that key asks nothing here either.
+TEST(Plugin, SourcesTheNriSamplesKeyFromThePodOnly) {
+  Harness h(kSources);
+  Pod p;
+  p.annotations["ulimits.noderesource.dev/container.app"] =
+      "- type: RLIMIT_MEMLOCK\n  soft: 1048576\n  hard: 1048576\n";
+  Reply r = h.plugin.Call("CreateContainer", CreateRequest(p));
+  EXPECT_EQ(r.status.code, 0) << r.status.message;
+  EXPECT_EQ(Adjusted(r), "RLIMIT_MEMLOCK=65536:65536")
+      << "the container's annotation is no request";
+}
+
 TEST(Plugin, SourcesTheSpecsOwnEntryStandsOrIsClampedOrRefused) {
   Harness h(kSources);
   Pod under;

@@ -62,6 +62,10 @@ struct ContainerFacts {
   std::optional<std::string> pod_name = {};  // the author's choice: a node fact only with namespace
   // The fields the runtimes' annotations disagree on; each is unset above.
   std::vector<DisputedFact> disputes = {};
+  // author: the pod's own annotations, where the reader tells them apart
+  // from the container's (NRI's PodSandbox); unset where it cannot (a spec).
+  // The "ulimit-adjuster" source reads only these, as the NRI sample does.
+  std::optional<std::map<std::string, std::string>> pod_annotations = {};
 };
 
 // The annotations containerd's CRI plugin and CRI-O write into every spec

@@ -1,6 +1,7 @@
 #include "core/requests.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -61,9 +62,10 @@ struct Asked {
   std::vector<Rlimit> limits;
 };
 
-const std::string* Annotation(const ContainerFacts& facts, const std::string& key) {
-  auto it = facts.annotations.find(key);
-  return it == facts.annotations.end() ? nullptr : &it->second;
+const std::string* Annotation(const std::map<std::string, std::string>& annotations,
+                              const std::string& key) {
+  auto it = annotations.find(key);
+  return it == annotations.end() ? nullptr : &it->second;
 }
 
 const Rlimit* Ceiling(const Requests& req, int resource) {
@@ -90,23 +92,42 @@ std::vector<Rlimit> SpecAsks(const Requests& req, const std::vector<Rlimit>& spe
   return out;
 }
 
+// The NRI sample reads its key from the pod's annotations only: where those
+// are known apart (NRI), a container's own annotation of that key is not its
+// request.
+void NoteContainerKey(const ContainerFacts& facts, const std::string& key,
+                      std::vector<std::string>& notes) {
+  const std::string* mine = Annotation(facts.annotations, key);
+  const std::string* pods = Annotation(*facts.pod_annotations, key);
+  if (mine != nullptr && (pods == nullptr || *pods != *mine)) {
+    notes.push_back(Cat("container annotation ", Quote(key),
+                        ": ignored, the ulimit-adjuster source reads the pod's annotations only"));
+  }
+}
+
 // The annotation an annotation source reads, as `annotation "KEY" = "VALUE"`
 // and its value; nullopt when the container has none.
 std::optional<std::pair<std::string, std::string>> AnnotationOf(const ContainerFacts& facts,
                                                                 RequestSource s,
                                                                 std::vector<std::string>& notes) {
   std::string key(kRequestAnnotation);
+  const std::map<std::string, std::string>* from = &facts.annotations;
   if (s == RequestSource::kUlimitAdjuster) {
     if (!facts.container_name) return std::nullopt;
     key = Cat(kUlimitAdjusterKey, *facts.container_name);
     const std::string old = Cat(kUlimitAdjusterOldKey, *facts.container_name);
-    if (Annotation(facts, key) == nullptr) {
+    if (facts.pod_annotations) {
+      from = &*facts.pod_annotations;
+      NoteContainerKey(facts, key, notes);
+      NoteContainerKey(facts, old, notes);
+    }
+    if (Annotation(*from, key) == nullptr) {
       key = old;
-    } else if (Annotation(facts, old) != nullptr) {
+    } else if (Annotation(*from, old) != nullptr) {
       notes.push_back(Cat("annotation ", Quote(old), ": ignored, ", Quote(key), " is set too"));
     }
   }
-  const std::string* value = Annotation(facts, key);
+  const std::string* value = Annotation(*from, key);
   if (value == nullptr) return std::nullopt;
   return std::make_pair(Cat("annotation ", Quote(key), " = ", Quote(*value)), *value);
 }
@@ -202,6 +223,11 @@ Status ApplyRequests(const Requests& req, const ContainerFacts& facts, RequestMo
     if (auto st = Judge(req, s, **asked, mode, d); !st) return st;
   }
   return Ok{};
+}
+
+bool HasRequestAnnotation(const ContainerFacts& facts, RequestSource s) {
+  std::vector<std::string> notes;
+  return s != RequestSource::kSpec && AnnotationOf(facts, s, notes).has_value();
 }
 
 std::vector<Rlimit> SpecOverCeiling(const Requests& req, const std::vector<Rlimit>& spec) {

@@ -28,6 +28,10 @@ inline constexpr std::string_view kUlimitAdjusterOldKey = "ulimits.nri.container
 Status ApplyRequests(const Requests& req, const ContainerFacts& facts, RequestMode mode,
                      Decision& d);
 
+// Whether annotation source s finds its annotation for this container where
+// it reads it (any value, even one asking nothing); false for kSpec.
+bool HasRequestAnnotation(const ContainerFacts& facts, RequestSource s);
+
 // The spec's own entries (the last of each type) that the "spec" source
 // reads and that are over their ceiling: empty unless requests are enabled
 // with that source. The hook cannot lower these under runc (it applies the

@@ -205,6 +205,37 @@ TEST(Requests, CrioNamesTheContainerToo) {
   EXPECT_EQ(Memlock(*d), "memlock=1048576:1048576 from request (ulimit-adjuster)");
 }
 
+// Where the pod's annotations are known apart (NRI), the ulimit-adjuster
+// source reads them only, as the NRI sample does: a container's own
+// annotation of that key is no request (a note says so).
+TEST(Requests, TheAdjusterReadsThePodsAnnotationsOnlyWhereKnown) {
+  ContainerFacts f;
+  f.container_name = "app";
+  f.pod_annotations.emplace();
+  f.annotations[kAdjuster] = Yaml("memlock", kM, kM);  // the container's own
+  auto d = Decide(Node("['ulimit-adjuster']", "reject"), f);
+  ASSERT_TRUE(d.ok()) << d.error().Text();
+  EXPECT_EQ(Memlock(*d), "memlock=65536:65536 from default");
+  ASSERT_EQ(d->notes.size(), 1U);
+  EXPECT_NE(d->notes[0].find("container annotation \"" + kAdjuster + "\": ignored"),
+            std::string::npos)
+      << d->notes[0];
+
+  // The pod's, which a container annotation of the same key overrode in
+  // `annotations`: the pod's value counts.
+  (*f.pod_annotations)[kAdjusterOld] = Yaml("memlock", 2 * kM, 2 * kM);
+  f.annotations[kAdjusterOld] = Yaml("memlock", 3 * kM, 3 * kM);
+  d = Decide(Node("['ulimit-adjuster']", "reject"), f);
+  ASSERT_TRUE(d.ok()) << d.error().Text();
+  EXPECT_EQ(Memlock(*d), "memlock=2097152:2097152 from request (ulimit-adjuster)");
+
+  // Without pod_annotations (a spec), the merged annotations are read.
+  f.pod_annotations.reset();
+  d = Decide(Node("['ulimit-adjuster']", "reject"), f);
+  ASSERT_TRUE(d.ok()) << d.error().Text();
+  EXPECT_EQ(Memlock(*d), "memlock=1048576:1048576 from request (ulimit-adjuster)");
+}
+
 TEST(Requests, ADisputedPodKeepsItsRequestRecords) {
   auto c = ParseConfig(
       "[[rule]]\nrlimits = ['memlock=2M']\nmatch = { namespaces = ['gpu-*'] }\n"

@@ -1,7 +1,9 @@
 #include "formats/ulimit_yaml.h"
 
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "formats/text.h"
 
@@ -14,10 +16,18 @@ struct Entry {
   std::string at;  // "line 3" or "byte 17": where the item starts
 };
 
-// A plain or quoted scalar; nothing YAML would read as a structure, an
-// alias, a tag or a block scalar.
+// YAML 1.1's null (the NRI sample's YAML library): a whole value of nothing.
+bool IsNull(std::string_view v) {
+  return v.empty() || v == "~" || v == "null" || v == "Null" || v == "NULL";
+}
+
+// A plain or quoted scalar on one line; nothing YAML would read as a
+// structure, an alias, a tag or a block scalar.
 Result<std::string> Scalar(std::string_view v) {
   if (v.empty()) return MakeError("empty value");
+  if (v.find_first_of("\r\n") != std::string_view::npos) {
+    return MakeError(Quote(v) + ": spans lines (write each key and value on one line)");
+  }
   const char q = v.front();
   if (q == '"' || q == '\'') {
     if (v.size() < 2 || v.back() != q) return MakeError(Quote(v) + ": unterminated quote");
@@ -33,26 +43,49 @@ Result<std::string> Scalar(std::string_view v) {
   return std::string(v);
 }
 
+// Keys in any case, as the sample's decoder (Go's encoding/json, after YAML
+// becomes JSON) matches them: "Type", "SOFT". Messages name the field.
 Status SetField(Entry& e, std::string_view raw_key, std::string_view raw_value) {
   auto key = Scalar(Trim(raw_key));
   if (!key) return key.error().Wrap("key");
-  auto value = Scalar(Trim(raw_value));
-  if (!value) return value.error().Wrap(*key);
-  std::optional<std::string>* field = *key == "type"   ? &e.type
-                                      : *key == "soft" ? &e.soft
-                                      : *key == "hard" ? &e.hard
+  const std::string name = Lower(*key);
+  std::optional<std::string>* field = name == "type"   ? &e.type
+                                      : name == "soft" ? &e.soft
+                                      : name == "hard" ? &e.hard
                                                        : nullptr;
   if (field == nullptr) return MakeError("unknown key " + Quote(*key) + " (type, soft, hard)");
-  if (field->has_value()) return MakeError(*key + " given twice");
+  auto value = Scalar(Trim(raw_value));
+  if (!value) return value.error().Wrap(name);
+  if (field->has_value()) return MakeError(name + " given twice");
   *field = std::move(*value);
   return Ok{};
 }
 
+// YAML 1.1 reads an integer with a leading zero as octal: the sample would
+// set 0777 as 511.
+std::string LeadingZero(std::string_view key, std::string_view v) {
+  uint64_t octal = 0;  // at most 20 digits (Value): no overflow
+  bool fits = true;
+  for (char c : v) {
+    fits = fits && c <= '7';
+    octal = octal * 8 + static_cast<uint64_t>(c - '0');
+  }
+  return Cat(key, " ", Quote(v),
+             " has a leading zero, which YAML 1.1 (the NRI sample) reads as octal",
+             fits ? ": " + std::to_string(octal) + " there" : std::string(),
+             "; write the decimal number without leading zeros");
+}
+
 Result<uint64_t> Value(std::string_view key, std::string_view v) {
+  if (IsNull(v)) {
+    return MakeError(
+        Cat(key, " ", Quote(v), " is null: the NRI sample reads it as 0; write the number"));
+  }
   if (!v.empty() && v[0] == '-') return MakeError(Cat(key, " ", Quote(v), " is negative"));
   if (v.empty() || v.size() > 20 || v.find_first_not_of("0123456789") != std::string_view::npos) {
     return MakeError(Cat(key, " ", Quote(v), " is not a decimal integer"));
   }
+  if (v.size() > 1 && v[0] == '0') return MakeError(LeadingZero(key, v));
   uint64_t n = 0;
   for (char c : v) {
     const auto d = static_cast<uint64_t>(c - '0');
@@ -65,7 +98,13 @@ Result<uint64_t> Value(std::string_view key, std::string_view v) {
 }
 
 Result<Rlimit> ToRlimit(const Entry& e) {
-  if (!e.type || !e.soft || !e.hard) return MakeError("needs type, soft and hard");
+  if (!e.type) return MakeError("no type (needs type, soft and hard)");
+  for (const auto& [field, name] : {std::pair{&e.soft, "soft"}, std::pair{&e.hard, "hard"}}) {
+    if (!field->has_value()) {
+      return MakeError(Cat("no ", name, ": the NRI sample reads a missing ", name, " as 0; write ",
+                           name, ": 0 if that is meant"));
+    }
+  }
   const RlimitInfo* info = FindRlimit(*e.type);
   if (info == nullptr) return MakeError("type " + Quote(*e.type) + " is not a Linux rlimit");
   auto soft = Value("soft", *e.soft);
@@ -118,9 +157,12 @@ Status Pair(Entry& e, std::string_view rest) {
   return SetField(e, rest.substr(0, colon), rest.substr(colon + 1));
 }
 
+Result<Entry> FlowItem(std::string_view rest, const std::string& at);
+
 Result<std::vector<Entry>> ParseBlock(std::string_view text) {
   std::vector<Entry> out;
-  std::optional<size_t> item_indent, key_indent;
+  std::optional<size_t> item_indent;
+  size_t key_indent = std::string_view::npos;  // npos: no field may follow
   size_t n = 0;
   for (size_t start = 0; start < text.size(); ++n) {
     size_t end = text.find('\n', start);
@@ -138,10 +180,17 @@ Result<std::vector<Entry>> ParseBlock(std::string_view text) {
       const size_t k = rest.find_first_not_of(' ', 1);
       if (k == std::string_view::npos) return MakeError(at + ": an item starts with a field");
       item_indent = indent;
+      rest = rest.substr(k);
+      if (rest.starts_with('{')) {  // - {type: nofile, soft: 1024, hard: 4096}
+        auto e = FlowItem(rest, at);
+        if (!e) return e.error().Wrap(at);
+        out.push_back(std::move(*e));
+        key_indent = std::string_view::npos;
+        continue;
+      }
       key_indent = indent + k;
       out.push_back(Entry{.at = at});
-      rest = rest.substr(k);
-    } else if (!key_indent || indent != *key_indent) {
+    } else if (indent != key_indent) {
       return MakeError(at + ": expected \"- type: ...\" or a field under it");
     }
     if (auto st = Pair(out.back(), rest); !st) return st.error().Wrap(at);
@@ -168,6 +217,15 @@ class Flow {
     Skip();
     if (i_ != s_.size()) return Err("text after ]");
     return out;
+  }
+
+  // One map that is the whole text (an item of a block list).
+  Result<Entry> OnlyMap() {
+    auto e = Map();
+    if (!e) return e.error();
+    Skip();
+    if (i_ != s_.size()) return Err("text after } (a flow map closes on its line)");
+    return e;
   }
 
  private:
@@ -217,6 +275,12 @@ class Flow {
   size_t i_ = 0;
 };
 
+Result<Entry> FlowItem(std::string_view rest, const std::string& at) {
+  auto e = Flow(rest).OnlyMap();
+  if (e) e->at = at;
+  return e;
+}
+
 }  // namespace
 
 Result<std::vector<Rlimit>> ParseUlimitYaml(std::string_view text) {
@@ -226,6 +290,7 @@ Result<std::vector<Rlimit>> ParseUlimitYaml(std::string_view text) {
   }
   if (text.find('\0') != std::string_view::npos) return MakeError("a NUL byte");
   const std::string_view t = Trim(text);
+  if (IsNull(t)) return std::vector<Rlimit>{};  // null and ~ ask for nothing, as in the sample
   if (t.starts_with('[')) {
     auto entries = Flow(t).List();
     if (!entries) return entries.error();

@@ -319,7 +319,9 @@ TEST(ClusterTest, NriDaemonSetGrantsAnAskingPodAndCountsIt) {
       In({"busybox", "wget", "-qO-", "http://" + TheCluster()["NODE_IP"] + ":9464/metrics"});
   ASSERT_EQ(m.status, 0) << m.err;
   EXPECT_TRUE(std::regex_search(
-      m.out, std::regex("oci_rlimit_nri_requests_total\\{result=\"granted\"\\} [1-9]")))
+      m.out,
+      std::regex(
+          "oci_rlimit_nri_requests_total\\{source=\"oci-rlimit\",result=\"granted\"\\} [1-9]")))
       << m.out;
   EXPECT_NE(m.out.find("oci_rlimit_nri_connected 1"), std::string::npos) << m.out;
   // The plugin's alert over its scraped series (instance: the pod's address and port): a connected

@@ -15,9 +15,8 @@ NriFacts FactsFromCreate(const pb::CreateContainerRequest& req) {
   for (const auto& d : c.linux().devices()) f.devices.push_back(d.path());
   // NVIDIA's NRI plugin injects what the pod's annotations name, after every
   // plugin has answered: no device of it shows here, only its names.
-  std::map<std::string, std::string> pod_annotations(req.pod().annotations().begin(),
-                                                     req.pod().annotations().end());
-  f.cdi_devices = NvidiaNriCdiNames(pod_annotations, c.name());
+  f.pod_annotations.emplace(req.pod().annotations().begin(), req.pod().annotations().end());
+  f.cdi_devices = NvidiaNriCdiNames(*f.pod_annotations, c.name());
   for (auto& n : NvidiaRuntimeCdiNames(f.env)) f.cdi_devices.push_back(std::move(n));
   // The runtime's own structured fields, never annotations: the pod's
   // annotations reach NRI unfiltered, whatever the handler passes on.

@@ -21,7 +21,8 @@ struct NriFacts {
 };
 
 // Annotations: the pod's, then the container's (a container annotation
-// replaces a pod annotation of the same key); env: the container's; devices:
+// replaces a pod annotation of the same key), and the pod's alone in
+// pod_annotations; env: the container's; devices:
 // linux.devices[].path; pod_namespace and pod_name: PodSandbox.namespace and
 // .name (the runtime's fields, not annotations).
 NriFacts FactsFromCreate(const pb::CreateContainerRequest& req);

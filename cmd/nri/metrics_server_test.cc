@@ -1,0 +1,158 @@
+// The metrics endpoint's request-head bound and the real server under idle
+// peers (docs/nri.md, "Metrics").
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nri/metrics_http.h"
+#include "nri/metrics_server_linux.h"
+
+namespace ocirlimit::nri {
+namespace {
+
+// The bound is on the head with its blank line: one that ends at
+// kMaxRequestHead is read, one a byte past it is too long, and so are
+// kMaxRequestHead bytes without a blank line (never waited on).
+TEST(RequestHeadState, AtAndOverTheLimit) {
+  const std::string start = "GET /metrics HTTP/1.1\r\nX: ";
+  const std::string at = start + std::string(kMaxRequestHead - start.size() - 4, 'a') + "\r\n\r\n";
+  ASSERT_EQ(at.size(), kMaxRequestHead);
+  EXPECT_EQ(RequestHeadState(at), HeadState::kComplete);
+  EXPECT_EQ(RequestHeadState(at + "trailing body"), HeadState::kComplete);
+  const std::string over =
+      start + std::string(kMaxRequestHead - start.size() - 3, 'a') + "\r\n\r\n";
+  ASSERT_EQ(over.size(), kMaxRequestHead + 1);
+  EXPECT_EQ(RequestHeadState(over), HeadState::kTooLong);
+  EXPECT_EQ(RequestHeadState(std::string(kMaxRequestHead, 'a')), HeadState::kTooLong);
+  EXPECT_EQ(RequestHeadState(std::string(kMaxRequestHead - 1, 'a')), HeadState::kPartial);
+  EXPECT_EQ(RequestHeadState("GET /metrics HTTP/1.1\r\n"), HeadState::kPartial);
+  const std::string reply = HeadTooLongReply();
+  EXPECT_EQ(reply.substr(0, reply.find("\r\n")), "HTTP/1.1 431 Request Header Fields Too Large");
+}
+
+class Server : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(mkdtemp(dir_), nullptr);
+    path_ = std::string(dir_) + "/m.sock";
+    auto s = StartMetricsServer({MetricsAddress::Kind::kUnix, "", 0, path_},
+                                [] { return std::string("x 1\n"); });
+    ASSERT_TRUE(s.ok()) << s.error().Text();
+    server_ = std::move(*s);
+  }
+  void TearDown() override {
+    for (int fd : idle_) close(fd);
+    server_.reset();
+    unlink(path_.c_str());
+    rmdir(dir_);
+  }
+
+  // A connected socket, or -1. Non-blocking, so a full backlog is retried
+  // for up to 10 s (generous: the server accepts at once) rather than waited
+  // on without end.
+  int Connect() const {
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::memcpy(sa.sun_path, path_.c_str(), path_.size());
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < end) {
+      const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) return fd;
+      close(fd);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return -1;
+  }
+
+  // Sends `request` and reads the reply to its end, within 10 s (generous:
+  // this is no timing test); "" when it did not come.
+  // With `split`, the first `split` bytes go first and the rest 50 ms later,
+  // so that the server most likely takes the connection before the request
+  // is whole (the outcome never depends on it).
+  std::string Ask(const std::string& request, size_t split = 0) const {
+    const int fd = Connect();
+    if (fd < 0) return "";
+    const int flags = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    std::string got;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    const auto part = [&](size_t from, size_t to) {
+      return send(fd, request.data() + from, to - from, MSG_NOSIGNAL) ==
+             static_cast<ssize_t>(to - from);
+    };
+    const bool sent = split == 0 || part(0, split);
+    if (split != 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (sent && part(split, request.size())) {
+      char buf[512];
+      for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              end - std::chrono::steady_clock::now())
+                              .count();
+        pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
+        if (left <= 0 || poll(&p, 1, static_cast<int>(left)) <= 0) {
+          got.clear();
+          break;
+        }
+        const ssize_t n = read(fd, buf, sizeof buf);
+        if (n <= 0) break;
+        got.append(buf, static_cast<size_t>(n));
+      }
+    }
+    close(fd);
+    return got;
+  }
+
+  char dir_[32] = "/tmp/nri-metrics-XXXXXX";
+  std::string path_;
+  std::unique_ptr<MetricsServer> server_;
+  std::vector<int> idle_;
+};
+
+const std::string kGet = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+
+std::string StatusLine(const std::string& reply) { return reply.substr(0, reply.find("\r\n")); }
+
+// Finding 3: idle peers held the port, one at a time for 2 s each.
+TEST_F(Server, AScrapeCompletesWhile32IdleConnectionsAreHeldOpen) {
+  for (int i = 0; i < 32; ++i) {
+    const int fd = Connect();
+    ASSERT_GE(fd, 0) << "connection " << i;
+    idle_.push_back(fd);
+  }
+  const std::string got = Ask(kGet);
+  EXPECT_EQ(StatusLine(got), "HTTP/1.1 200 OK");
+  EXPECT_EQ(got.substr(got.size() - 4), "x 1\n");
+}
+
+// Past the budget (64 at once), a new connection takes the place of the
+// oldest one still sending its request: a scrape whose request comes in
+// two parts is kept.
+TEST_F(Server, AScrapeCompletesPastTheBudgetOfIdleConnections) {
+  for (int i = 0; i < 200; ++i) {
+    const int fd = Connect();
+    ASSERT_GE(fd, 0) << "connection " << i;
+    idle_.push_back(fd);
+  }
+  EXPECT_EQ(StatusLine(Ask(kGet, 10)), "HTTP/1.1 200 OK");
+}
+
+// A head that does not fit is answered at once, not waited on.
+TEST_F(Server, AHeadOverTheLimitIs431AndOneAtItIsServed) {
+  const std::string start = "GET /metrics HTTP/1.1\r\nX: ";
+  const std::string at = start + std::string(kMaxRequestHead - start.size() - 4, 'a') + "\r\n\r\n";
+  EXPECT_EQ(StatusLine(Ask(at)), "HTTP/1.1 200 OK");
+  EXPECT_EQ(StatusLine(Ask(std::string(kMaxRequestHead, 'a'))),
+            "HTTP/1.1 431 Request Header Fields Too Large");
+}
+
+}  // namespace
+}  // namespace ocirlimit::nri
