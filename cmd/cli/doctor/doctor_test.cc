@@ -1080,7 +1080,21 @@ INSTANTIATE_TEST_SUITE_P(
                                  .root_uid = true}},
                     .want = {"warn  a process named oci-rlimit-nri (pid 42) is not the installed "
                              "plugin: it runs in its own PID or mount namespace; not believed",
-                             kEnabled, kUnit, kNotRunning}}),
+                             kEnabled, kUnit, kNotRunning}},
+        // The same rule where no engine on PATH serves NRI (containerd 1.6,
+        // no crio; issue 39 finding 2): a uid 65534 process in its own PID
+        // namespace whose --status-file is a forged file naming it as the
+        // writer is not believed, and its file is never quoted.
+        NriNodeCase{.name = "AnImpostorOnContainerd16IsNotBelieved",
+                    .containerd_version = "containerd github.com/containerd/containerd 1.6.20\n",
+                    .running = {{.pid = 42,
+                                 .argv = {"oci-rlimit-nri", "--status-file", "/tmp/forged"},
+                                 .exe = "/usr/bin/oci-rlimit-nri",
+                                 .exe_root_owned = true}},
+                    .want = {"info  containerd 1.6.20 has no NRI (1.7 or later)",
+                             "warn  a process named oci-rlimit-nri (pid 42) is not the installed "
+                             "plugin: it does not run as root; not believed"},
+                    .files = {{"/tmp/forged", kHealedStatus}, {"/proc/42/stat", kWriterStat}}}),
     CaseName{});
 
 }  // namespace
