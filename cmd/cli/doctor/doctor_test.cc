@@ -176,6 +176,28 @@ TEST(Doctor, FailsOnABrokenConfigAndNoRuntime) {
   EXPECT_EQ(DoctorJson(r)["ok"], false);
 }
 
+// Issue 39 finding 8: on-error = "warn" with the "spec" source is named,
+// with what it means under runc; "fail", or no "spec", says nothing.
+TEST(Doctor, WarnWithTheSpecSourceSaysTheHookKeepsAnEntryOverItsCeiling) {
+  const std::string requests = "[requests]\nenabled = true\nceilings = ['memlock=1G']\nsources = ";
+  const std::string said = "on-error = \"warn\" with \"spec\" in requests.sources";
+  for (const auto& [config, named] : std::vector<std::pair<std::string, bool>>{
+           {"on-error = 'warn'\n" + requests + "['oci-rlimit', 'spec']\n", true},
+           {"on-error = 'fail'\n" + requests + "['oci-rlimit', 'spec']\n", false},
+           {"on-error = 'warn'\n" + requests + "['oci-rlimit']\n", false},
+           {"on-error = 'warn'\n[requests]\nenabled = false\nsources = ['spec']\n", false}}) {
+    FakeNode n;
+    n.files["/etc/oci-rlimit/config.toml"] = config;
+    DoctorReport r = RunDoctor(n);
+    const Check* c = Find(r, "config", said);
+    EXPECT_EQ(c != nullptr, named) << config << All(r);
+    if (c == nullptr) continue;
+    EXPECT_EQ(c->status, CheckStatus::kWarn);
+    EXPECT_NE(c->what.find("the container keeps that entry"), std::string::npos) << c->what;
+    EXPECT_EQ(c->path, "/etc/oci-rlimit/config.toml");
+  }
+}
+
 // Without the capability, a configured hard raise above the limits in force
 // is named with the one unraisable message (core/unraisable.h).
 TEST(Doctor, TheCapabilityWarningNamesAConfiguredUnraisableEntry) {
