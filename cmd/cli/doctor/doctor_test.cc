@@ -519,6 +519,40 @@ TEST(Doctor, UnresolvableRuntimesFail) {
   EXPECT_TRUE(c->what.ends_with("and NVIDIA's runtime")) << c->what;
 }
 
+// Issue 39 finding 9: the `nvidia-runtime` CDI injector is believed only
+// where the node backs it: NVIDIA's runtime in a handler's chain, reading a
+// config that accepts the variable in unprivileged containers.
+TEST(Doctor, TheNvidiaRuntimeInjectorIsCheckedAgainstTheNode) {
+  const std::string said = "[cdi] injectors lists \"nvidia-runtime\", which this node cannot back";
+  FakeNode n = GoodNode();
+  n.files["/etc/oci-rlimit/config.toml"] = "[cdi]\ninjectors = ['nvidia-runtime']\n";
+  DoctorReport r = RunDoctor(n);
+  const Check* c = Find(r, "config", said);
+  ASSERT_NE(c, nullptr) << All(r);
+  EXPECT_EQ(c->status, CheckStatus::kWarn);
+  EXPECT_NE(c->what.find("NVIDIA's runtime runs in no handler's chain"), std::string::npos);
+  // NVIDIA in the oci-rlimit handler's chain, with the toolkit's defaults.
+  n.files["/etc/oci-rlimit/config.d/50-installer.toml"] =
+      "[runtime]\nruntimes = [\"/usr/bin/nvidia-container-runtime\"]\n";
+  n.executables.insert("/usr/bin/nvidia-container-runtime");
+  r = RunDoctor(n);
+  EXPECT_EQ(Find(r, "config", said), nullptr) << All(r);
+  // Its config ignores the variable for unprivileged containers.
+  n.files["/etc/nvidia-container-runtime/config.toml"] =
+      "accept-nvidia-visible-devices-envvar-when-unprivileged = false\n";
+  r = RunDoctor(n);
+  c = Find(r, "config", said);
+  ASSERT_NE(c, nullptr) << All(r);
+  EXPECT_NE(c->what.find("/etc/nvidia-container-runtime/config.toml sets "
+                         "accept-nvidia-visible-devices-envvar-when-unprivileged = false"),
+            std::string::npos)
+      << c->what;
+  // Not listed: nothing said.
+  n.files["/etc/oci-rlimit/config.toml"] = "[cdi]\ninjectors = ['nvidia-nri']\n";
+  r = RunDoctor(n);
+  EXPECT_EQ(Find(r, "config", "[cdi] injectors"), nullptr) << All(r);
+}
+
 TEST(Doctor, GpusPathUsesDockerdsPathAndChecksTheChainTarget) {
   FakeNode n = GoodNode();
   // The hook only on dockerd's own PATH, from a drop-in.
