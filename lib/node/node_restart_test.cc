@@ -42,6 +42,7 @@ struct EngineCase {
   RunningProcess process;
   bool counted = false;
 };
+void PrintTo(const EngineCase& c, std::ostream* os) { *os << c.name; }
 
 RunningProcess Proc(std::vector<std::string> argv, bool root, bool host_pid) {
   RunningProcess p;
