@@ -370,3 +370,33 @@ TEST(Requests, DefaultSourceIsOurAnnotationAlone) {
 
 }  // namespace
 }  // namespace ocirlimit
+
+namespace ocirlimit {
+namespace {
+
+// SpecOverCeiling (the hook's refusal under runc) compares both values, and
+// an entry exactly at its ceiling is not over it (issue 39's surviving
+// mutants: soft only, and `>=` for `>`).
+TEST(SpecOverCeiling, EitherValueOverTheCeilingAndNeverAtIt) {
+  auto cfg = ParseConfig(
+      "[requests]\nenabled = true\nceilings = ['memlock=1G', 'nofile=1024:4096']\n"
+      "sources = ['spec']\n",
+      "test.toml");
+  ASSERT_TRUE(cfg.ok()) << cfg.error().Text();
+  const int nofile = FindRlimit("nofile")->resource;
+  const auto over = [&](Rlimit r) { return SpecOverCeiling(cfg->requests, {r}); };
+  const Rlimit hard_over{kMemlock, kM, 2 * kG};
+  EXPECT_EQ(over(hard_over), std::vector<Rlimit>{hard_over});
+  const Rlimit soft_over{nofile, 2048, 4096};
+  EXPECT_EQ(over(soft_over), std::vector<Rlimit>{soft_over});
+  const Rlimit nofile_hard_over{nofile, 512, 8192};
+  EXPECT_EQ(over(nofile_hard_over), std::vector<Rlimit>{nofile_hard_over});
+  EXPECT_EQ(over({kMemlock, kG, kG}), std::vector<Rlimit>{});
+  EXPECT_EQ(over({nofile, 1024, 4096}), std::vector<Rlimit>{});
+  EXPECT_EQ(over({kMemlock, kG - 1, kG}), std::vector<Rlimit>{});
+  const Rlimit one_over{kMemlock, kG, kG + 1};
+  EXPECT_EQ(over(one_over), std::vector<Rlimit>{one_over});
+}
+
+}  // namespace
+}  // namespace ocirlimit

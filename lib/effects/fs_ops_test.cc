@@ -28,5 +28,24 @@ TEST(CgroupNames, TheIdWholeInAComponent) {
   EXPECT_FALSE(CgroupNames("0::/\n", ""));
 }
 
+// Issue 39 finding 7: a user-chosen id names only a whole component or a
+// runtime's own scope for it, never a component that contains it.
+TEST(CgroupNames, NeverAComponentThatOnlyContainsTheId) {
+  EXPECT_FALSE(CgroupNames("0::/user.slice/user-1000.slice/session-3.scope\n", "user"));
+  EXPECT_FALSE(CgroupNames("0::/user.slice/user-1000.slice/session-3.scope\n", "3"));
+  EXPECT_FALSE(CgroupNames("0::/user.slice/user-1000.slice/session-3.scope\n", "1000"));
+  EXPECT_FALSE(CgroupNames("0::/user.slice/user@1000.service/app.slice/x.scope\n", "app"));
+  EXPECT_FALSE(CgroupNames("0::/user.slice/evil-c1.scope\n", "c1"));
+  EXPECT_FALSE(CgroupNames("0::/user.slice/libpod-c1.scope.d\n", "c1"));
+  EXPECT_FALSE(CgroupNames("0::/user.slice/c1.scope\n", "c1"));
+  EXPECT_FALSE(CgroupNames("0::/user.slice/-c1.scope\n", "c1"));
+  EXPECT_FALSE(CgroupNames("0::/user.slice/libpod-c1-x.scope\n", "c1"));
+  EXPECT_TRUE(CgroupNames("0::/user.slice/user\n", "user"));
+  EXPECT_TRUE(CgroupNames("0::/user.slice/libpod-user.scope/container\n", "user"));
+  for (const char* prefix : {"libpod", "crio", "docker", "cri-containerd", "runc", "crun"}) {
+    EXPECT_TRUE(CgroupNames(std::string("0::/x.slice/") + prefix + "-c1.scope\n", "c1")) << prefix;
+  }
+}
+
 }  // namespace
 }  // namespace ocirlimit

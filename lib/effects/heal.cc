@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <utility>
 
@@ -63,18 +65,24 @@ std::optional<PinFailure> CheckIdentity(FsOps& fs, const PinnedProcess& pinned, 
   return std::nullopt;
 }
 
-bool IdChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
+// The runtimes' systemd scope prefixes: "<prefix>-<id>.scope" (podman's
+// libpod, CRI-O's crio, docker's, containerd CRI's, runc's and crun's own).
+constexpr std::array<std::string_view, 6> kScopePrefixes = {"libpod",         "crio", "docker",
+                                                            "cri-containerd", "runc", "crun"};
 
+// A cgroup path component that is the container `id` itself, or a
+// runtime's scope for it, exactly: never one that merely contains it
+// ("user" is not "user.slice").
 bool ComponentNames(std::string_view part, std::string_view id) {
-  for (size_t at = part.find(id); at != std::string_view::npos; at = part.find(id, at + 1)) {
-    const size_t end = at + id.size();
-    if ((at == 0 || !IdChar(part[at - 1])) && (end == part.size() || !IdChar(part[end]))) {
-      return true;
-    }
-  }
-  return false;
+  if (part == id) return true;
+  constexpr std::string_view kScope = ".scope";
+  if (!part.ends_with(kScope)) return false;
+  part.remove_suffix(kScope.size());
+  if (part.size() <= id.size() + 1 || !part.ends_with(id)) return false;
+  part.remove_suffix(id.size());
+  if (!part.ends_with('-')) return false;
+  part.remove_suffix(1);
+  return std::find(kScopePrefixes.begin(), kScopePrefixes.end(), part) != kScopePrefixes.end();
 }
 
 // Reads /proc/PID/status and /proc/PID/cgroup between the pin and a

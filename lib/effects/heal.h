@@ -53,10 +53,11 @@ struct HealOutcome {
 
 // /proc/PID/status: whether every Uid field (real, effective, saved, fs) is `uid`.
 [[nodiscard]] bool StatusUidsAre(std::string_view status, uid_t uid);
-// /proc/PID/cgroup: whether a path component of some line names `id`: holds
-// it whole, bounded by the component's ends or by characters that are no
-// letter or digit ("libpod-ID.scope", "crio-ID.scope", "ID"). Never for an
-// empty id.
+// /proc/PID/cgroup: whether a path component of some line names `id`: is
+// the id itself ("ID"), or a runtime's scope for it, exactly
+// ("PREFIX-ID.scope" for libpod, crio, docker, cri-containerd, runc, crun).
+// A component that only contains it is not it ("user" is not "user.slice",
+// "3" is not "session-3.scope"). Never for an empty id.
 [[nodiscard]] bool CgroupNames(std::string_view cgroup, std::string_view id);
 
 // For a container whose state a user owns (a rootless engine's): the process

@@ -251,10 +251,17 @@ TEST_F(NodeInstall, RemovesLeftoverTempFiles) {
 
 // issue 29: a restart that did not happen is remembered and asked for again
 // by a run that changes nothing, until containerd's process (in the node's
-// /proc) started after the config was written.
+// /proc) started after the config was written. It is the node's engine
+// (node_restart.h): root's, in the PID namespace of the node's init.
 void FakeContainerd(const std::string& host, int64_t started) {
   const long tick = sysconf(_SC_CLK_TCK);
-  fs::create_directories(host + "/proc/4242");
+  fs::create_directories(host + "/proc/4242/ns");
+  fs::create_directories(host + "/proc/1/ns");
+  for (const char* pid : {"1", "4242"}) {
+    const std::string link = host + "/proc/" + pid + "/ns/pid";
+    if (!fs::is_symlink(link)) fs::create_symlink("pid:[4026531836]", link);
+  }
+  std::ofstream(host + "/proc/4242/status") << "Name:\tcontainerd\nUid:\t0\t0\t0\t0\n";
   std::ofstream(host + "/proc/stat") << "cpu 1 2 3\nbtime 1000\n";
   std::ofstream(host + "/proc/4242/comm") << "containerd\n";
   std::ofstream(host + "/proc/4242/cmdline") << std::string("/usr/bin/containerd\0", 20);

@@ -27,6 +27,9 @@ struct RunningProcess {
   bool exe_root_owned = false;
   bool root_uid = false;
   bool host_namespaces = false;
+  // Whether it shares the PID namespace of the node's init (the node's
+  // /proc/1): the installer runs in a pod with hostPID but its own mounts.
+  bool host_pid_namespace = false;
 };
 
 // NodeFiles (the node model's view of files, symlinks and PATH lookups)

@@ -6,18 +6,15 @@
 #include <sstream>
 
 #include "adapters/engines/constants.h"
-#include "effects/files.h"
 #include "formats/text.h"
 #include "node/rooted_node_ops.h"
 
 namespace ocirlimit::node {
 namespace {
 
-constexpr size_t kMaxProcBytes = 64 << 10;
-
 // /proc/stat's btime: the boot's epoch seconds, or -1.
-int64_t BootTime(const std::string& host) {
-  auto text = ReadFileBounded(host + "/proc/stat", kMaxProcBytes);
+int64_t BootTime(NodeOps& ops) {
+  auto text = ops.ReadFile("/proc/stat");
   if (!text) return -1;
   std::istringstream lines(*text);
   std::string line;
@@ -28,11 +25,11 @@ int64_t BootTime(const std::string& host) {
 }
 
 // /proc/PID/stat's starttime (field 22) in epoch seconds, or -1.
-int64_t StartTime(const std::string& host, int pid, int64_t boot) {
-  auto stat = ReadFileBounded(host + "/proc/" + std::to_string(pid) + "/stat", kMaxProcBytes);
+int64_t StartTime(NodeOps& ops, int pid, int64_t boot) {
+  auto stat = ops.ReadFile("/proc/" + std::to_string(pid) + "/stat");
   if (!stat || boot < 0) return -1;
   const size_t close = stat->rfind(')');
-  if (close == std::string::npos) return -1;
+  if (close == std::string::npos || close + 2 > stat->size()) return -1;
   std::istringstream fields(stat->substr(close + 2));
   std::string f;
   for (int i = 3; i < 22 && fields >> f; ++i) {
@@ -69,16 +66,20 @@ std::string RenderPending(const std::vector<PendingRestart>& pending) {
   return out;
 }
 
-std::vector<int64_t> EngineStartTimes(const std::string& host, const std::string& engine) {
-  const std::string root = host.empty() ? "/" : host;
-  auto ops = RootedNodeOps(root);
-  const int64_t boot = BootTime(host);
+std::vector<int64_t> EngineStartTimes(NodeOps& ops, const std::string& engine) {
+  const int64_t boot = BootTime(ops);
   std::vector<int64_t> out;
-  for (const auto& p : ops->ProcessesNamed(engine)) {
+  for (const auto& p : ops.ProcessesNamed(engine)) {
+    if (!p.root_uid || !p.host_pid_namespace) continue;  // a user's, or one in a container
     if (engine == "containerd" && OtherConfig(p.argv)) continue;
-    out.push_back(StartTime(host, p.pid, boot));
+    out.push_back(StartTime(ops, p.pid, boot));
   }
   return out;
+}
+
+std::vector<int64_t> EngineStartTimes(const std::string& host, const std::string& engine) {
+  auto ops = RootedNodeOps(host.empty() ? "/" : host);
+  return EngineStartTimes(*ops, engine);
 }
 
 std::vector<PendingRestart> StillPending(const std::string& host,

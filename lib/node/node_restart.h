@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "formats/error.h"
+#include "node/node_ops.h"
 
 namespace ocirlimit::node {
 
@@ -35,9 +36,13 @@ std::vector<PendingRestart> StillPending(const std::string& host,
                                          std::vector<PendingRestart> pending,
                                          const std::vector<std::string>& changed, int64_t now);
 
-// The start times (epoch seconds) of the engine's processes that read the
-// node's config (a containerd with --config elsewhere, as dockerd's, is not
-// it); empty when none runs.
+// The start times (epoch seconds) of the engine's processes that serve the
+// node: root's (every uid), in the PID namespace of the node's init, and
+// reading the node's config (a user's rootless containerd, one in a pod, a
+// containerd with --config elsewhere, as dockerd's, are not it); empty when
+// none runs. Read through `ops` (the node's /proc/stat and /proc/PID/stat).
+std::vector<int64_t> EngineStartTimes(NodeOps& ops, const std::string& engine);
+// The same on node root `host` ("" or "/": this machine).
 std::vector<int64_t> EngineStartTimes(const std::string& host, const std::string& engine);
 
 }  // namespace ocirlimit::node

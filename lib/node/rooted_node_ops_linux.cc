@@ -150,6 +150,8 @@ class Rooted : public NodeOps {
                        S_ISREG(st.st_mode) && st.st_uid == 0 && (st.st_mode & 022) == 0;
     auto status = ReadFileBounded(proc + "/status", kMaxCmdlineBytes);
     p.root_uid = status && StatusUidsAre(*status, 0);
+    const std::string pid_ns = ReadLink(proc + "/ns/pid");
+    p.host_pid_namespace = !pid_ns.empty() && pid_ns == ReadLink(Host("/proc/1/ns/pid"));
     p.host_namespaces = true;
     for (const char* ns : {"pid", "mnt"}) {
       const std::string theirs = ReadLink(proc + "/ns/" + ns);

@@ -127,17 +127,50 @@ units_of() {
   esac
 }
 
-# Without systemd (or with none of the units): signal the engine's process,
-# as NVIDIA's installer does. containerd does not handle SIGHUP and exits, so
-# its supervisor starts it again on the new config. CRI-O 1.31 logs "Updating
-# runtime configuration" on SIGHUP but adds no runtime handler (pods fail
-# "failed to find runtime handler" until it restarts), so verify_restarted
-# below still waits for a crio started after the write, and fails without one.
+# The engine's config file where the node keeps it (what `oci-rlimit node
+# install` edits).
+node_config_of() {
+  case "$1" in
+    containerd) echo /etc/containerd/config.toml ;;
+    crio) echo /etc/crio/crio.conf ;;
+  esac
+}
+
+# Whether PID is the engine that serves the node's socket: root's (every uid
+# in its status), in the PID namespace of the host's init (a user's rootless
+# engine and one in a pod, kind or dind, are not), and reading the node's
+# config (its --config, -c or --config=, else the default). The DaemonSet's
+# pod has hostPID, so the host's /proc pids are this shell's.
+serves_node() {
+  local engine=$1 proc=$host/proc/$2 ns arg want prev="" line="" uids=()
+  ns=$(readlink "$proc/ns/pid" 2>/dev/null) || return 1
+  [[ -n $ns && $ns == "$(readlink "$host/proc/1/ns/pid" 2>/dev/null)" ]] || return 1
+  [[ -r $proc/status && -r $proc/cmdline ]] || return 1
+  while IFS= read -r line && [[ $line != Uid:* ]]; do :; done <"$proc/status"
+  read -r -a uids <<<"${line#Uid:}"
+  [[ $line == Uid:* && "${uids[*]}" == "0 0 0 0" ]] || return 1
+  want=$(node_config_of "$engine")
+  while IFS= read -r -d '' arg; do
+    case "$prev" in --config|-c) [[ $arg == "$want" ]] || return 1 ;; esac
+    case "$arg" in --config=*) [[ ${arg#--config=} == "$want" ]] || return 1 ;; esac
+    prev=$arg
+  done <"$proc/cmdline"
+  return 0
+}
+
+# Without systemd (or with none of the units): signal the engine's process
+# that serves the node (serves_node), as NVIDIA's installer does. containerd
+# does not handle SIGHUP and exits, so its supervisor starts it again on the
+# new config. CRI-O 1.31 logs "Updating runtime configuration" on SIGHUP but
+# adds no runtime handler (pods fail "failed to find runtime handler" until
+# it restarts), so verify_restarted below still waits for a crio started
+# after the write, and fails without one.
 signal_engine() {
   local comm pid sent=1
   for comm in "$host"/proc/[0-9]*/comm; do
     [[ $(cat "$comm" 2>/dev/null) == "$1" ]] || continue
     pid=${comm#"$host"/proc/}; pid=${pid%/comm}
+    serves_node "$1" "$pid" || continue
     kill -HUP "$pid" 2>/dev/null && sent=0
   done
   return "$sent"

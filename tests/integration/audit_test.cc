@@ -177,6 +177,31 @@ TEST_F(AuditTest, InitExitedIsUnknownAndAReusedPidIsNeverTouched) {
   EXPECT_EQ(LimitRow(limits_after, kMemlock), (Limit{1 * kM, 8 * kM})) << limits_after;
 }
 
+// Issue 39 "Docs": the namespace hint's commands run as a shell reads them
+// (an unquoted DIR/* became extra arguments): each of its two forms, pasted
+// after `audit --no-default-roots`, audits without a usage error.
+TEST_F(AuditTest, TheNamespaceHintRunsAsWritten) {
+  const std::string ctd = dir_ / "ctd";
+  for (const char* ns : {"default", "k8s.io"}) {
+    Sh("mkdir -p " + ctd + "/" + ns + "/c1");
+    WriteFile(ctd + "/" + ns + "/c1/state.json", "{}");
+  }
+  CmdResult r = RunCmd({OurBinary("oci-rlimit"), "audit", "--config", config(), "--runtime-root",
+                        ctd, "--no-default-roots"});
+  const size_t give = r.out.find("--runtime-root " + ctd + "/default (or ");
+  ASSERT_NE(give, std::string::npos) << r.out << r.err;
+  const size_t open = r.out.find(" (or ", give);
+  const size_t close = r.out.find(", quoted, for every namespace)", open);
+  ASSERT_NE(close, std::string::npos) << r.out;
+  for (const std::string& form :
+       {r.out.substr(give, open - give), r.out.substr(open + 5, close - open - 5)}) {
+    CmdResult run =
+        Sh(OurBinary("oci-rlimit") + " audit --config " + config() + " --no-default-roots " + form);
+    EXPECT_NE(run.status, 2) << form << ": " << run.err;
+    EXPECT_EQ(run.err.find("usage"), std::string::npos) << form << ": " << run.err;
+  }
+}
+
 TEST_F(AuditTest, UsageAndConfigErrorsExitTwo) {
   CmdResult missing_root = RunCmd(
       {OurBinary("oci-rlimit"), "audit", "--config", config(), "--runtime-root", dir_ / "nope"});

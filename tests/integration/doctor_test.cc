@@ -423,6 +423,41 @@ TEST(CliOnFiles, ValidateAndExplain) {
   EXPECT_EQ(RunCmd({Cli(), "explain"}).status, 2);
 }
 
+// A copy of the plugin named oci-rlimit-nri, run as uid 65534 in its own PID
+// namespace with `--status-file status`, linked into the fixture's proc.
+struct Impostor {
+  pid_t unshare = 0;
+  pid_t plugin = 0;
+  ~Impostor() {
+    if (unshare > 0) kill(unshare, SIGKILL);
+    if (plugin > 0) kill(plugin, SIGKILL);
+  }
+};
+
+void StartImpostor(const std::string& root, const TempDir& imp, const std::string& status,
+                   Impostor& out) {
+  const std::string copy = imp / "oci-rlimit-nri";
+  Sh("chmod 755 " + imp.path() + " && cp " + OurBinary("oci-rlimit-nri") + " " + copy +
+     " && chown 65534 " + copy);
+  WriteFile(imp / "c.toml", "");
+  Sh("chmod 644 " + (imp / "c.toml"));
+  CmdResult started =
+      Sh("unshare -p -f --mount-proc setpriv --reuid=65534 --regid=65534 "
+         "--clear-groups " +
+         copy + " --config " + (imp / "c.toml") + " --socket /nonexistent/nri.sock --status-file " +
+         status + " >/dev/null 2>&1 & echo $!");
+  out.unshare = std::stoi(started.out);
+  for (int i = 0; i < 200 && out.plugin == 0; ++i) {
+    for (int p = out.unshare + 1; p < out.unshare + 50 && out.plugin == 0; ++p) {
+      if (ReadFile("/proc/" + std::to_string(p) + "/comm") == "oci-rlimit-nri\n") out.plugin = p;
+    }
+    if (out.plugin == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_NE(out.plugin, 0) << "the impostor did not start";
+  const std::string pid = std::to_string(out.plugin);
+  ASSERT_EQ(symlink(("/proc/" + pid).c_str(), (root + "/proc/" + pid).c_str()), 0);
+}
+
 // HIGH: a process of another uid (65534) in its own PID namespace, a copy of
 // the plugin named oci-rlimit-nri, whose --status-file names a root-only
 // file: doctor says it is not the installed plugin and never reads the file.
@@ -437,35 +472,46 @@ TEST_F(DoctorFixture, AnImpostorNamedLikeThePluginIsNotBelieved) {
   WriteFile(secret, "root:ROOT-ONLY-SECRET:0:0\n");
   ASSERT_EQ(chmod(secret.c_str(), 0600), 0);
   TempDir imp;
-  const std::string copy = imp / "oci-rlimit-nri";
-  Sh("chmod 755 " + imp.path() + " && cp " + OurBinary("oci-rlimit-nri") + " " + copy +
-     " && chown 65534 " + copy);
-  WriteFile(imp / "c.toml", "");
-  Sh("chmod 644 " + (imp / "c.toml"));
-  CmdResult started =
-      Sh("unshare -p -f --mount-proc setpriv --reuid=65534 --regid=65534 "
-         "--clear-groups " +
-         copy + " --config " + (imp / "c.toml") + " --socket /nonexistent/nri.sock --status-file " +
-         secret + " >/dev/null 2>&1 & echo $!");
-  const pid_t unshare = std::stoi(started.out);
-  pid_t plugin = 0;
-  for (int i = 0; i < 200 && plugin == 0; ++i) {
-    for (int p = unshare + 1; p < unshare + 50 && plugin == 0; ++p) {
-      if (ReadFile("/proc/" + std::to_string(p) + "/comm") == "oci-rlimit-nri\n") plugin = p;
-    }
-    if (plugin == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_NE(plugin, 0) << "the impostor did not start";
-  const std::string pid = std::to_string(plugin);
-  ASSERT_EQ(symlink(("/proc/" + pid).c_str(), (root_ / ("proc/" + pid)).c_str()), 0);
+  Impostor impostor;
+  ASSERT_NO_FATAL_FAILURE(StartImpostor(root_.path(), imp, secret, impostor));
+  const std::string pid = std::to_string(impostor.plugin);
   CmdResult r = Doctor(false);
-  kill(unshare, SIGKILL);
-  kill(plugin, SIGKILL);
   EXPECT_NE(
       r.out.find("a process named oci-rlimit-nri (pid " + pid + ") is not the installed plugin"),
       std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("ROOT-ONLY-SECRET"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("oci-rlimit-nri is running"), std::string::npos) << r.out;
+}
+
+// MEDIUM (issue 39 finding 2): the same impostor where no engine on PATH
+// serves NRI (the fixture's containerd 1.6.20, no crio), with a status file
+// it forged naming itself as the writer (its real pid and start time): doctor
+// neither believes it nor quotes the file.
+TEST_F(DoctorFixture, AnImpostorOnContainerd16IsNotBelieved) {
+  OCI_RLIMIT_REQUIRE("unshare", "setpriv");
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  TempDir imp;
+  const std::string forged = imp / "forged.status";
+  Impostor impostor;
+  ASSERT_NO_FATAL_FAILURE(StartImpostor(root_.path(), imp, forged, impostor));
+  const std::string pid = std::to_string(impostor.plugin);
+  const std::string stat = ReadFile("/proc/" + pid + "/stat");
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string start;
+  for (int i = 3; i <= 22; ++i) fields >> start;
+  WriteFile(forged,
+            "connected=2026-12-01T22:00:00Z\nsynchronized=2026-12-01T22:00:01Z\ncontainers=42\n"
+            "healed=42\nunhealed=0\nhealed-total=42\nreport-only=no\nwriter-pid=" +
+                pid + "\nwriter-start=" + start + "\n");
+  Sh("chown 65534 " + forged);
+  CmdResult r = Doctor(false);
+  EXPECT_NE(r.out.find("containerd 1.6.20 has no NRI"), std::string::npos) << r.out;
+  EXPECT_NE(
+      r.out.find("a process named oci-rlimit-nri (pid " + pid + ") is not the installed plugin"),
+      std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("healed 42 of 42"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("oci-rlimit-nri is running"), std::string::npos) << r.out;
 }
 

@@ -391,6 +391,70 @@ TEST_F(K8sInstallerTest, RefusesBinariesTheNodeCannotRun) {
   EXPECT_EQ(Differences(original, SnapshotTree(host_)), std::vector<std::string>{});
 }
 
+// MEDIUM (issue 39 finding 4): with no systemd unit to restart, install.sh
+// signals only the engine that serves the node: root's, in the host's PID
+// namespace, with the node's config. Four processes named containerd, in a
+// private PID and mount namespace whose /proc the host root links to: the
+// node's (root, no --config), a uid 65534 one (a user's rootless
+// containerd), a root one in its own PID namespace (kind, dind) and a root
+// one with another --config (dockerd's). Only the node's is signalled; with
+// none, the restart is not counted as done.
+struct SignalCase {
+  std::string name;
+  bool node_engine = false;
+};
+void PrintTo(const SignalCase& c, std::ostream* os) { *os << c.name; }
+
+class InstallerSignalTest : public K8sInstallerTest,
+                            public ::testing::WithParamInterface<SignalCase> {};
+
+TEST_P(InstallerSignalTest, SignalsOnlyTheNodesEngine) {
+  OCI_RLIMIT_REQUIRE("unshare", "setpriv");
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  TempDir eng;
+  ASSERT_EQ(chmod(eng.path().c_str(), 0755), 0);
+  // A shell script: its comm is its file name, and SIGHUP ends it.
+  WriteFile(eng / "containerd", "#!/bin/sh\nwhile :; do sleep 1; done\n", 0755);
+  fs::create_directory_symlink("/proc", host_ + "/proc");
+  const std::string script = R"(
+e=$1/containerd
+if [ "$5" = yes ]; then "$e" & node=$!; fi
+setpriv --reuid=65534 --regid=65534 --clear-groups "$e" & user=$!
+unshare -p -f "$e" & pod=$!
+"$e" --config /var/run/docker/containerd/containerd.toml & other=$!
+sleep 0.3
+OCI_RLIMIT_RESTART_WAIT=2 bash "$2" --host-root "$3" --source "$4" --restart
+echo "rc=$?"
+sleep 0.3
+for n in node user pod other; do
+  eval "p=\${$n:-}"
+  [ -n "$p" ] || continue
+  if kill -0 "$p" 2>/dev/null; then echo "$n alive"; else echo "$n gone"; fi
+done
+)";
+  CmdResult r =
+      RunCmd({"unshare", "-p", "-f", "--mount-proc", "bash", "-c", script, "sh", eng.path(),
+              kInstaller, host_, fs::path(OurBinary("oci-rlimit-hook")).parent_path(),
+              GetParam().node_engine ? "yes" : "no"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("rc=0\n"), std::string::npos) << r.out << r.err;
+  for (const char* alive : {"user alive\n", "pod alive\n", "other alive\n"}) {
+    EXPECT_NE(r.out.find(alive), std::string::npos) << alive << r.out << r.err;
+  }
+  if (GetParam().node_engine) {
+    EXPECT_NE(r.out.find("node gone\n"), std::string::npos) << r.out << r.err;
+    EXPECT_EQ(r.err.find("could not restart"), std::string::npos) << r.err;
+  } else {
+    EXPECT_NE(r.err.find("install.sh: could not restart containerd"), std::string::npos)
+        << r.out << r.err;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Installer, InstallerSignalTest,
+                         ::testing::Values(SignalCase{"WithTheNodesContainerd", true},
+                                           SignalCase{"WithOnlyOthers", false}),
+                         [](const auto& info) { return info.param.name; });
+
 // The image carries bin/amd64 and bin/arm64; the node's own one is installed.
 TEST_F(K8sInstallerTest, PicksTheNodesArchitecture) {
   const std::string src = dir_ / "multiarch";

@@ -180,7 +180,8 @@ std::string AuditText(const AuditReport& r, bool no_trunc) {
   for (const auto& n : r.namespace_dirs) {
     const std::string parent = n.substr(0, n.rfind('/'));
     out += OneLine(Cat("hint: ", n, " holds containers of a namespace, not a container: give ",
-                       "--runtime-root ", n, " (or ", parent, "/* for every namespace)")) +
+                       "--runtime-root ", n, " (or --runtime-root '", parent,
+                       "/*', quoted, for every namespace)")) +
            "\n";
   }
   for (const auto& n : r.notes) out += "note: " + OneLine(n) + "\n";

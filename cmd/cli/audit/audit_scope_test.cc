@@ -188,8 +188,8 @@ TEST(AuditDiscover, NamespaceDirectoriesAreAHint) {
   r.namespace_dirs = d.namespace_dirs;
   EXPECT_NE(AuditText(r).find("hint: /run/containerd/runc/default holds containers of a "
                               "namespace, not a container: give --runtime-root "
-                              "/run/containerd/runc/default (or /run/containerd/runc/* for every "
-                              "namespace)"),
+                              "/run/containerd/runc/default (or --runtime-root "
+                              "'/run/containerd/runc/*', quoted, for every namespace)"),
             std::string::npos)
       << AuditText(r);
 }

@@ -74,7 +74,11 @@ int AuditCommand(const CliArgs& a) {
   std::vector<std::string> roots;
   if (!a.no_default_roots) roots = DefaultStateRoots();
   for (const auto& r : a.runtime_roots) {
-    if (auto listed = LinuxFsOps().ListDir(r); !listed) {
+    // A quoted "DIR/*" (each namespace of DIR) is expanded as the default
+    // roots are: DIR itself must be there.
+    const size_t star = r.find("/*");
+    if (auto listed = LinuxFsOps().ListDir(star == std::string::npos ? r : r.substr(0, star));
+        !listed) {
       ReportError(a, listed.error().Wrap("--runtime-root"));
       return 2;
     }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 
+#include "adapters/engines/nvidia.h"
 #include "cli/doctor/doctor_context.h"
 #include "core/unraisable.h"
 #include "effects/heal.h"
@@ -89,6 +90,25 @@ void CheckCapabilities(Context& c) {
   }
 }
 
+// The `nvidia-runtime` CDI injector ([cdi] injectors) is believed only where
+// the node can back it (engines::NvidiaInjectorGaps): one warning per gap.
+void CheckCdiInjectors(Context& c) {
+  if (c.config().state != engines::OurConfigState::kParsed) return;
+  const auto& injectors = c.config().config.cdi_injectors;
+  if (std::find(injectors.begin(), injectors.end(), kCdiInjectorNvidiaRuntime) == injectors.end()) {
+    return;
+  }
+  for (const auto& gap : engines::NvidiaInjectorGaps(c.ops(), c.nvidia_runtimes)) {
+    c.Add("config", CheckStatus::kWarn,
+          Cat("[cdi] injectors lists \"nvidia-runtime\", which this node cannot back: ", gap,
+              "; a rule's cdi match believes device names NVIDIA's runtime never injects"),
+          c.config().path,
+          "take \"nvidia-runtime\" out of [cdi] injectors, or run NVIDIA's runtime in the "
+          "handlers with the variable accepted (" +
+              std::string(kDocDir) + "/policy.md)");
+  }
+}
+
 }  // namespace doctor
 
 std::string NotInstalled(const RunningProcess& p, std::string_view name) {
@@ -136,6 +156,7 @@ DoctorReport RunDoctor(NodeOps& ops, const DoctorOptions& options) {
   doctor::CheckContainerd(c);
   doctor::CheckCrio(c);
   doctor::CheckHooksDirs(c);
+  doctor::CheckCdiInjectors(c);
   doctor::CheckCapabilities(c);
   return std::move(c.report());
 }

@@ -34,6 +34,9 @@ class Context {
   // Engines that serve NRI on this node ("containerd", "CRI-O"), for
   // advice that must not send a CRI-O node to the RuntimeClass path.
   std::vector<std::string> nri_engines;
+  // The node paths of NVIDIA's runtime where a handler's chain runs it
+  // (ResolveHandlers), for the `nvidia-runtime` CDI injector.
+  std::vector<std::string> nvidia_runtimes;
 
   // The node's mode as `oci-rlimit node install` remembered it (its
   // mode.json, node_record.h), or nullopt when the installer never ran here.
@@ -59,6 +62,7 @@ void CheckContainerd(Context& c);    // doctor_containerd.cc
 void CheckCrio(Context& c);          // doctor_crio.cc
 void CheckHooksDirs(Context& c);     // doctor_hooks.cc
 void CheckCapabilities(Context& c);  // doctor.cc
+void CheckCdiInjectors(Context& c);  // doctor.cc
 void LoadInstallerMode(Context& c);  // doctor_handlers.cc
 
 // One engine's NRI endpoint (doctor_nri.cc).

@@ -131,6 +131,13 @@ void ResolveHandlers(Context& c, HandlerSet& set) {
   for (const auto& h : set.handlers) {
     set.chains.push_back(h.followable ? engines::ResolveChain(c.ops(), h.start, c.config().wrapper)
                                       : engines::Chain{});
+    for (const auto& step : set.chains.back().steps) {
+      auto& seen = c.nvidia_runtimes;
+      if (step.kind == engines::ProgramKind::kNvidia &&
+          std::find(seen.begin(), seen.end(), step.path) == seen.end()) {
+        seen.push_back(step.path);
+      }
+    }
   }
 }
 

@@ -154,9 +154,10 @@ std::vector<RunningProcess> Plugins(Context& c) {
 
 }  // namespace
 
+// Only the installed plugin (Plugins, NotInstalled) is believed here too:
+// an impostor's --status-file is never opened.
 void RunningNriWithoutEndpoint(Context& c, const std::string& why) {
-  const std::vector<RunningProcess> running =
-      c.ops().ProcessesNamed(std::string(engines::kNriName));
+  const std::vector<RunningProcess> running = Plugins(c);
   if (running.empty()) return;
   c.Add("nri", CheckStatus::kWarn,
         Cat("oci-rlimit-nri is running (pid ", Pids(running), ") but ", why,

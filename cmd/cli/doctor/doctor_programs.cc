@@ -1,5 +1,6 @@
 // runc and crun on PATH, our programs, oci-rlimit's config, and the
 // daemons' systemd units.
+#include <algorithm>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -82,6 +83,30 @@ std::optional<std::pair<std::string, std::string>> DockerUnitRlimits(Context& c)
 
 // The config as the hook, the wrapper and the NRI plugin read it: config.d's
 // drop-ins, then the file. A setting is named by the file it came from.
+namespace {
+
+// on-error = "warn" with the "spec" source: under runc the hook cannot lower
+// a spec entry over its ceiling (runc applies process.rlimits after hooks),
+// so it warns and the container keeps it (docs/policy.md).
+void SpecKeptUnderWarn(Context& c) {
+  const Config& cfg = c.config().config;
+  const auto& sources = cfg.requests.sources;
+  if (cfg.on_error != OnError::kWarn || !cfg.requests.enabled ||
+      std::find(sources.begin(), sources.end(), RequestSource::kSpec) == sources.end()) {
+    return;
+  }
+  c.Add("config", CheckStatus::kWarn,
+        "on-error = \"warn\" with \"spec\" in requests.sources: under runc the hook cannot "
+        "lower a process.rlimits entry over its ceiling, so the container keeps that entry (a "
+        "warning is logged); the wrapper and the NRI plugin clamp it",
+        c.config().path,
+        "on-error = \"fail\" refuses such a container at the hook; or use oci-rlimit-runtime "
+        "or oci-rlimit-nri (" +
+            std::string(kDocDir) + "/policy.md)");
+}
+
+}  // namespace
+
 void CheckOurConfig(Context& c) {
   c.set_config(engines::ReadOurConfig(c.ops(), c.options().config_path));
   const engines::OurConfig& cfg = c.config();
@@ -116,6 +141,7 @@ void CheckOurConfig(Context& c) {
   if (dropins > 0) os << " (" << dropins << " drop-in(s) in " << cfg.dropin_dir << ")";
   if (!has_file) os << "; " << cfg.path << " does not exist";
   c.Add("config", CheckStatus::kOk, os.str(), has_file ? cfg.path : cfg.dropin_dir);
+  SpecKeptUnderWarn(c);
 }
 
 namespace {

@@ -176,6 +176,28 @@ TEST(Doctor, FailsOnABrokenConfigAndNoRuntime) {
   EXPECT_EQ(DoctorJson(r)["ok"], false);
 }
 
+// Issue 39 finding 8: on-error = "warn" with the "spec" source is named,
+// with what it means under runc; "fail", or no "spec", says nothing.
+TEST(Doctor, WarnWithTheSpecSourceSaysTheHookKeepsAnEntryOverItsCeiling) {
+  const std::string requests = "[requests]\nenabled = true\nceilings = ['memlock=1G']\nsources = ";
+  const std::string said = "on-error = \"warn\" with \"spec\" in requests.sources";
+  for (const auto& [config, named] : std::vector<std::pair<std::string, bool>>{
+           {"on-error = 'warn'\n" + requests + "['oci-rlimit', 'spec']\n", true},
+           {"on-error = 'fail'\n" + requests + "['oci-rlimit', 'spec']\n", false},
+           {"on-error = 'warn'\n" + requests + "['oci-rlimit']\n", false},
+           {"on-error = 'warn'\n[requests]\nenabled = false\nsources = ['spec']\n", false}}) {
+    FakeNode n;
+    n.files["/etc/oci-rlimit/config.toml"] = config;
+    DoctorReport r = RunDoctor(n);
+    const Check* c = Find(r, "config", said);
+    EXPECT_EQ(c != nullptr, named) << config << All(r);
+    if (c == nullptr) continue;
+    EXPECT_EQ(c->status, CheckStatus::kWarn);
+    EXPECT_NE(c->what.find("the container keeps that entry"), std::string::npos) << c->what;
+    EXPECT_EQ(c->path, "/etc/oci-rlimit/config.toml");
+  }
+}
+
 // Without the capability, a configured hard raise above the limits in force
 // is named with the one unraisable message (core/unraisable.h).
 TEST(Doctor, TheCapabilityWarningNamesAConfiguredUnraisableEntry) {
@@ -495,6 +517,40 @@ TEST(Doctor, UnresolvableRuntimesFail) {
   ASSERT_NE(c, nullptr) << All(r);
   EXPECT_EQ(c->status, CheckStatus::kOk);
   EXPECT_TRUE(c->what.ends_with("and NVIDIA's runtime")) << c->what;
+}
+
+// Issue 39 finding 9: the `nvidia-runtime` CDI injector is believed only
+// where the node backs it: NVIDIA's runtime in a handler's chain, reading a
+// config that accepts the variable in unprivileged containers.
+TEST(Doctor, TheNvidiaRuntimeInjectorIsCheckedAgainstTheNode) {
+  const std::string said = "[cdi] injectors lists \"nvidia-runtime\", which this node cannot back";
+  FakeNode n = GoodNode();
+  n.files["/etc/oci-rlimit/config.toml"] = "[cdi]\ninjectors = ['nvidia-runtime']\n";
+  DoctorReport r = RunDoctor(n);
+  const Check* c = Find(r, "config", said);
+  ASSERT_NE(c, nullptr) << All(r);
+  EXPECT_EQ(c->status, CheckStatus::kWarn);
+  EXPECT_NE(c->what.find("NVIDIA's runtime runs in no handler's chain"), std::string::npos);
+  // NVIDIA in the oci-rlimit handler's chain, with the toolkit's defaults.
+  n.files["/etc/oci-rlimit/config.d/50-installer.toml"] =
+      "[runtime]\nruntimes = [\"/usr/bin/nvidia-container-runtime\"]\n";
+  n.executables.insert("/usr/bin/nvidia-container-runtime");
+  r = RunDoctor(n);
+  EXPECT_EQ(Find(r, "config", said), nullptr) << All(r);
+  // Its config ignores the variable for unprivileged containers.
+  n.files["/etc/nvidia-container-runtime/config.toml"] =
+      "accept-nvidia-visible-devices-envvar-when-unprivileged = false\n";
+  r = RunDoctor(n);
+  c = Find(r, "config", said);
+  ASSERT_NE(c, nullptr) << All(r);
+  EXPECT_NE(c->what.find("/etc/nvidia-container-runtime/config.toml sets "
+                         "accept-nvidia-visible-devices-envvar-when-unprivileged = false"),
+            std::string::npos)
+      << c->what;
+  // Not listed: nothing said.
+  n.files["/etc/oci-rlimit/config.toml"] = "[cdi]\ninjectors = ['nvidia-nri']\n";
+  r = RunDoctor(n);
+  EXPECT_EQ(Find(r, "config", "[cdi] injectors"), nullptr) << All(r);
 }
 
 TEST(Doctor, GpusPathUsesDockerdsPathAndChecksTheChainTarget) {
@@ -1080,7 +1136,21 @@ INSTANTIATE_TEST_SUITE_P(
                                  .root_uid = true}},
                     .want = {"warn  a process named oci-rlimit-nri (pid 42) is not the installed "
                              "plugin: it runs in its own PID or mount namespace; not believed",
-                             kEnabled, kUnit, kNotRunning}}),
+                             kEnabled, kUnit, kNotRunning}},
+        // The same rule where no engine on PATH serves NRI (containerd 1.6,
+        // no crio; issue 39 finding 2): a uid 65534 process in its own PID
+        // namespace whose --status-file is a forged file naming it as the
+        // writer is not believed, and its file is never quoted.
+        NriNodeCase{.name = "AnImpostorOnContainerd16IsNotBelieved",
+                    .containerd_version = "containerd github.com/containerd/containerd 1.6.20\n",
+                    .running = {{.pid = 42,
+                                 .argv = {"oci-rlimit-nri", "--status-file", "/tmp/forged"},
+                                 .exe = "/usr/bin/oci-rlimit-nri",
+                                 .exe_root_owned = true}},
+                    .want = {"info  containerd 1.6.20 has no NRI (1.7 or later)",
+                             "warn  a process named oci-rlimit-nri (pid 42) is not the installed "
+                             "plugin: it does not run as root; not believed"},
+                    .files = {{"/tmp/forged", kHealedStatus}, {"/proc/42/stat", kWriterStat}}}),
     CaseName{});
 
 }  // namespace

@@ -1,8 +1,11 @@
 #include "cli/explain/explain.h"
 
+#include <algorithm>
 #include <ostream>
 #include <sstream>
 
+#include "adapters/engines/constants.h"
+#include "adapters/engines/nvidia.h"
 #include "adapters/oci/facts.h"
 #include "core/admission.h"
 #include "core/requests.h"
@@ -109,7 +112,30 @@ Json RequestsJson(const std::vector<RequestRecord>& records) {
 
 }  // namespace
 
-std::string ValidateText(const Config& cfg) {
+std::vector<std::string> NvidiaInjectorWarnings(NodeOps& ops, const Config& cfg) {
+  const auto& injectors = cfg.cdi_injectors;
+  if (std::find(injectors.begin(), injectors.end(), kCdiInjectorNvidiaRuntime) == injectors.end()) {
+    return {};
+  }
+  const std::string lead =
+      "[cdi] injectors lists \"nvidia-runtime\", which this node cannot back: ";
+  std::vector<std::string> installed;
+  const std::string name(engines::kNvidiaRuntimeName);
+  for (const std::string& n : {name, name + ".cdi", name + ".legacy"}) {
+    if (auto path = ops.Which(n)) installed.push_back(*path);
+  }
+  const std::string operator_runtime = Cat(engines::kOperatorToolkitDir, "/", name);
+  if (ops.WhichIn(operator_runtime, "")) installed.push_back(operator_runtime);
+  if (installed.empty()) {
+    return {lead + "no NVIDIA runtime is installed (" + name +
+            " on PATH, or the GPU Operator's toolkit)"};
+  }
+  std::vector<std::string> out;
+  for (const auto& gap : engines::NvidiaInjectorGaps(ops, installed)) out.push_back(lead + gap);
+  return out;
+}
+
+std::string ValidateText(const Config& cfg, const std::vector<std::string>& node) {
   std::ostringstream os;
   os << "config: " << (cfg.source.empty() ? "(none)" : cfg.source) << "\n";
   os << "every container (top-level rlimits): " << Join(cfg.rlimits) << "\n";
@@ -123,6 +149,7 @@ std::string ValidateText(const Config& cfg) {
     }
   }
   for (const auto& w : TrustWarnings(cfg)) os << "warning: " << w << "\n";
+  for (const auto& w : node) os << "warning: " << w << "\n";
   os << "requests (" << kRequestAnnotation << "): ";
   if (cfg.requests.enabled) {
     os << "enabled, ceilings " << Join(cfg.requests.ceilings) << ", over-ceiling = "
@@ -139,7 +166,7 @@ std::string ValidateText(const Config& cfg) {
   return os.str();
 }
 
-Json ValidateJson(const Config& cfg) {
+Json ValidateJson(const Config& cfg, const std::vector<std::string>& node) {
   Json o = Json::object();
   o["ok"] = true;
   o["config"] = cfg.source;
@@ -153,6 +180,7 @@ Json ValidateJson(const Config& cfg) {
   }
   o["rules"] = rules;
   o["warnings"] = Strings(TrustWarnings(cfg));
+  for (const auto& w : node) o["warnings"].push_back(w);
   o["requests"] = {
       {"enabled", cfg.requests.enabled},
       {"ceilings", Array(cfg.requests.ceilings)},

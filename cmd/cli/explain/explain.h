@@ -10,12 +10,20 @@
 #include "adapters/oci/spec.h"
 #include "core/config.h"
 #include "core/policy.h"
+#include "node/node_ops.h"
 
 namespace ocirlimit {
 
-// The config, effective after environment overrides.
-std::string ValidateText(const Config& cfg);
-Json ValidateJson(const Config& cfg);
+// The config, effective after environment overrides; `node` are warnings
+// about what this node cannot back (NvidiaInjectorWarnings).
+std::string ValidateText(const Config& cfg, const std::vector<std::string>& node = {});
+Json ValidateJson(const Config& cfg, const std::vector<std::string>& node = {});
+
+// With "nvidia-runtime" in [cdi] injectors: why this node cannot back it
+// (no NVIDIA runtime installed, or a config of one that ignores the variable
+// in unprivileged containers: engines::NvidiaInjectorGaps). doctor also
+// checks that a handler's chain runs it.
+std::vector<std::string> NvidiaInjectorWarnings(NodeOps& ops, const Config& cfg);
 
 // What one limit type ends up as in the container's init process.
 struct Outcome {

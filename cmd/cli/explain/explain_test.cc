@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
+#include "tests/testing/fake_node_files.h"
+
 namespace ocirlimit {
 namespace {
 
@@ -347,6 +351,50 @@ TEST(Explain, ShowsEachSourceThatAskedWhatItGotAndWhy) {
   EXPECT_EQ(j["requests"][1]["source"], "ulimit-adjuster");
   EXPECT_EQ(j["requests"][1]["granted"], "memlock=1048576:1048576");
   EXPECT_EQ(j["limits"][0]["from"], "request (ulimit-adjuster)");
+}
+
+// Issue 39 finding 9: validate says when this node cannot back the
+// `nvidia-runtime` CDI injector.
+class FakeNodeOps : public testing::FakeFilesT<NodeOps> {
+ public:
+  std::map<std::string, std::string> programs;
+  std::optional<std::string> Which(const std::string& name) override {
+    auto it = programs.find(name);
+    return it == programs.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+  Result<std::string> Version(const std::string&) override { return MakeError("none"); }
+  std::optional<FileId> Socket(const std::string&) override { return std::nullopt; }
+  std::vector<RunningProcess> ProcessesNamed(const std::string&) override { return {}; }
+};
+
+TEST(Validate, SaysWhenTheNodeCannotBackTheNvidiaRuntimeInjector) {
+  const Config cfg = Cfg("[cdi]\ninjectors = ['nvidia-runtime']\n");
+  const std::string lead =
+      "[cdi] injectors lists \"nvidia-runtime\", which this node cannot back: ";
+  FakeNodeOps node;
+  EXPECT_EQ(
+      NvidiaInjectorWarnings(node, cfg),
+      std::vector<std::string>{lead + "no NVIDIA runtime is installed (nvidia-container-runtime on "
+                                      "PATH, or the GPU Operator's toolkit)"});
+  node.programs["nvidia-container-runtime"] = "/usr/bin/nvidia-container-runtime";
+  EXPECT_EQ(NvidiaInjectorWarnings(node, cfg), std::vector<std::string>{});
+  node.files["/etc/nvidia-container-runtime/config.toml"] =
+      "accept-nvidia-visible-devices-envvar-when-unprivileged = false\n";
+  const std::vector<std::string> off = NvidiaInjectorWarnings(node, cfg);
+  ASSERT_EQ(off.size(), 1u);
+  EXPECT_NE(off[0].find(lead + "/etc/nvidia-container-runtime/config.toml sets "
+                               "accept-nvidia-visible-devices-envvar-when-unprivileged = false"),
+            std::string::npos)
+      << off[0];
+  EXPECT_NE(ValidateText(cfg, off).find("warning: " + off[0] + "\n"), std::string::npos);
+  EXPECT_EQ(ValidateJson(cfg, off)["warnings"].back(), off[0]);
+  // Only the operator's toolkit, whose own config keeps the default.
+  node.programs.clear();
+  node.executables.insert("/usr/local/nvidia/toolkit/nvidia-container-runtime");
+  EXPECT_EQ(NvidiaInjectorWarnings(node, cfg), std::vector<std::string>{});
+  // Not listed: nothing to say.
+  EXPECT_EQ(NvidiaInjectorWarnings(node, Cfg("[cdi]\ninjectors = ['nvidia-nri']\n")),
+            std::vector<std::string>{});
 }
 
 }  // namespace
