@@ -170,12 +170,12 @@ void NriMetrics::AddFleetFamilies(std::vector<PromFamily>& f) const {
   f.push_back(Family("oci_rlimit_nri_config_reloads_refused_total",
                      "SIGHUP reloads refused (a bad config; the old one stays).",
                      PromType::kCounter, {Labeled({}, load(reloads_refused_))}));
-  f.push_back(Family("oci_rlimit_nri_replies_given_up_total",
-                     "Replies the runtime gave up on: written after its request deadline "
-                     "(2 s; late) or not written (unsent). Their containers ran without them.",
-                     PromType::kCounter,
-                     {Labeled({{"why", "late"}}, load(late_)),
-                      Labeled({{"why", "unsent"}}, load(unsent_))}));
+  f.push_back(Family(
+      "oci_rlimit_nri_replies_given_up_total",
+      "Replies the runtime gave up on: written after its request deadline "
+      "(2 s; late) or not written (unsent). Their containers ran without them.",
+      PromType::kCounter,
+      {Labeled({{"why", "late"}}, load(late_)), Labeled({{"why", "unsent"}}, load(unsent_))}));
   f.push_back(gauge("oci_rlimit_nri_refused_running_containers",
                     "At the last Synchronize: running containers the policy refuses "
                     "(refused-but-running in nri.status).",

@@ -93,7 +93,8 @@ TEST(PromText, AddLabelToAllNamesEverySampleButKeepsAGivenOne) {
       {.name = "a", .help = "A.", .samples = {{.labels = {}, .value = 1}}},
       {.name = "b",
        .help = "B.",
-       .samples = {{.labels = {{"x", "1"}}, .value = 2}, {.labels = {{"node", "own"}}, .value = 3}}},
+       .samples = {{.labels = {{"x", "1"}}, .value = 2},
+                   {.labels = {{"node", "own"}}, .value = 3}}},
   };
   AddLabelToAll(f, "node", "gpu-1");
   EXPECT_EQ(FormatPrometheus(f),
