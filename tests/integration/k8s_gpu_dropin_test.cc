@@ -263,6 +263,25 @@ TEST_P(GpuDropinTest, OciRlimitFirst) {
   EXPECT_EQ(Runs("nvidia"), std::string(kNvidiaDir) + "/nvidia-container-runtime");
 }
 
+// issue 38: an upgraded node on containerd 2.x: config.toml is still 1.7's
+// version 2 default, oci-rlimit is installed, then NVIDIA's version 3 drop-in
+// copies the whole CRI table. containerd serves oci-rlimit and runc from the
+// copy; doctor agrees and FAILs neither.
+TEST_P(GpuDropinTest, UpgradedNodeVersion2MainWithNvidiasVersion3Dropin) {
+  if (!V2()) GTEST_SKIP() << "containerd 2.x only (1.7 is covered above)";
+  CmdResult v2 = RunCmd({Cache() + "/containerd-1.7/usr/bin/containerd", "config", "default"});
+  ASSERT_EQ(v2.status, 0) << v2.err;
+  ASSERT_NE(v2.out.find("version = 2"), std::string::npos) << v2.out;
+  WriteFile(host_ + "/etc/containerd/config.toml", v2.out);
+  CmdResult r = Install();
+  ASSERT_EQ(r.status, 0) << r.err;
+  NvidiaStarts();
+  ExpectAgree(true, "NVIDIA's version 3 copy beside a version 2 config.toml");
+  EXPECT_EQ(Runs("runc"), "(runc)");
+  CmdResult doctor = RunCmd({OurBinary("oci-rlimit"), "doctor", "--root", host_});
+  EXPECT_EQ(doctor.out.find("FAIL"), std::string::npos) << doctor.out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Containerd, GpuDropinTest,
                          ::testing::Values(Ctd{"v1_7",
                                                Cache() + "/containerd-1.7/usr/bin/containerd",

@@ -44,6 +44,28 @@ void IgnoredHandler(Context& c, const ContainerdHandler& h, int64_t version) {
             ".containerd.runtimes (oci-rlimit node containerd install does this)");
 }
 
+// An upgraded node (issue 38): config.toml still version 2, and a version 3
+// import (NVIDIA's conf.d/99-nvidia.toml, a copy of the whole CRI table from
+// `containerd config dump`) makes the merged config version 3. containerd 2.x
+// then reads only the import's handlers (the real 2.1.9's `config dump`:
+// config.toml's version 2 table is dropped, not migrated), so a handler the
+// import also defines is served from there: no failure, but config.toml's
+// table of it has no effect. One defined nowhere else is ignored: FAIL.
+void UnreadHandler(Context& c, const ContainerdConfig& cfg, const ContainerdHandler& h) {
+  auto served = std::find_if(cfg.handlers.begin(), cfg.handlers.end(),
+                             [&](const auto& x) { return x.read && x.name == h.name; });
+  if (served == cfg.handlers.end()) {
+    IgnoredHandler(c, h, cfg.version);
+    return;
+  }
+  c.Add("containerd", CheckStatus::kInfo,
+        "runtime handler " + Quote(h.name) + " under plugins." + Quote(h.plugin) +
+            " is not read (the merged config is version " + std::to_string(cfg.version) +
+            "); containerd serves " + Quote(h.name) + " from " + served->source +
+            ": edit it there, this table has no effect",
+        h.source);
+}
+
 bool RuncShim(const std::string& type) {
   return type.empty() || type == engines::kRuncShimV2 || type == "io.containerd.runc.v1";
 }
@@ -152,7 +174,7 @@ void Configured(Context& c, const engines::ContainerdFiles& files) {
   const std::string& main = files.read.front();
   VersionLine(c, cfg.version, main);
   for (const auto& h : cfg.handlers) {
-    if (!h.read) IgnoredHandler(c, h, cfg.version);
+    if (!h.read) UnreadHandler(c, cfg, h);
   }
   HiddenHandlers(c, files);
   InstalledHandler(c, files);
