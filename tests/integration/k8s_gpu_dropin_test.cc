@@ -222,6 +222,8 @@ TEST_P(GpuDropinTest, NvidiaFirst) {
   CmdResult u = Uninstall();
   EXPECT_EQ(u.status, 1) << u.out << u.err;
   EXPECT_NE(u.err.find(kNvidiaDropin), std::string::npos) << u.err;
+  EXPECT_NE(u.err.find("nvidia-ctk runtime configure --runtime=containerd"), std::string::npos)
+      << "a way for nodes without the GPU Operator: " << u.err;
   EXPECT_EQ(u.out.find("uninstalled"), std::string::npos) << u.out;
   EXPECT_TRUE(HostHas(kWrapper));
   EXPECT_EQ(Runs("oci-rlimit"), kWrapper) << "the copy still runs an existing program";

@@ -154,6 +154,19 @@ void HiddenHandlers(Context& c, const engines::ContainerdFiles& files) {
   }
 }
 
+// What fixes a handler the installer set up that containerd does not read.
+// containerd 1.x with the CRI table from an import (NVIDIA's drop-in): the
+// installer refuses to write a handler that would be hidden, so rerunning it
+// is no fix (issue 38).
+std::string InstallAdvice(const engines::ContainerdFiles& files) {
+  if (files.major < 2 && files.cri_source != files.read.front()) {
+    return "define the handler in " + files.cri_source +
+           " too (containerd 1.x replaces config.toml's CRI table with that file's; "
+           "oci-rlimit node install refuses while it does), or move to containerd 2.x";
+  }
+  return "rerun oci-rlimit node install (docs/deployment.md)";
+}
+
 // The installer put a handler here: containerd must see it.
 void InstalledHandler(Context& c, const engines::ContainerdFiles& files) {
   const auto& mode = c.installer_mode;
@@ -166,7 +179,7 @@ void InstalledHandler(Context& c, const engines::ContainerdFiles& files) {
         "oci-rlimit node install set up runtime handler \"oci-rlimit\", but containerd " +
             std::to_string(files.major) + ".x reads none: its CRI table comes from " +
             files.cri_source,
-        files.cri_source, "rerun oci-rlimit node install (docs/deployment.md)");
+        files.cri_source, InstallAdvice(files));
 }
 
 void Configured(Context& c, const engines::ContainerdFiles& files) {

@@ -458,6 +458,31 @@ TEST(Doctor, UpgradedNodeServesTheHandlersFromTheVersion3Dropin) {
   EXPECT_NE(c->what.find("\"only-main\""), std::string::npos) << c->what;
 }
 
+// issue 38: containerd 1.7 behind NVIDIA's drop-in: the installer refuses to
+// write a hidden handler, so doctor's fix is the real one, not "rerun".
+TEST(Doctor, InstalledHandlerHiddenOnContainerd17NamesTheRealFix) {
+  FakeNode n = GoodNode();
+  n.versions["/usr/bin/containerd"] = "containerd github.com/containerd/containerd 1.7.24 abc\n";
+  n.files["/var/lib/oci-rlimit/node-install/mode.json"] =
+      R"({"prefix":"/usr","runtimes":["containerd"],"nvidia":false})";
+  n.files["/etc/containerd/config.toml"] = kMainWithHandlerAndImports;
+  n.files["/etc/containerd/conf.d/99-nvidia.toml"] = kNvidiaDropin;
+  DoctorReport r = RunDoctor(n);
+  const Check* c = Find(r, "containerd", "oci-rlimit node install set up runtime handler");
+  ASSERT_NE(c, nullptr) << All(r);
+  EXPECT_EQ(c->advice.find("rerun"), std::string::npos) << c->advice;
+  EXPECT_NE(c->advice.find("define the handler in /etc/containerd/conf.d/99-nvidia.toml"),
+            std::string::npos)
+      << c->advice;
+  // containerd.toml alone: rerunning the installer is the fix
+  n.files.erase("/etc/containerd/conf.d/99-nvidia.toml");
+  n.files["/etc/containerd/config.toml"] = "version = 2\n";
+  DoctorReport plain = RunDoctor(n);
+  const Check* p = Find(plain, "containerd", "oci-rlimit node install set up runtime handler");
+  ASSERT_NE(p, nullptr) << All(plain);
+  EXPECT_NE(p->advice.find("rerun oci-rlimit node install"), std::string::npos) << p->advice;
+}
+
 // The installer's record says a handler was set up; containerd reads none.
 TEST(Doctor, FailsAnInstalledHandlerContainerdDoesNotRead) {
   FakeNode n = GoodNode();
