@@ -22,13 +22,14 @@ constexpr FlagSpec kNoTrunc = {.name = "--no-trunc"};
 constexpr FlagSpec kContainerdRoot = {.name = "--containerd-root", .metavar = "DIR"};
 constexpr FlagSpec kFormat = {.name = "--format", .metavar = "FORMAT"};
 constexpr FlagSpec kOutput = {.name = "--output", .metavar = "FILE"};
+constexpr FlagSpec kNodeName = {.name = "--node-name", .metavar = "NAME"};
 
 constexpr FlagSpec kValidateFlags[] = {kConfig, kJson};
 constexpr FlagSpec kExplainFlags[] = {kBundle, kConfig, kJson};
 constexpr FlagSpec kDoctorFlags[] = {kRoot, kConfig, kJson};
 constexpr FlagSpec kAuditFlags[] = {
-    kConfig, kRuntimeRoot, kNoDefaultRoots, kContainerdRoot, kJson,
-    kHeal,   kAll,         kNoTrunc,        kFormat,         kOutput};
+    kConfig, kRuntimeRoot, kNoDefaultRoots, kContainerdRoot, kJson,    kHeal,
+    kAll,    kNoTrunc,     kFormat,         kOutput,         kNodeName};
 
 // What the reader knows before it knows the command: every command's flags,
 // --help and --version (the command then says which flags are its own).
@@ -47,6 +48,7 @@ constexpr FlagSpec kReaderFlags[] = {
     kContainerdRoot,
     kFormat,
     kOutput,
+    kNodeName,
 };
 
 constexpr CommandSpec kCommands[] = {
@@ -75,7 +77,8 @@ constexpr CommandSpec kCommands[] = {
     {.name = "audit",
      .usage = "audit [--config PATH] [--runtime-root DIR]... [--no-default-roots]\n"
               "                        [--containerd-root DIR] [--all] [--json] [--no-trunc]\n"
-              "                        [--heal] [--format text|json|prometheus] [--output FILE]",
+              "                        [--heal] [--format text|json|prometheus] [--output FILE]\n"
+              "                        [--node-name NAME]",
      .about = "finds the running containers in the runtimes' state roots (containerd's\n"
               "runc roots in every namespace, docker, CRI-O and podman's /run/runc and\n"
               "/run/crun, plus each --runtime-root; with --no-default-roots only those)\n"
@@ -89,7 +92,8 @@ constexpr CommandSpec kCommands[] = {
               "are cut to 12 characters unless --no-trunc. A CRI pod's annotations are\n"
               "read from containerd's metadata under --containerd-root (/var/lib/containerd).\n"
               "--format prometheus writes the verdict counts for node_exporter's textfile\n"
-              "collector; --output FILE replaces FILE atomically.",
+              "collector; --output FILE replaces FILE atomically (mode 0644); every series\n"
+              "carries node=NAME (--node-name, else $NODE_NAME, else the host name).",
      .flags = kAuditFlags,
      .run = AuditCommand},
     {.name = "node",
@@ -162,6 +166,7 @@ void Set(CliArgs& out, const ArgItem& a) {
   if (a.Is("--containerd-root")) out.containerd_root = a.value;
   if (a.Is("--format")) out.format = a.value;
   if (a.Is("--output")) out.output = a.value;
+  if (a.Is("--node-name")) out.node_name = a.value;
 }
 
 // --format's value (--json is --format json); --output only with prometheus.

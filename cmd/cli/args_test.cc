@@ -147,11 +147,12 @@ std::vector<CliCase> CliCases() {
               a.format = "text";
             })},
       {"AuditPrometheusToFile",
-       {"audit", "--format", "prometheus", "--output", "/var/lib/t/oci.prom"},
+       {"audit", "--format", "prometheus", "--output", "/var/lib/t/oci.prom", "--node-name", "n1"},
        With("audit",
             [](CliArgs& a) {
               a.format = "prometheus";
               a.output = "/var/lib/t/oci.prom";
+              a.node_name = "n1";
             })},
       {"AuditFormatJson",
        {"audit", "--format", "json"},

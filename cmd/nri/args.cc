@@ -50,6 +50,8 @@ Status ReadFlags(const std::vector<std::string>& args, NriArgs& out, Given& give
       given.socket = true;
     } else if (a.Is("--metrics-address")) {
       out.metrics_address = a.value;
+    } else if (a.Is("--node-name")) {
+      out.node_name = a.value;
     } else if (a.Is("--status-file")) {
       out.status_file = a.value;
     } else if (a.Is("--name")) {
@@ -89,6 +91,7 @@ Result<NriArgs> ParseNriArgs(const std::vector<std::string>& args, const EnvLook
   if (!ValidName(out.name)) {
     return MakeError("--name " + Quote(out.name) + ": use letters, digits, '-', '_' or '.'");
   }
+  if (auto node = env("NODE_NAME"); out.node_name.empty() && node) out.node_name = *node;
   if (!out.metrics_address.empty()) {
     if (auto addr = ParseMetricsAddress(out.metrics_address); !addr) return addr.error();
   }

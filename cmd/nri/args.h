@@ -29,6 +29,9 @@ struct NriArgs {
   std::string status_file = std::string(kNriStatusPath);
   // Where it serves /metrics (nri/metrics_http.h's forms); empty: nowhere.
   std::string metrics_address;
+  // The `node` label of every metric: --node-name, else $NODE_NAME (the
+  // DaemonSet's spec.nodeName), else this host's name (flow.cc).
+  std::string node_name;
   // Pre-registered: containerd exec'd us with NRI_PLUGIN_SOCKET=FD.
   std::optional<int> socket_fd;
 

@@ -128,6 +128,18 @@ TEST(NriArgs, HelpAndVersion) {
   EXPECT_EQ(ParseNriArgs({"--version"}, none)->mode, NriMode::kVersion);
 }
 
+// The `node` label: --node-name wins over NODE_NAME (the DaemonSet's
+// spec.nodeName); neither: empty (flow.cc then takes the host name).
+TEST(NriArgs, NodeNameFromTheFlagElseTheEnvironment) {
+  auto env = [](std::string_view k) {
+    return k == "NODE_NAME" ? std::optional<std::string>("node-a") : std::nullopt;
+  };
+  auto none = [](std::string_view) { return std::optional<std::string>(); };
+  EXPECT_EQ(ParseNriArgs({}, env)->node_name, "node-a");
+  EXPECT_EQ(ParseNriArgs({"--node-name", "node-b"}, env)->node_name, "node-b");
+  EXPECT_EQ(ParseNriArgs({}, none)->node_name, "");
+}
+
 // Every flag of kNriFlags, both ways (tests/testing/flag_forms.h). A flag
 // added to the table without a sample here fails.
 const FlagSample kNriSamples[] = {
@@ -137,6 +149,7 @@ const FlagSample kNriSamples[] = {
     {.flag = "--index", .value = "42"},
     {.flag = "--status-file", .value = "/run/x.status"},
     {.flag = "--metrics-address", .value = "127.0.0.1:9464"},
+    {.flag = "--node-name", .value = "gpu-1"},
 };
 
 class NriFlagForms : public ::testing::TestWithParam<FlagFormCase> {};

@@ -1,6 +1,9 @@
 #include "nri/flow.h"
 
 #include <google/protobuf/stubs/logging.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <iostream>
@@ -27,7 +30,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: oci-rlimit-nri [--config PATH] [--socket PATH] [--name NAME] [--index NN]\n"
-    "                      [--status-file PATH] [--metrics-address ADDR]\n"
+    "                      [--status-file PATH] [--metrics-address ADDR] [--node-name NAME]\n"
     "       oci-rlimit-nri --help | --version\n"
     "\n"
     "An NRI plugin: containerd (1.7 with NRI enabled, 2.x) and CRI-O call it for every\n"
@@ -41,7 +44,10 @@ constexpr const char* kUsage =
     "  --status-file PATH  its last (re)connect and heals, for doctor\n"
     "                 (default /run/oci-rlimit/nri.status)\n"
     "  --metrics-address ADDR  serve Prometheus metrics on GET /metrics at\n"
-    "                 127.0.0.1:PORT, [::1]:PORT or unix:/PATH (default: off)\n"
+    "                 127.0.0.1:PORT, [::1]:PORT, :PORT (every address) or\n"
+    "                 unix:/PATH (default: off)\n"
+    "  --node-name NAME  the `node` label of every metric (default $NODE_NAME,\n"
+    "                 else the host name)\n"
     "\n"
     "Started by containerd from its plugin dir (/opt/nri/plugins/NN-oci-rlimit), it\n"
     "takes the socket, name and index from NRI_PLUGIN_SOCKET, NRI_PLUGIN_NAME and\n"
@@ -58,13 +64,14 @@ void Say(const std::string& msg) { std::cerr << "oci-rlimit-nri: " << msg << "\n
 // The signals that came: true to stop; SIGHUP reloads `config` from `where`
 // (a bad one is refused and the old one stays).
 bool OnSignals(const ConfigPath& where, const EnvLookup& env, std::unique_ptr<Config>& config,
-               Output& out) {
+               Output& out, NriMetrics* metrics) {
   PendingSignals p = TakeSignals();
   if (p.stop) return true;
   if (p.reload) {
     std::vector<std::string> warnings;
     auto next = LoadConfigFrom(where, env, &warnings);
     for (const auto& w : warnings) out.Say("warning: " + w);
+    if (metrics != nullptr) metrics->ConfigReloaded(next.ok());
     if (!next) {
       out.Say("reload refused, the old config stays in force: " + next.error().Text());
     } else {
@@ -73,6 +80,22 @@ bool OnSignals(const ConfigPath& where, const EnvLookup& env, std::unique_ptr<Co
     }
   }
   return false;
+}
+
+// This host's name (uname's nodename): the `node` label when neither
+// --node-name nor NODE_NAME gives one.
+std::string HostName() {
+  struct utsname u {};
+  return uname(&u) == 0 ? std::string(u.nodename) : "";
+}
+
+// On the way out (SIGTERM): the unix metrics socket bound, if it is still a
+// socket, so no stale one is left for the next start or a scraper.
+void RemoveMetricsSocket(const std::string& address) {
+  auto addr = ParseMetricsAddress(address);
+  if (address.empty() || !addr || addr->kind != MetricsAddress::Kind::kUnix) return;
+  struct stat st {};
+  if (lstat(addr->path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) unlink(addr->path.c_str());
 }
 
 int64_t UnixNow() {
@@ -91,8 +114,12 @@ int ServeWith(const NriArgs& args, const ConfigPath& where, const EnvLookup& env
   // A container's line waits for its reply's fate: a reply not written, or
   // too late, is logged as not applied.
   opt.before_replies = [&] { out.HoldLogLines(); };
-  opt.after_replies = [&](const ReplyFate& fate) { out.ReleaseLogLines(fate); };
-  opt.on_signal = [&] { return OnSignals(where, env, config, out); };
+  opt.after_replies = [&](const ReplyFate& fate) {
+    if (metrics != nullptr && (!fate.sent || fate.late))
+      metrics->RepliesGivenUp(static_cast<uint64_t>(fate.answered), fate.sent);
+    out.ReleaseLogLines(fate);
+  };
+  opt.on_signal = [&] { return OnSignals(where, env, config, out, metrics); };
   if (metrics != nullptr) opt.on_disconnect = [metrics] { metrics->SetConnected(false); };
   const std::string name = args.name;
   const std::string index = args.index;
@@ -158,6 +185,7 @@ int RunNriPlugin(const std::vector<std::string>& arguments) {
     return 1;
   }
   NriMetrics metrics(UnixNow);
+  metrics.SetNode(args->node_name.empty() ? HostName() : args->node_name);
   std::unique_ptr<MetricsServer> server;
   if (!args->metrics_address.empty()) {
     auto addr = ParseMetricsAddress(args->metrics_address);
@@ -170,7 +198,10 @@ int RunNriPlugin(const std::vector<std::string>& arguments) {
     server = std::move(*started);
     Say("serving metrics on " + args->metrics_address + "/metrics");
   }
-  return ServeWith(*args, where, env, std::move(config), server ? &metrics : nullptr);
+  const int rc = ServeWith(*args, where, env, std::move(config), server ? &metrics : nullptr);
+  server.reset();
+  RemoveMetricsSocket(args->metrics_address);
+  return rc;
 }
 
 }  // namespace ocirlimit::nri

@@ -138,6 +138,64 @@ void NriMetrics::Synchronized(uint64_t healed, uint64_t failed) {
   heal_failed_.fetch_add(failed, std::memory_order_relaxed);
   synchronizes_.fetch_add(1, std::memory_order_relaxed);
   last_sync_.store(unix_now_(), std::memory_order_relaxed);
+  if (failed == 0) last_heal_ok_.store(last_sync_.load(), std::memory_order_relaxed);
+}
+
+void NriMetrics::NeedAdmin(uint64_t refused, uint64_t unhealed) {
+  refused_running_.store(refused, std::memory_order_relaxed);
+  unhealed_.store(unhealed, std::memory_order_relaxed);
+}
+
+void NriMetrics::ConfigReloaded(bool ok) {
+  reload_ok_.store(ok, std::memory_order_relaxed);
+  if (ok) {
+    last_reload_ok_.store(unix_now_(), std::memory_order_relaxed);
+  } else {
+    reloads_refused_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void NriMetrics::RepliesGivenUp(uint64_t replies, bool late) {
+  (late ? late_ : unsent_).fetch_add(replies, std::memory_order_relaxed);
+}
+
+// The series a fleet admin reads beside the counts (docs/nri.md, "Metrics").
+void NriMetrics::AddFleetFamilies(std::vector<PromFamily>& f) const {
+  const auto load = [](const auto& a) { return a.load(std::memory_order_relaxed); };
+  const auto gauge = [](std::string name, std::string help, double v) {
+    return Family(std::move(name), std::move(help), PromType::kGauge,
+                  {PromSample{.labels = {}, .value = v}});
+  };
+  f.push_back(gauge("process_start_time_seconds", "Unix time the plugin started.",
+                    static_cast<double>(started_)));
+  f.push_back(gauge("oci_rlimit_nri_config_last_reload_successful",
+                    "1 while the last config load (start or SIGHUP) was taken; 0 after a refused "
+                    "reload (the old config stays in force).",
+                    load(reload_ok_) ? 1 : 0));
+  f.push_back(gauge("oci_rlimit_nri_config_last_reload_success_timestamp_seconds",
+                    "Unix time of the last config load taken (start or SIGHUP).",
+                    static_cast<double>(load(last_reload_ok_))));
+  f.push_back(Family("oci_rlimit_nri_config_reloads_refused_total",
+                     "SIGHUP reloads refused (a bad config; the old one stays).",
+                     PromType::kCounter, {Labeled({}, load(reloads_refused_))}));
+  f.push_back(Family(
+      "oci_rlimit_nri_replies_given_up_total",
+      "Replies the runtime gave up on: written after its request deadline "
+      "(2 s; late) or not written (unsent). Their containers ran without them.",
+      PromType::kCounter,
+      {Labeled({{"why", "late"}}, load(late_)), Labeled({{"why", "unsent"}}, load(unsent_))}));
+  f.push_back(gauge("oci_rlimit_nri_refused_running_containers",
+                    "At the last Synchronize: running containers the policy refuses "
+                    "(refused-but-running in nri.status).",
+                    static_cast<double>(load(refused_running_))));
+  f.push_back(gauge("oci_rlimit_nri_unhealed_containers",
+                    "At the last Synchronize: running containers that need a heal the plugin "
+                    "could not make.",
+                    static_cast<double>(load(unhealed_))));
+  f.push_back(gauge("oci_rlimit_nri_last_successful_heal_timestamp_seconds",
+                    "Unix time of the last Synchronize whose heal left no container unhealed; 0 "
+                    "before the first.",
+                    static_cast<double>(load(last_heal_ok_))));
 }
 
 std::string NriMetrics::Text() const {
@@ -192,6 +250,8 @@ std::string NriMetrics::Text() const {
       Family("oci_rlimit_build_info", "The plugin's version; always 1.", PromType::kGauge,
              {Labeled({{"program", "oci-rlimit-nri"}, {"version", kVersion}}, 1)}),
   };
+  AddFleetFamilies(f);
+  AddLabelToAll(f, "node", node_);
   return FormatPrometheus(f);
 }
 

@@ -14,9 +14,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/config.h"
 #include "core/policy.h"
+#include "formats/prom_text.h"
 #include "nri/decide.h"
 
 namespace ocirlimit::nri {
@@ -67,18 +69,32 @@ struct Counted {
 class NriMetrics {
  public:
   // unix_now: seconds since the epoch, for the time of the last Synchronize.
-  explicit NriMetrics(std::function<int64_t()> unix_now) : unix_now_(std::move(unix_now)) {}
+  explicit NriMetrics(std::function<int64_t()> unix_now)
+      : unix_now_(std::move(unix_now)), started_(unix_now_()), last_reload_ok_(started_) {}
 
   void Count(const Counted& c);
   void CountContainer(ContainerCount c);
   void SetConnected(bool connected);
   // A Synchronize healed (its last message, more = false).
   void Synchronized(uint64_t healed, uint64_t failed);
+  // That Synchronize's running containers that need the admin (nri.status's
+  // refused and unhealed): refused-but-running, and not healed.
+  void NeedAdmin(uint64_t refused, uint64_t unhealed);
+  // A SIGHUP reload: taken (ok) or refused (the old config stays).
+  void ConfigReloaded(bool ok);
+  // A batch of replies the runtime gave up on: written after its request
+  // deadline (late) or not written at all.
+  void RepliesGivenUp(uint64_t replies, bool late);
+  // The `node` label every series carries (--node-name, NODE_NAME); set
+  // before the server starts. Empty: none.
+  void SetNode(std::string node) { node_ = std::move(node); }
 
   // The Prometheus text of every family (docs/nri.md lists them).
   [[nodiscard]] std::string Text() const;
 
  private:
+  void AddFleetFamilies(std::vector<PromFamily>& f) const;
+
   std::function<int64_t()> unix_now_;
   std::array<std::atomic<uint64_t>, kContainerCounts> containers_{};
   std::array<std::atomic<uint64_t>, kRequestSources * kRequestCounts> requests_{};
@@ -88,6 +104,16 @@ class NriMetrics {
   std::atomic<uint64_t> synchronizes_{0};
   std::atomic<bool> connected_{false};
   std::atomic<int64_t> last_sync_{0};
+  std::atomic<int64_t> last_heal_ok_{0};
+  std::atomic<uint64_t> refused_running_{0};
+  std::atomic<uint64_t> unhealed_{0};
+  std::atomic<uint64_t> late_{0};
+  std::atomic<uint64_t> unsent_{0};
+  std::atomic<uint64_t> reloads_refused_{0};
+  int64_t started_ = 0;
+  std::atomic<bool> reload_ok_{true};
+  std::atomic<int64_t> last_reload_ok_{0};
+  std::string node_;
 };
 
 }  // namespace ocirlimit::nri

@@ -61,6 +61,7 @@ Result<MetricsAddress> ParseMetricsAddress(std::string_view text) {
                      ": use HOST:PORT (127.0.0.1:9464, [::1]:9464) or unix:/PATH");
   }
   std::string_view host = text.substr(0, colon);
+  if (host.empty()) host = "0.0.0.0";  // ":9464": every (IPv4) address
   const bool v6 = host.size() >= 2 && host.front() == '[' && host.back() == ']';
   if (v6) host = host.substr(1, host.size() - 2);
   a.host = std::string(host);

@@ -22,7 +22,8 @@ struct MetricsAddress {
   bool operator==(const MetricsAddress&) const = default;
 };
 
-// "127.0.0.1:9464", "[::1]:9464", "0.0.0.0:9464" or "unix:/run/x.sock".
+// "127.0.0.1:9464", "[::1]:9464", "0.0.0.0:9464" or "unix:/run/x.sock";
+// ":9464" is "0.0.0.0:9464" (every IPv4 address; "[::]:9464" for IPv6).
 // A host name is refused (no resolver in a static binary); port 1-65535.
 [[nodiscard]] Result<MetricsAddress> ParseMetricsAddress(std::string_view text);
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <sstream>
 #include <string>
 
 #include "core/policy.h"
@@ -249,6 +250,53 @@ TEST(NriMetrics, TextHasEveryFamilyWithFixedLabels) {
   EXPECT_NE(m.Text().find("oci_rlimit_nri_connected 0\n"), std::string::npos);
 }
 
+// The fleet's series (issue 38): the node on every sample, the reload, the
+// replies given up on, what the last Synchronize left, and when it started.
+TEST(NriMetrics, FleetSeriesNameTheNode) {
+  int64_t now = 1764912000;
+  NriMetrics m([&] { return now; });
+  m.SetNode("gpu-1");
+  now += 60;
+  m.ConfigReloaded(false);
+  m.RepliesGivenUp(2, true);
+  m.RepliesGivenUp(1, false);
+  m.Synchronized(1, 0);
+  m.NeedAdmin(4, 5);
+  std::string t = m.Text();
+  for (const char* line : {
+           "process_start_time_seconds{node=\"gpu-1\"} 1764912000\n",
+           "oci_rlimit_nri_config_last_reload_successful{node=\"gpu-1\"} 0\n",
+           "oci_rlimit_nri_config_last_reload_success_timestamp_seconds{node=\"gpu-1\"} "
+           "1764912000\n",
+           "oci_rlimit_nri_config_reloads_refused_total{node=\"gpu-1\"} 1\n",
+           "oci_rlimit_nri_replies_given_up_total{why=\"late\",node=\"gpu-1\"} 2\n",
+           "oci_rlimit_nri_replies_given_up_total{why=\"unsent\",node=\"gpu-1\"} 1\n",
+           "oci_rlimit_nri_refused_running_containers{node=\"gpu-1\"} 4\n",
+           "oci_rlimit_nri_unhealed_containers{node=\"gpu-1\"} 5\n",
+           "oci_rlimit_nri_last_successful_heal_timestamp_seconds{node=\"gpu-1\"} 1764912060\n",
+           "oci_rlimit_nri_connected{node=\"gpu-1\"} 0\n",
+       }) {
+    EXPECT_NE(t.find(line), std::string::npos) << line << "\nin:\n" << t;
+  }
+  // every sample names the node
+  std::istringstream in(t);
+  for (std::string l; std::getline(in, l);) {
+    if (l[0] != '#') {
+      EXPECT_NE(l.find("node=\"gpu-1\"}"), std::string::npos) << l;
+    }
+  }
+  // a reload taken: 1 again, at its time; a heal that left one unhealed keeps the last good one
+  now += 60;
+  m.ConfigReloaded(true);
+  m.Synchronized(0, 1);
+  t = m.Text();
+  EXPECT_NE(t.find("oci_rlimit_nri_config_last_reload_successful{node=\"gpu-1\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(t.find("reload_success_timestamp_seconds{node=\"gpu-1\"} 1764912120\n"),
+            std::string::npos);
+  EXPECT_NE(t.find("heal_timestamp_seconds{node=\"gpu-1\"} 1764912060\n"), std::string::npos);
+}
+
 struct AddressCase {
   std::string name;
   std::string text;
@@ -272,6 +320,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         AddressCase{"loopback", "127.0.0.1:9464", true, {Kind::kTcp, "127.0.0.1", 9464, ""}},
         AddressCase{"any", "0.0.0.0:1", true, {Kind::kTcp, "0.0.0.0", 1, ""}},
+        AddressCase{"port_only", ":9464", true, {Kind::kTcp, "0.0.0.0", 9464, ""}},
+        AddressCase{"v6_any", "[::]:9464", true, {Kind::kTcp, "::", 9464, ""}},
         AddressCase{"v6", "[::1]:65535", true, {Kind::kTcp, "::1", 65535, ""}},
         AddressCase{"unix", "unix:/run/m.sock", true, {Kind::kUnix, "", 0, "/run/m.sock"}},
         AddressCase{"unix_relative", "unix:m.sock", false, {}},

@@ -124,6 +124,7 @@ Reply NriPlugin::Synchronize(std::string_view payload) {
     const HealCounts& c = healer_->last();
     metrics_->Synchronized(c.of(HealResult::kHealed),
                            c.of(HealResult::kCannot) + c.of(HealResult::kOutOfTime));
+    metrics_->NeedAdmin(c.refused, c.of(HealResult::kCannot) + c.of(HealResult::kOutOfTime));
   }
   pb::SynchronizeResponse resp;
   resp.set_more(req.more());

@@ -99,6 +99,9 @@ Status WriteAll(int fd, const std::string& data) {
   return Ok{};
 }
 
+// AtomicWriteFileMode's mode for "the old file's".
+constexpr mode_t kKeepMode = ~mode_t{0};
+
 SyncOps& LinuxSyncOps() {
   struct Linux final : SyncOps {
     Status Fsync(int fd, const char* what) override {
@@ -111,6 +114,11 @@ SyncOps& LinuxSyncOps() {
 }
 
 Status AtomicWriteFile(const std::string& path, const std::string& content, SyncOps& sync) {
+  return AtomicWriteFileMode(path, content, kKeepMode, sync);
+}
+
+Status AtomicWriteFileMode(const std::string& path, const std::string& content, mode_t mode,
+                           SyncOps& sync) {
   struct stat st {};
   if (lstat(path.c_str(), &st) != 0) return MakeError("stat " + Quote(path), errno);
   if (S_ISLNK(st.st_mode)) return MakeError(Quote(path) + " is a symlink; refusing to replace it");
@@ -130,7 +138,7 @@ Status AtomicWriteFile(const std::string& path, const std::string& content, Sync
   };
   // Owner first: chown(2) clears setuid and setgid, so fchmod must come after.
   if (fchown(fd.get(), st.st_uid, st.st_gid) != 0) return fail("chown");
-  if (fchmod(fd.get(), st.st_mode & 07777) != 0) return fail("chmod");
+  if (fchmod(fd.get(), (mode == kKeepMode ? st.st_mode : mode) & 07777) != 0) return fail("chmod");
   if (auto w = WriteAll(fd.get(), content); !w) {
     errno = w.error().err;
     return fail("write");

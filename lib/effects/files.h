@@ -40,6 +40,11 @@ SyncOps& LinuxSyncOps();
 // directory is an error too, though the new content is then in place.
 Status AtomicWriteFile(const std::string& path, const std::string& content,
                        SyncOps& sync = LinuxSyncOps());
+// The same, but the new file's mode is `mode` (the temp file's, set before
+// the rename), whatever the umask and the old file's mode: a file others must
+// read (audit's textfile for a non-root node_exporter) stays readable.
+Status AtomicWriteFileMode(const std::string& path, const std::string& content, mode_t mode,
+                           SyncOps& sync = LinuxSyncOps());
 
 // One O_APPEND write, so concurrent writers never interleave within a line.
 // Opened non-blocking without following a final symlink, and refused unless

@@ -185,6 +185,21 @@ TEST_F(FilesTest, AtomicWriteKeepsAnotherMode) {
   EXPECT_EQ(Read(Path("f")), "b");
 }
 
+// audit's textfile (issue 38): 0644 under umask 077, and a 0600 file from
+// before is replaced by a 0644 one.
+TEST_F(FilesTest, AtomicWriteModeSetsTheModeWhateverTheUmaskAndTheOldFile) {
+  const mode_t old_umask = umask(077);
+  Write(Path("t.prom"), "a", 0600);
+  Status st = AtomicWriteFileMode(Path("t.prom"), "b", 0644);
+  umask(old_umask);
+  ASSERT_TRUE(st.ok()) << st.error().Text();
+  struct stat s {};
+  ASSERT_EQ(stat(Path("t.prom").c_str(), &s), 0);
+  EXPECT_EQ(s.st_mode & 07777, 0644u);
+  EXPECT_EQ(Read(Path("t.prom")), "b");
+  EXPECT_EQ(Entries(), (std::vector<std::string>{"t.prom"})) << "no temp file left";
+}
+
 // chown(2) clears setuid (and setgid on a group-executable file), so the
 // owner must be set before the mode; 0600 would not show it, mkostemp's own.
 TEST_F(FilesTest, AtomicWriteKeepsSetuidSetgidAndOwner) {

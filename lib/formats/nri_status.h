@@ -22,6 +22,7 @@ inline constexpr FlagSpec kNriFlags[] = {
     {.name = "--config", .metavar = "PATH"},      {.name = "--socket", .metavar = "PATH"},
     {.name = "--name", .metavar = "NAME"},        {.name = "--index", .metavar = "NN"},
     {.name = "--status-file", .metavar = "PATH"}, {.name = "--metrics-address", .metavar = "ADDR"},
+    {.name = "--node-name", .metavar = "NAME"},
 };
 
 struct NriStatus {

@@ -1,5 +1,6 @@
 #include "formats/prom_text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -93,6 +94,18 @@ std::string FormatPrometheus(const std::vector<PromFamily>& families) {
     for (const PromSample& s : f.samples) out += Sample(f.name, s);
   }
   return out;
+}
+
+void AddLabelToAll(std::vector<PromFamily>& families, const std::string& name,
+                   const std::string& value) {
+  if (value.empty()) return;
+  for (PromFamily& f : families) {
+    for (PromSample& s : f.samples) {
+      const bool has = std::any_of(s.labels.begin(), s.labels.end(),
+                                   [&](const auto& l) { return l.first == name; });
+      if (!has) s.labels.emplace_back(name, value);
+    }
+  }
 }
 
 }  // namespace ocirlimit

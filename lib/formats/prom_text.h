@@ -49,4 +49,10 @@ std::string PromValue(double value);
 // a newline.
 std::string FormatPrometheus(const std::vector<PromFamily>& families);
 
+// Every sample of every family with the label name="value" added last, so a
+// series can be joined to its node (`node`, docs/audit.md "Fleet"); nothing
+// when value is empty. A sample that has the label already keeps its own.
+void AddLabelToAll(std::vector<PromFamily>& families, const std::string& name,
+                   const std::string& value);
+
 }  // namespace ocirlimit

@@ -88,5 +88,22 @@ INSTANTIATE_TEST_SUITE_P(Names, PromNameTest,
                                            NameCase{"reserved", "__name", true, false}),
                          CaseName{});
 
+TEST(PromText, AddLabelToAllNamesEverySampleButKeepsAGivenOne) {
+  std::vector<PromFamily> f = {
+      {.name = "a", .help = "A.", .samples = {{.labels = {}, .value = 1}}},
+      {.name = "b",
+       .help = "B.",
+       .samples = {{.labels = {{"x", "1"}}, .value = 2},
+                   {.labels = {{"node", "own"}}, .value = 3}}},
+  };
+  AddLabelToAll(f, "node", "gpu-1");
+  EXPECT_EQ(FormatPrometheus(f),
+            "# HELP a A.\n# TYPE a gauge\na{node=\"gpu-1\"} 1\n"
+            "# HELP b B.\n# TYPE b gauge\nb{x=\"1\",node=\"gpu-1\"} 2\nb{node=\"own\"} 3\n");
+  std::vector<PromFamily> g = f;
+  AddLabelToAll(g, "node", "");
+  EXPECT_EQ(FormatPrometheus(g), FormatPrometheus(f));
+}
+
 }  // namespace
 }  // namespace ocirlimit

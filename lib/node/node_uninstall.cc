@@ -213,8 +213,12 @@ int Kept(const Removal& r, bool live, const std::string& wrapper,
     err << "oci-rlimit node: kept " << wrapper << ": containerd still reads handler "
         << "\"oci-rlimit\" from " << r.copy_in
         << " (a copy another tool made, as NVIDIA's toolkit does); remove the handler there "
-           "(or restart NVIDIA's toolkit pod so it rebuilds the file), then run --uninstall "
-           "again\n";
+           "by hand, then run --uninstall again. The GPU Operator's toolkit pod rebuilds that file "
+           "from `containerd config dump` at each start, copying the handler back unless it was "
+           "stopped gracefully (SIGTERM deletes the file): stop it first. On a node set up with "
+           "nvidia-ctk alone nothing rebuilds it: delete the file, run --uninstall, then "
+           "`nvidia-ctk runtime configure --runtime=containerd` and restart containerd to write "
+           "NVIDIA's again\n";
     return 1;
   }
   if (live) {

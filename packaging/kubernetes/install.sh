@@ -206,12 +206,19 @@ verify_restarted() {
   die "$plan_restart still runs the config from before this install; restart it (oci-rlimit node install remembers, and its next run asks again)"
 }
 
+# Without --restart: one line saying which engines still run the old config.
+say_restart_needed() {
+  ((restart)) || [[ -z ${plan_restart:-} ]] ||
+    echo "$prog: $plan_restart must still restart to read the new config (run with --restart, or restart it yourself)"
+}
+
 plan_restart=""
 tool=$(node_tool) || exit 1
 if ((uninstall)); then
   rc=0
   run_tool uninstall --host-root "${host:-/}" "${force[@]}" || rc=$?
   restart_engines
+  say_restart_needed
   exit "$rc"
 fi
 src=$(pick_source)
@@ -220,3 +227,4 @@ check_runs_on_node "$src"
 run_tool install --host-root "${host:-/}" --source "$src" "${pass[@]}" || exit 1
 restart_engines
 verify_restarted
+say_restart_needed

@@ -319,11 +319,12 @@ TEST(ClusterTest, NriDaemonSetGrantsAnAskingPodAndCountsIt) {
       In({"busybox", "wget", "-qO-", "http://" + TheCluster()["NODE_IP"] + ":9464/metrics"});
   ASSERT_EQ(m.status, 0) << m.err;
   EXPECT_TRUE(std::regex_search(
-      m.out,
-      std::regex(
-          "oci_rlimit_nri_requests_total\\{source=\"oci-rlimit\",result=\"granted\"\\} [1-9]")))
+      m.out, std::regex("oci_rlimit_nri_requests_total\\{[^}]*source=\"oci-rlimit\"[^}]*result="
+                        "\"granted\"[^}]*\\} [1-9]")))
       << m.out;
-  EXPECT_NE(m.out.find("oci_rlimit_nri_connected 1"), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("oci_rlimit_nri_connected{node=\"" + TheCluster()["NODE"] + "\"} 1"),
+            std::string::npos)
+      << m.out;
   // The plugin's alert over its scraped series (instance: the pod's address and port): a connected
   // plugin raises none.
   const std::string labels =
@@ -334,11 +335,12 @@ TEST(ClusterTest, NriDaemonSetGrantsAnAskingPodAndCountsIt) {
   EXPECT_EQ(quiet.status, 0) << quiet.out << quiet.err;
   // ... and the same page with the plugin disconnected does (so the series above are the ones
   // the alert reads)
-  const std::string down = std::regex_replace(m.out, std::regex("\noci_rlimit_nri_connected 1"),
-                                              "\noci_rlimit_nri_connected 0");
+  const std::string down =
+      std::regex_replace(m.out, std::regex("\n(oci_rlimit_nri_connected\\{[^}]*\\}) 1"), "\n$1 0");
   CmdResult fires =
       AlertAt30m("nri-down", InputSeries(down, labels) + up, "OciRlimitNriPluginNotConnected",
-                 "instance=\"" + TheCluster()["NODE_IP"] + ":9464\",severity=\"critical\"");
+                 "instance=\"" + TheCluster()["NODE_IP"] + ":9464\",node=\"" +
+                     TheCluster()["NODE"] + "\",severity=\"critical\"");
   EXPECT_EQ(fires.status, 0) << fires.out << fires.err;
   DeletePods({"nri-asks", "nri-plain"});
 }
@@ -463,7 +465,7 @@ long Missing(const std::string& textfile) {
   std::smatch m;
   if (!std::regex_search(
           textfile, m,
-          std::regex("\noci_rlimit_audit_containers\\{state=\"missing\"\\} ([0-9]+)"))) {
+          std::regex("\noci_rlimit_audit_containers\\{state=\"missing\"[^}]*\\} ([0-9]+)"))) {
     return -1;
   }
   return std::atol(m[1].str().c_str());
@@ -488,6 +490,18 @@ std::string InitPid(const std::string& pod) {
 void RestartAudit() {
   Kubectl({"-n", "oci-rlimit", "delete", "pod", "-l",
            "app.kubernetes.io/name=oci-rlimit-audit-metrics", "--wait=false", "--grace-period=1"});
+}
+
+// The samples of a Prometheus page without `label` (e.g. node="n"), one a line; "" when all have
+// it.
+std::string SamplesWithout(const std::string& page, const std::string& label) {
+  std::string out;
+  std::istringstream in(page);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#' && line.find(label) == std::string::npos)
+      out += line + "\n";
+  }
+  return out;
 }
 
 // audit-metrics-daemonset.yaml as shipped, on a RuntimeClass node: pods without the handler are
@@ -538,9 +552,9 @@ TEST(ClusterTest, AuditDaemonSetCountsOnlyTheLoweredHandlerPodMissing) {
   // as it was before.
   const std::string instance = TheCluster()["NODE_IP"] + ":9100";
   const std::string labels = "instance=\"" + instance + "\",job=\"node\"";
-  CmdResult fires =
-      AlertAt30m("missing", InputSeries(after, labels), "OciRlimitContainersMissingLimits",
-                 "instance=\"" + instance + "\",severity=\"warning\"");
+  CmdResult fires = AlertAt30m(
+      "missing", InputSeries(after, labels), "OciRlimitContainersMissingLimits",
+      "instance=\"" + instance + "\",node=\"" + TheCluster()["NODE"] + "\",severity=\"warning\"");
   EXPECT_EQ(fires.status, 0) << fires.out << fires.err;
   CmdResult quiet = AlertAt30m("none-missing", InputSeries(before, labels),
                                "OciRlimitContainersMissingLimits", "");
@@ -550,9 +564,9 @@ TEST(ClusterTest, AuditDaemonSetCountsOnlyTheLoweredHandlerPodMissing) {
 
 // Every series of the plugin's /metrics page and the audit's textfile can be joined to its node:
 // the node's name is in a label (here it is not its address, so the check can fail).
-// issue 38: fails until oci-rlimit-nri and `oci-rlimit audit --format prometheus` name the node
-// (a label from the pod's spec.nodeName, e.g. through the downward API in both DaemonSets).
-TEST(ClusterTest, DISABLED_PluginAndAuditSeriesNameTheNode) {
+// Both DaemonSets set NODE_NAME from the pod's spec.nodeName (the downward API); every sample
+// carries node="NODE". A 0600 textfile from before is replaced by a world-readable (0644) one.
+TEST(ClusterTest, PluginAndAuditSeriesNameTheNode) {
   REQUIRE_CLUSTER();
   EnsureInstalled();
   Label("oci-rlimit.io/nri=true");
@@ -565,9 +579,24 @@ TEST(ClusterTest, DISABLED_PluginAndAuditSeriesNameTheNode) {
   CmdResult m =
       In({"busybox", "wget", "-qO-", "http://" + TheCluster()["NODE_IP"] + ":9464/metrics"});
   ASSERT_EQ(m.status, 0) << m.err;
-  EXPECT_NE(m.out.find(named), std::string::npos) << m.out;
+  EXPECT_EQ(SamplesWithout(m.out, "node" + named), "") << m.out;
+  EXPECT_NE(m.out.find("oci_rlimit_nri_config_last_reload_successful{node" + named + "} 1"),
+            std::string::npos)
+      << m.out;
   const std::string textfile = FreshTextfile(0);
-  EXPECT_NE(textfile.find(named), std::string::npos) << textfile;
+  EXPECT_NE(textfile, "");
+  EXPECT_EQ(SamplesWithout(textfile, "node" + named), "") << textfile;
+  EXPECT_NE(textfile.find("oci_rlimit_audit_out_of_scope_containers{node" + named + "}"),
+            std::string::npos)
+      << textfile;
+  const std::string f = "/var/lib/node_exporter/textfile/oci-rlimit.prom";
+  ASSERT_EQ(In({"chmod", "600", f}).status, 0);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const long t0 = static_cast<long>(time(nullptr));
+  RestartAudit();
+  RolledOut("oci-rlimit-audit-metrics");
+  EXPECT_NE(FreshTextfile(t0), "");
+  EXPECT_EQ(In({"stat", "-c", "%a", f}).out, "644\n");
 }
 
 }  // namespace

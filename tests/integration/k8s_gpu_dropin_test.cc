@@ -222,6 +222,8 @@ TEST_P(GpuDropinTest, NvidiaFirst) {
   CmdResult u = Uninstall();
   EXPECT_EQ(u.status, 1) << u.out << u.err;
   EXPECT_NE(u.err.find(kNvidiaDropin), std::string::npos) << u.err;
+  EXPECT_NE(u.err.find("nvidia-ctk runtime configure --runtime=containerd"), std::string::npos)
+      << "a way for nodes without the GPU Operator: " << u.err;
   EXPECT_EQ(u.out.find("uninstalled"), std::string::npos) << u.out;
   EXPECT_TRUE(HostHas(kWrapper));
   EXPECT_EQ(Runs("oci-rlimit"), kWrapper) << "the copy still runs an existing program";
@@ -261,6 +263,28 @@ TEST_P(GpuDropinTest, OciRlimitFirst) {
   ASSERT_EQ(Uninstall().status, 0);
   ExpectAgree(false, "uninstalled");
   EXPECT_EQ(Runs("nvidia"), std::string(kNvidiaDir) + "/nvidia-container-runtime");
+}
+
+// issue 38: an upgraded node on containerd 2.x: config.toml is still 1.7's
+// version 2 default, oci-rlimit is installed, then NVIDIA's version 3 drop-in
+// copies the whole CRI table. containerd serves oci-rlimit and runc from the
+// copy; doctor agrees and FAILs neither.
+TEST_P(GpuDropinTest, UpgradedNodeVersion2MainWithNvidiasVersion3Dropin) {
+  if (!V2()) GTEST_SKIP() << "containerd 2.x only (1.7 is covered above)";
+  CmdResult v2 = RunCmd({Cache() + "/containerd-1.7/usr/bin/containerd", "config", "default"});
+  ASSERT_EQ(v2.status, 0) << v2.err;
+  ASSERT_NE(v2.out.find("version = 2"), std::string::npos) << v2.out;
+  WriteFile(host_ + "/etc/containerd/config.toml", v2.out);
+  CmdResult r = Install();
+  ASSERT_EQ(r.status, 0) << r.err;
+  NvidiaStarts();
+  ExpectAgree(true, "NVIDIA's version 3 copy beside a version 2 config.toml");
+  toml::table dump = Dump();
+  EXPECT_NE(dump["plugins"][GetParam().plugin]["containerd"]["runtimes"]["runc"].as_table(),
+            nullptr)
+      << "containerd serves runc";
+  CmdResult doctor = RunCmd({OurBinary("oci-rlimit"), "doctor", "--root", host_});
+  EXPECT_EQ(doctor.out.find("FAIL"), std::string::npos) << doctor.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Containerd, GpuDropinTest,

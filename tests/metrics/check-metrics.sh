@@ -52,12 +52,16 @@ check() {  # NAME FILE METRIC...
 }
 
 nri_metrics=(oci_rlimit_nri_containers_total oci_rlimit_nri_requests_total oci_rlimit_nri_heals_total
-             oci_rlimit_nri_connected oci_rlimit_nri_last_synchronize_timestamp_seconds oci_rlimit_build_info)
+             oci_rlimit_nri_connected oci_rlimit_nri_last_synchronize_timestamp_seconds oci_rlimit_build_info
+             process_start_time_seconds oci_rlimit_nri_config_last_reload_successful
+             oci_rlimit_nri_config_last_reload_success_timestamp_seconds oci_rlimit_nri_replies_given_up_total
+             oci_rlimit_nri_refused_running_containers oci_rlimit_nri_unhealed_containers
+             oci_rlimit_nri_last_successful_heal_timestamp_seconds)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 for where in "$port" "unix:$tmp/m.sock"; do
   addr=$where
-  [[ $where == unix:* ]] || addr=127.0.0.1:$where
-  "$bin/oci-rlimit-nri" --config "$tmp/config.toml" --socket "$tmp/no-runtime.sock" \
+  [[ $where == unix:* ]] || addr=:$where  # every address (issue 38)
+  NODE_NAME=node-check "$bin/oci-rlimit-nri" --config "$tmp/config.toml" --socket "$tmp/no-runtime.sock" \
     --status-file "$tmp/nri.status" --metrics-address "$addr" 2>"$tmp/nri.err" &
   pid=$!
   scrape "$where" >"$tmp/nri.prom"
@@ -65,12 +69,24 @@ for where in "$port" "unix:$tmp/m.sock"; do
   wait "$pid" || true
   pid=
   check "oci-rlimit-nri on $addr" "$tmp/nri.prom" "${nri_metrics[@]}"
+  # every sample names the node (NODE_NAME)
+  if grep -v '^#' "$tmp/nri.prom" | grep -qv 'node="node-check"}'; then
+    echo "check-metrics: oci-rlimit-nri on $addr: a sample without node=\"node-check\"" >&2; exit 1
+  fi
+  # SIGTERM removes the unix socket (issue 38)
+  if [[ $where == unix:* && -e ${where#unix:} ]]; then
+    echo "check-metrics: oci-rlimit-nri left ${where#unix:} after SIGTERM" >&2; exit 1
+  fi
 done
 
 mkdir "$tmp/textfile" "$tmp/root"
 status=0
-"$bin/oci-rlimit" audit --config "$tmp/config.toml" --no-default-roots --runtime-root "$tmp/root" \
-  --format prometheus --output "$tmp/textfile/oci-rlimit.prom" || status=$?
+# Under umask 077, over a 0600 file from before: the textfile comes out 0644 (issue 38).
+(umask 077 && echo old >"$tmp/textfile/oci-rlimit.prom")
+(umask 077 && exec "$bin/oci-rlimit" audit --config "$tmp/config.toml" --no-default-roots \
+  --runtime-root "$tmp/root" --format prometheus --output "$tmp/textfile/oci-rlimit.prom") || status=$?
+mode=$(stat -c %a "$tmp/textfile/oci-rlimit.prom")
+[[ $mode == 644 ]] || { echo "check-metrics: the textfile is mode $mode under umask 077, want 644" >&2; exit 1; }
 ((status <= 1)) || { echo "check-metrics: audit exited $status" >&2; exit 1; }
 [[ $(ls -A "$tmp/textfile") == oci-rlimit.prom ]] ||
   { echo "check-metrics: audit left more than its file: $(ls -A "$tmp/textfile")" >&2; exit 1; }

@@ -27,6 +27,8 @@ PromFamily Gauge(std::string name, std::string help, std::vector<PromSample> sam
 
 struct Counts {
   std::map<std::string, uint64_t> by_state;
+  // missing/over -> rlimit name -> containers with that limit missing/over
+  std::map<std::string, std::map<std::string, uint64_t>> by_limit;
   std::map<std::string, std::map<std::string, uint64_t>> by_root;
   uint64_t attention = 0;
   uint64_t healed = 0;
@@ -40,6 +42,11 @@ Counts CountEntries(const AuditReport& r) {
     ++c.by_root[e.root][state];
     if (e.attention()) ++c.attention;
     if (e.heal && e.heal->ok() && !e.attention()) ++c.healed;
+    for (const LimitAudit& l : e.verdict.limits) {
+      const std::string name(l.want.info().name);
+      c.by_limit["missing"][name] += l.status == AuditStatus::kMissing ? 1 : 0;
+      c.by_limit["over"][name] += l.status == AuditStatus::kOver ? 1 : 0;
+    }
   }
   return c;
 }
@@ -54,9 +61,20 @@ std::vector<PromSample> PerRoot(const AuditReport& r, Counts& c) {
   return out;
 }
 
+// Per rlimit type the policy gives: the containers missing it, and over it.
+std::vector<PromSample> PerLimit(Counts& c) {
+  std::vector<PromSample> out;
+  for (const char* s : {"missing", "over"}) {
+    for (const auto& [name, n] : c.by_limit[s]) {
+      out.push_back(Sample({{"state", s}, {"rlimit", name}}, n));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string AuditPrometheus(const AuditReport& r, int64_t unix_now) {
+std::string AuditPrometheus(const AuditReport& r, int64_t unix_now, const std::string& node) {
   Counts c = CountEntries(r);
   std::vector<PromSample> states;
   for (const char* s : kAuditPromStates) states.push_back(Sample({{"state", s}}, c.by_state[s]));
@@ -77,11 +95,19 @@ std::string AuditPrometheus(const AuditReport& r, int64_t unix_now) {
             {Sample({}, c.healed)}),
       Gauge("oci_rlimit_audit_root_readable", "1 for each state root read, 0 for one that was not.",
             std::move(readable)),
+      Gauge("oci_rlimit_audit_limit_containers",
+            "Containers missing (lower) or over (higher) each rlimit type the policy gives.",
+            PerLimit(c)),
+      Gauge("oci_rlimit_audit_out_of_scope_containers",
+            "Containers the node's install does not govern (another RuntimeClass handler): not "
+            "judged, not counted above.",
+            {Sample({}, r.out_of_scope)}),
       Gauge("oci_rlimit_audit_last_run_timestamp_seconds", "Unix time this audit ran.",
             {PromSample{.labels = {}, .value = static_cast<double>(unix_now)}}),
       Gauge("oci_rlimit_build_info", "The program's version; always 1.",
             {Sample({{"program", "oci-rlimit"}, {"version", kVersion}}, 1)}),
   };
+  AddLabelToAll(f, "node", node);
   return FormatPrometheus(f);
 }
 

@@ -16,7 +16,10 @@ namespace ocirlimit {
 inline constexpr const char* kAuditPromStates[] = {"ok",      "missing", "over",
                                                    "refused", "unknown", "not_judged"};
 
-// The report's counts; `unix_now` is the run's time (seconds).
-[[nodiscard]] std::string AuditPrometheus(const AuditReport& r, int64_t unix_now);
+// The report's counts; `unix_now` is the run's time (seconds). Every sample
+// carries node="NODE" (the `node` label, docs/audit.md "Fleet"); none when
+// node is empty.
+[[nodiscard]] std::string AuditPrometheus(const AuditReport& r, int64_t unix_now,
+                                          const std::string& node = "");
 
 }  // namespace ocirlimit

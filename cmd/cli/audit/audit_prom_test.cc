@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <sstream>
 #include <string>
 
 namespace ocirlimit {
@@ -71,6 +72,42 @@ TEST(AuditPrometheus, NoRootsStillHasEveryFamily) {
   ExpectHas(t, "oci_rlimit_audit_containers{state=\"missing\"} 0\n");
   ExpectHas(t, "# TYPE oci_rlimit_audit_root_containers gauge\n");
   ExpectHas(t, "oci_rlimit_audit_attention_containers 0\n");
+}
+
+// The fleet's view (issue 38): every sample names the node; the limits
+// missing and over by rlimit type; the containers out of the scope.
+TEST(AuditPrometheus, NamesTheNodeCountsLimitsByTypeAndOutOfScope) {
+  AuditReport r;
+  r.roots = {"/run/runc"};
+  r.out_of_scope = 7;
+  AuditEntry e = Entry("/run/runc", AuditStatus::kMissing);
+  e.verdict.limits = {
+      LimitAudit{
+          .want = Rlimit{RLIMIT_MEMLOCK, 8, 8}, .have = {1, 8}, .status = AuditStatus::kMissing},
+      LimitAudit{.want = Rlimit{RLIMIT_NOFILE, 8, 8}, .have = {9, 9}, .status = AuditStatus::kOver},
+      LimitAudit{.want = Rlimit{RLIMIT_STACK, 8, 8}, .have = {8, 8}, .status = AuditStatus::kOk}};
+  AuditEntry f = Entry("/run/runc", AuditStatus::kMissing);
+  f.verdict.limits = {e.verdict.limits[0]};
+  r.entries = {e, f};
+  const std::string t = AuditPrometheus(r, 0, "gpu-1");
+  ExpectHas(t, "oci_rlimit_audit_containers{state=\"missing\",node=\"gpu-1\"} 2\n");
+  ExpectHas(
+      t,
+      "oci_rlimit_audit_limit_containers{state=\"missing\",rlimit=\"memlock\",node=\"gpu-1\"} 2\n");
+  ExpectHas(
+      t, "oci_rlimit_audit_limit_containers{state=\"over\",rlimit=\"nofile\",node=\"gpu-1\"} 1\n");
+  ExpectHas(
+      t, "oci_rlimit_audit_limit_containers{state=\"over\",rlimit=\"memlock\",node=\"gpu-1\"} 0\n");
+  ExpectHas(
+      t,
+      "oci_rlimit_audit_limit_containers{state=\"missing\",rlimit=\"stack\",node=\"gpu-1\"} 0\n");
+  ExpectHas(t, "oci_rlimit_audit_out_of_scope_containers{node=\"gpu-1\"} 7\n");
+  std::istringstream in(t);
+  for (std::string l; std::getline(in, l);) {
+    if (l[0] != '#') {
+      EXPECT_NE(l.find("node=\"gpu-1\"}"), std::string::npos) << l;
+    }
+  }
 }
 
 }  // namespace

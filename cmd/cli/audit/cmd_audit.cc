@@ -1,6 +1,7 @@
 // oci-rlimit audit: every running container's init against the policy
 // (audit.h), on this node's state roots and the real processes.
 #include <fcntl.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,12 +27,26 @@ int64_t UnixNow() {
       .count();
 }
 
-// AtomicWriteFile replaces a file, keeping its owner and mode: a first run
-// makes it, empty and 0644 (an empty file is a valid textfile for
-// node_exporter, which reads only *.prom: the temp file beside it is not one).
+// The textfile is world-readable whatever the umask or an older file's mode:
+// node_exporter may run as another user (a 0600 file is a scrape error, and
+// every oci_rlimit_audit_* series vanishes).
+constexpr mode_t kTextfileMode = 0644;
+
+// The `node` label: --node-name, else $NODE_NAME (the DaemonSet's
+// spec.nodeName), else this host's name.
+std::string NodeName(const CliArgs& a) {
+  if (!a.node_name.empty()) return a.node_name;
+  if (auto env = ProcessEnv()("NODE_NAME"); env && !env->empty()) return *env;
+  struct utsname u {};
+  return uname(&u) == 0 ? std::string(u.nodename) : "";
+}
+
+// AtomicWriteFileMode replaces a file, keeping its owner: a first run makes
+// it, empty (an empty file is a valid textfile for node_exporter, which reads
+// only *.prom: the temp file beside it is not one).
 Status MakeIfMissing(const std::string& path) {
-  constexpr mode_t kMode = 0644;
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, kMode);
+  const int fd =
+      open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, kTextfileMode);
   if (fd >= 0) {
     close(fd);
     return Ok{};
@@ -48,13 +63,13 @@ bool Emit(const CliArgs& a, const AuditReport& r) {
     std::cout << (a.json ? AuditJson(r).dump(2) + "\n" : AuditText(r, a.no_trunc));
     return true;
   }
-  const std::string text = AuditPrometheus(r, UnixNow());
+  const std::string text = AuditPrometheus(r, UnixNow(), NodeName(a));
   if (a.output.empty()) {
     std::cout << text;
     return true;
   }
   auto made = MakeIfMissing(a.output);
-  if (auto written = made ? AtomicWriteFile(a.output, text) : made; !written) {
+  if (auto written = made ? AtomicWriteFileMode(a.output, text, kTextfileMode) : made; !written) {
     ReportError(a, written.error().Wrap("--output"));
     return false;
   }

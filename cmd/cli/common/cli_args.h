@@ -32,6 +32,7 @@ struct CliArgs {
   // the other commands. --output: where prometheus goes (empty: stdout).
   std::string format;
   std::string output;
+  std::string node_name;  // audit --format prometheus: the `node` label; "" for $NODE_NAME
 
   bool operator==(const CliArgs&) const = default;
 };

@@ -44,6 +44,28 @@ void IgnoredHandler(Context& c, const ContainerdHandler& h, int64_t version) {
             ".containerd.runtimes (oci-rlimit node containerd install does this)");
 }
 
+// An upgraded node (issue 38): config.toml still version 2, and a version 3
+// import (NVIDIA's conf.d/99-nvidia.toml, a copy of the whole CRI table from
+// `containerd config dump`) makes the merged config version 3. containerd 2.x
+// then reads only the import's handlers (the real 2.1.9's `config dump`:
+// config.toml's version 2 table is dropped, not migrated), so a handler the
+// import also defines is served from there: no failure, but config.toml's
+// table of it has no effect. One defined nowhere else is ignored: FAIL.
+void UnreadHandler(Context& c, const ContainerdConfig& cfg, const ContainerdHandler& h) {
+  auto served = std::find_if(cfg.handlers.begin(), cfg.handlers.end(),
+                             [&](const auto& x) { return x.read && x.name == h.name; });
+  if (served == cfg.handlers.end()) {
+    IgnoredHandler(c, h, cfg.version);
+    return;
+  }
+  c.Add("containerd", CheckStatus::kInfo,
+        "runtime handler " + Quote(h.name) + " under plugins." + Quote(h.plugin) +
+            " is not read (the merged config is version " + std::to_string(cfg.version) +
+            "); containerd serves " + Quote(h.name) + " from " + served->source +
+            ": edit it there, this table has no effect",
+        h.source);
+}
+
 bool RuncShim(const std::string& type) {
   return type.empty() || type == engines::kRuncShimV2 || type == "io.containerd.runc.v1";
 }
@@ -132,6 +154,19 @@ void HiddenHandlers(Context& c, const engines::ContainerdFiles& files) {
   }
 }
 
+// What fixes a handler the installer set up that containerd does not read.
+// containerd 1.x with the CRI table from an import (NVIDIA's drop-in): the
+// installer refuses to write a handler that would be hidden, so rerunning it
+// is no fix (issue 38).
+std::string InstallAdvice(const engines::ContainerdFiles& files) {
+  if (files.major < 2 && files.cri_source != files.read.front()) {
+    return "define the handler in " + files.cri_source +
+           " too (containerd 1.x replaces config.toml's CRI table with that file's; "
+           "oci-rlimit node install refuses while it does), or move to containerd 2.x";
+  }
+  return "rerun oci-rlimit node install (docs/deployment.md)";
+}
+
 // The installer put a handler here: containerd must see it.
 void InstalledHandler(Context& c, const engines::ContainerdFiles& files) {
   const auto& mode = c.installer_mode;
@@ -144,7 +179,7 @@ void InstalledHandler(Context& c, const engines::ContainerdFiles& files) {
         "oci-rlimit node install set up runtime handler \"oci-rlimit\", but containerd " +
             std::to_string(files.major) + ".x reads none: its CRI table comes from " +
             files.cri_source,
-        files.cri_source, "rerun oci-rlimit node install (docs/deployment.md)");
+        files.cri_source, InstallAdvice(files));
 }
 
 void Configured(Context& c, const engines::ContainerdFiles& files) {
@@ -152,7 +187,7 @@ void Configured(Context& c, const engines::ContainerdFiles& files) {
   const std::string& main = files.read.front();
   VersionLine(c, cfg.version, main);
   for (const auto& h : cfg.handlers) {
-    if (!h.read) IgnoredHandler(c, h, cfg.version);
+    if (!h.read) UnreadHandler(c, cfg, h);
   }
   HiddenHandlers(c, files);
   InstalledHandler(c, files);

@@ -434,6 +434,77 @@ TEST(Doctor, FailsAHandlerContainerd17HidesBehindNvidiasDropin) {
   EXPECT_NE(Find(two, "containerd", "runtime handler \"oci-rlimit\""), nullptr) << All(two);
 }
 
+// issue 38: an upgraded node. config.toml still version 2; NVIDIA's version 3
+// drop-in copies the whole CRI table. containerd 2.x reads the copy only (its
+// real `config dump`): oci-rlimit and runc are served from there, not FAILed;
+// a handler only config.toml defines is ignored and still FAILs.
+constexpr const char* kNvidiaDropinV3 = R"(version = 3
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+runtime_type = 'io.containerd.runc.v2'
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.oci-rlimit]
+runtime_type = 'io.containerd.runc.v2'
+pod_annotations = ['oci-rlimit.io/*']
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.oci-rlimit.options]
+BinaryName = '/usr/bin/oci-rlimit-runtime'
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nvidia]
+runtime_type = 'io.containerd.runc.v2'
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nvidia.options]
+BinaryName = '/usr/sbin/runc'
+)";
+
+TEST(Doctor, UpgradedNodeServesTheHandlersFromTheVersion3Dropin) {
+  FakeNode n = GoodNode();
+  n.versions["/usr/bin/containerd"] = "containerd github.com/containerd/containerd/v2 2.1.9\n";
+  n.files["/etc/containerd/config.toml"] =
+      std::string(kMainWithHandlerAndImports) +
+      "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\n"
+      "runtime_type = \"io.containerd.runc.v2\"\n";
+  n.files["/etc/containerd/conf.d/99-nvidia.toml"] = kNvidiaDropinV3;
+  DoctorReport r = RunDoctor(n);
+  EXPECT_TRUE(r.ok()) << All(r);
+  for (const char* h : {"\"oci-rlimit\"", "\"runc\""}) {
+    const Check* c = Find(r, "containerd", std::string("runtime handler ") + h + " under plugins.");
+    ASSERT_NE(c, nullptr) << h << All(r);
+    EXPECT_EQ(c->status, CheckStatus::kInfo) << All(r);
+    EXPECT_NE(c->what.find("from /etc/containerd/conf.d/99-nvidia.toml"), std::string::npos)
+        << c->what;
+  }
+  // a handler only config.toml defines: containerd 2.x drops it
+  n.files["/etc/containerd/config.toml"] +=
+      "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.only-main]\n"
+      "runtime_type = \"io.containerd.runc.v2\"\n";
+  DoctorReport only = RunDoctor(n);
+  EXPECT_FALSE(only.ok()) << All(only);
+  const Check* c = Find(only, "containerd", "config does not read: containerd ignores it");
+  ASSERT_NE(c, nullptr) << All(only);
+  EXPECT_NE(c->what.find("\"only-main\""), std::string::npos) << c->what;
+}
+
+// issue 38: containerd 1.7 behind NVIDIA's drop-in: the installer refuses to
+// write a hidden handler, so doctor's fix is the real one, not "rerun".
+TEST(Doctor, InstalledHandlerHiddenOnContainerd17NamesTheRealFix) {
+  FakeNode n = GoodNode();
+  n.versions["/usr/bin/containerd"] = "containerd github.com/containerd/containerd 1.7.24 abc\n";
+  n.files["/var/lib/oci-rlimit/node-install/mode.json"] =
+      R"({"prefix":"/usr","runtimes":["containerd"],"nvidia":false})";
+  n.files["/etc/containerd/config.toml"] = kMainWithHandlerAndImports;
+  n.files["/etc/containerd/conf.d/99-nvidia.toml"] = kNvidiaDropin;
+  DoctorReport r = RunDoctor(n);
+  const Check* c = Find(r, "containerd", "oci-rlimit node install set up runtime handler");
+  ASSERT_NE(c, nullptr) << All(r);
+  EXPECT_EQ(c->advice.find("rerun"), std::string::npos) << c->advice;
+  EXPECT_NE(c->advice.find("define the handler in /etc/containerd/conf.d/99-nvidia.toml"),
+            std::string::npos)
+      << c->advice;
+  // containerd.toml alone: rerunning the installer is the fix
+  n.files.erase("/etc/containerd/conf.d/99-nvidia.toml");
+  n.files["/etc/containerd/config.toml"] = "version = 2\n";
+  DoctorReport plain = RunDoctor(n);
+  const Check* p = Find(plain, "containerd", "oci-rlimit node install set up runtime handler");
+  ASSERT_NE(p, nullptr) << All(plain);
+  EXPECT_NE(p->advice.find("rerun oci-rlimit node install"), std::string::npos) << p->advice;
+}
+
 // The installer's record says a handler was set up; containerd reads none.
 TEST(Doctor, FailsAnInstalledHandlerContainerdDoesNotRead) {
   FakeNode n = GoodNode();
