@@ -119,7 +119,7 @@ TEST_F(CrioHandlerTest, DISABLED_DoctorShowsThePendingRestartBeforeCrioRestarts)
 // issue 37: fails until uninstall finds the handler's pods through what CRI-O
 // knows (its storage or ListPodSandbox) and keeps the drop-in and the wrapper
 // while any remains.
-TEST_F(CrioHandlerTest, DISABLED_UninstallNeverStrandsARunningHandlerPod) {
+TEST_F(CrioHandlerTest, UninstallNeverStrandsARunningHandlerPod) {
   ASSERT_NO_FATAL_FAILURE(Install());
   ASSERT_NO_FATAL_FAILURE(RestartCrio());
   const std::string id = RunHandlerPod("kept");
@@ -142,7 +142,7 @@ TEST_F(CrioHandlerTest, DISABLED_UninstallNeverStrandsARunningHandlerPod) {
 
 // issue 37: fails until the installer copies the base handler's monitor_*
 // (as NVIDIA's installer does) or refuses a config crio would not start with.
-TEST_F(CrioHandlerTest, DISABLED_AMonitorCgroupNodeKeepsACrioThatStarts) {
+TEST_F(CrioHandlerTest, AMonitorCgroupNodeKeepsACrioThatStarts) {
   // A cgroupfs node that sets monitor_cgroup per handler, with no global
   // conmon_cgroup: crio starts on it.
   std::string conf = crio_conf_;
