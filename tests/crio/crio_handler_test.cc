@@ -107,7 +107,7 @@ TEST_F(CrioHandlerTest, ASighupDoesNotAddTheHandler) {
 
 // issue 37: fails until doctor reads the installer's pending-restart record
 // and stops calling the handler ok before crio runs it.
-TEST_F(CrioHandlerTest, DISABLED_DoctorShowsThePendingRestartBeforeCrioRestarts) {
+TEST_F(CrioHandlerTest, DoctorShowsThePendingRestartBeforeCrioRestarts) {
   ASSERT_NO_FATAL_FAILURE(Install());
   Probe early = RunProbe(*crio_, crio_->NewPod("before-restart", kHandler));
   ASSERT_NE(early.error.find(kNoHandler), std::string::npos) << early.error;
@@ -171,7 +171,7 @@ TEST_F(CrioHandlerTest, AMonitorCgroupNodeKeepsACrioThatStarts) {
 
 // issue 37: fails until doctor judges the monitor fields against the cgroup
 // manager as crio does at start.
-TEST_F(CrioHandlerTest, DISABLED_DoctorFailsAConfigCrioRefusesToStartWith) {
+TEST_F(CrioHandlerTest, DoctorFailsAConfigCrioRefusesToStartWith) {
   std::string conf = crio_conf_;
   const std::string global = "conmon_cgroup = 'pod'\n";
   ASSERT_NE(conf.find(global), std::string::npos) << conf;
@@ -272,7 +272,7 @@ TEST_F(CrioHandlerTest, DISABLED_AuditAndDoctorAgreeOnAStaleNriStatusFile) {
 
 // issue 37: fails until doctor lists CRI-O's built-in crun handler, which
 // crio runs (its log: "Using runtime handler crun") though no file names it.
-TEST_F(CrioHandlerTest, DISABLED_DoctorListsCriosBuiltInCrunHandler) {
+TEST_F(CrioHandlerTest, DoctorListsCriosBuiltInCrunHandler) {
   ASSERT_NE(crio_->Log().find("Using runtime handler crun"), std::string::npos);
   EXPECT_NE(DoctorLine({"CRI-O", "runtime handler \"crun\""}), "")
       << "doctor's CRI-O lines leave out the handler crio runs for runtimeClassName crun";
