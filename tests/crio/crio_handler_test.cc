@@ -188,7 +188,7 @@ TEST_F(CrioHandlerTest, DoctorFailsAConfigCrioRefusesToStartWith) {
 
 // issue 37: fails until audit's scope (the installer's record) includes the
 // containers of CRI-O's handler pods.
-TEST_F(CrioHandlerTest, DISABLED_AuditsScopeIncludesCrioHandlerPods) {
+TEST_F(CrioHandlerTest, AuditsScopeIncludesCrioHandlerPods) {
   ASSERT_NO_FATAL_FAILURE(Install());
   ASSERT_NO_FATAL_FAILURE(RestartCrio());
   const std::string id = RunHandlerPod("lowered");

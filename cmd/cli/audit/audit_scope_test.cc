@@ -175,6 +175,32 @@ TEST(AuditScopeRun, CrioHandlerAndPodAnnotationsComeFromTheSandbox) {
   EXPECT_EQ(d.containers[2].runtime_handler, "oci-rlimit") << "the sandbox's own";
 }
 
+// CRI-O with drop_infra_ctr = true (issue 37): no sandbox state under any
+// root; the handler comes from the sandbox's config.json in CRI-O's storage,
+// where crio 1.31.13 keeps it, written by root only.
+TEST(AuditScopeRun, CrioHandlerComesFromTheStorageWithoutSandboxState) {
+  FakeNode node;
+  const std::string root = "/run/crun";
+  const std::string storage = "/var/lib/containers/storage";
+  for (const char* id : {"c1", "c2"}) {
+    node.File(root + "/" + id + "/state.json",
+              FakeNode::RuncState(id, 4343, 100, std::string("/b/") + id));
+  }
+  node.File("/b/c1/config.json", R"({"annotations":{"io.kubernetes.cri-o.SandboxID":"sb1"}})");
+  node.File("/b/c2/config.json", R"({"annotations":{"io.kubernetes.cri-o.SandboxID":"sb2"}})");
+  node.File(storage + "/overlay-containers/sb1/userdata/config.json",
+            R"({"annotations":{"io.kubernetes.cri-o.RuntimeHandler":"oci-rlimit"}})");
+  node.File(storage + "/overlay-containers/sb2/userdata/config.json",
+            R"({"annotations":{"io.kubernetes.cri-o.RuntimeHandler":"oci-rlimit"}})");
+  node.owners[storage + "/overlay-containers/sb2/userdata/config.json"] = 1000;
+  Discovery d = DiscoverContainers(node, {root}, true, true);
+  ASSERT_EQ(d.containers.size(), 2u);
+  EXPECT_EQ(d.containers[0].runtime_handler, "") << "no sandbox under the root";
+  AddCrioPodHandlers(node, storage, d);
+  EXPECT_EQ(d.containers[0].runtime_handler, "oci-rlimit");
+  EXPECT_EQ(d.containers[1].runtime_handler, "") << "a user's file names no handler";
+}
+
 // ctr's root holds a directory per namespace: a hint, not unknown containers.
 TEST(AuditDiscover, NamespaceDirectoriesAreAHint) {
   FakeNode node;
