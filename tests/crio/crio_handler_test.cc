@@ -241,7 +241,7 @@ TEST_F(CrioHandlerTest, DISABLED_CrioNeverSeesTheInstallersTempFiles) {
 // issue 37: fails until audit and doctor believe oci-rlimit-nri's status
 // file by the same rule: a file whose writer no longer runs is stale to
 // doctor, and audit must not take its scope from it.
-TEST_F(CrioHandlerTest, DISABLED_AuditAndDoctorAgreeOnAStaleNriStatusFile) {
+TEST_F(CrioHandlerTest, AuditAndDoctorAgreeOnAStaleNriStatusFile) {
   ASSERT_NO_FATAL_FAILURE(Install());  // the installer's record: audit's scope
   TempDir dir;
   WriteFile(dir / "config.toml", "rlimits = [\"memlock=8M\"]\n");

@@ -45,6 +45,7 @@ TEST_P(ScopeTable, DecidesFromTheRecord) {
   const ScopeCase& c = GetParam();
   FakeNode node;
   for (const auto& [path, text] : c.files) node.File(path, text);
+  node.procs[77].start = 500;  // a running oci-rlimit-nri
   const AuditScope s = DecideScope(ReadScopeFacts(node, c.all_flag));
   EXPECT_EQ(s.all, c.all);
   EXPECT_NE(s.said.find(c.said), std::string::npos) << s.said;
@@ -87,11 +88,28 @@ INSTANTIATE_TEST_SUITE_P(
                   "every container (--all)",
                   {1, 1, 1, 1}},
         ScopeCase{"Nri",
-                  {{kModePath, Mode({"containerd"})}, {std::string(kNriStatusPath), "healed=0\n"}},
+                  {{kModePath, Mode({"containerd"})},
+                   {std::string(kNriStatusPath), "healed=0\nwriter-pid=77\nwriter-start=500\n"}},
                   false,
                   true,
                   "oci-rlimit-nri governs them all",
                   {1, 1, 1, 1}},
+        // issue 37: a file whose writer no longer runs is stale to doctor,
+        // and audit takes no scope from it (effects/nri_trust.h).
+        ScopeCase{"StaleNriStatus",
+                  {{kModePath, Mode({"containerd"})},
+                   {std::string(kNriStatusPath), "healed=0\nwriter-pid=78\nwriter-start=500\n"}},
+                  false,
+                  false,
+                  "created through the RuntimeClass handler oci-rlimit",
+                  {1, 0, 1, 0}},
+        ScopeCase{"NriStatusOfAReusedPid",
+                  {{kModePath, Mode({"containerd"})},
+                   {std::string(kNriStatusPath), "healed=0\nwriter-pid=77\nwriter-start=499\n"}},
+                  false,
+                  false,
+                  "created through the RuntimeClass handler oci-rlimit",
+                  {1, 0, 1, 0}},
         ScopeCase{"NodeWideHook",
                   {{kModePath, Mode({"crio"})},
                    {"/etc/containers/oci/hooks.d/oci-rlimit.json", kAlwaysHook}},
