@@ -92,24 +92,13 @@ Status NodeRecord::EnsureDir(const std::string& dir) {
 }
 
 Status NodeRecord::Write(const std::string& path, const std::string& content, mode_t mode) {
+  // The temp file outside a directory an engine watches (TempDirFor), and a
+  // new file linked into place whole: never seen empty or half written.
   const std::string full = Host(path);
-  bool created = false;
-  int fd = open(full.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-  if (fd >= 0) {
-    created = true;
-    int rc = fchmod(fd, mode);
-    int saved = errno;
-    close(fd);
-    if (rc != 0) {
-      unlink(full.c_str());
-      return MakeError("chmod " + Quote(full), saved);
-    }
-  } else if (errno != EEXIST) {
-    return MakeError("create " + Quote(full), errno);
-  }
-  auto st = AtomicWriteFile(full, content);
-  if (!st && created) unlink(full.c_str());
-  return st;
+  const std::string tmp_dir = TempDirFor(full);
+  auto placed = PlaceNewFile(full, content, mode, tmp_dir);
+  if (placed || placed.error().err != EEXIST) return placed;
+  return AtomicWriteFileVia(full, content, tmp_dir);
 }
 
 Result<bool> NodeRecord::Place(const std::string& path, const std::string& content, mode_t mode,
