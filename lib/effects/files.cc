@@ -111,9 +111,9 @@ SyncOps& LinuxSyncOps() {
 }
 
 std::string TempDirFor(const std::string& path) {
-  const std::string dir = DirName(path);
+  std::string dir = DirName(path);
   if (!dir.ends_with(".d")) return dir;
-  const std::string up = DirName(dir);
+  std::string up = DirName(dir);
   return up.empty() ? dir : up;
 }
 
