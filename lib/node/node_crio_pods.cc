@@ -45,7 +45,7 @@ std::vector<CrioPod> CrioHandlerPods(FsOps& fs, const std::string& host,
       }
       const std::string ns = Annotation(a, "io.kubernetes.pod.namespace");
       const std::string name = Annotation(a, "io.kubernetes.pod.name");
-      out.push_back({id.name, ns.empty() && name.empty() ? "" : ns + "/" + name});
+      out.push_back({id.name, ns.empty() && name.empty() ? "" : Cat(ns, "/", name)});
     }
   }
   std::sort(out.begin(), out.end(), [](const CrioPod& x, const CrioPod& y) { return x.id < y.id; });
