@@ -113,32 +113,32 @@ SyncOps& LinuxSyncOps() {
   return ops;
 }
 
-Status AtomicWriteFile(const std::string& path, const std::string& content, SyncOps& sync) {
-  return AtomicWriteFileMode(path, content, kKeepMode, sync);
+std::string TempDirFor(const std::string& path) {
+  std::string dir = DirName(path);
+  if (!dir.ends_with(".d")) return dir;
+  std::string up = DirName(dir);
+  return up.empty() ? dir : up;
 }
 
-Status AtomicWriteFileMode(const std::string& path, const std::string& content, mode_t mode,
-                           SyncOps& sync) {
-  struct stat st {};
-  if (lstat(path.c_str(), &st) != 0) return MakeError("stat " + Quote(path), errno);
-  if (S_ISLNK(st.st_mode)) return MakeError(Quote(path) + " is a symlink; refusing to replace it");
-  if (!S_ISREG(st.st_mode)) return MakeError(Quote(path) + " is not a regular file");
+namespace {
 
-  // Errors past this point name the file being replaced, not only the temp file.
-  const std::string context = "replace " + Quote(path);
-  std::string tmp = DirName(path) + "/.oci-rlimit.XXXXXX";
-  UniqueFd fd(mkostemp(tmp.data(), O_CLOEXEC));
-  if (fd.get() < 0) {
-    return MakeError("create temp file in " + Quote(DirName(path)), errno).Wrap(context);
-  }
+// A temp file in `dir` holding `content` with `mode` (uid/gid when given),
+// fsynced and closed; its path in `tmp`.
+Status WriteTemp(const std::string& dir, const std::string& content, mode_t mode,
+                 const struct stat* owner, SyncOps& sync, std::string* tmp) {
+  *tmp = dir + "/.oci-rlimit.XXXXXX";
+  UniqueFd fd(mkostemp(tmp->data(), O_CLOEXEC));
+  if (fd.get() < 0) return MakeError("create temp file in " + Quote(dir), errno);
   auto fail = [&](const std::string& what) {
-    Error e = MakeError(what + " " + Quote(tmp), errno).Wrap(context);
-    unlink(tmp.c_str());
+    Error e = MakeError(what + " " + Quote(*tmp), errno);
+    unlink(tmp->c_str());
     return e;
   };
   // Owner first: chown(2) clears setuid and setgid, so fchmod must come after.
-  if (fchown(fd.get(), st.st_uid, st.st_gid) != 0) return fail("chown");
-  if (fchmod(fd.get(), (mode == kKeepMode ? st.st_mode : mode) & 07777) != 0) return fail("chmod");
+  if (owner != nullptr && fchown(fd.get(), owner->st_uid, owner->st_gid) != 0) {
+    return fail("chown");
+  }
+  if (fchmod(fd.get(), mode & 07777) != 0) return fail("chmod");
   if (auto w = WriteAll(fd.get(), content); !w) {
     errno = w.error().err;
     return fail("write");
@@ -148,15 +148,84 @@ Status AtomicWriteFileMode(const std::string& path, const std::string& content, 
     return fail("fsync");
   }
   if (close(fd.release()) != 0) return fail("close");
-  if (rename(tmp.c_str(), path.c_str()) != 0) return fail("rename to " + Quote(path) + " from");
-  // The rename is durable only once the directory entry is.
-  UniqueFd dir(open(DirName(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.get() < 0)
-    return MakeError("open directory " + Quote(DirName(path)), errno).Wrap(context);
-  if (auto s = sync.Fsync(dir.get(), "directory"); !s) {
-    return s.error().Wrap(Quote(DirName(path))).Wrap(context);
-  }
   return Ok{};
+}
+
+Status SyncDir(const std::string& dir, SyncOps& sync) {
+  UniqueFd d(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (d.get() < 0) return MakeError("open directory " + Quote(dir), errno);
+  if (auto s = sync.Fsync(d.get(), "directory"); !s) return s.error().Wrap(Quote(dir));
+  return Ok{};
+}
+
+}  // namespace
+
+Status PlaceNewFile(const std::string& path, const std::string& content, mode_t mode,
+                    const std::string& tmp_dir) {
+  const std::string context = "create " + Quote(path);
+  std::string tmp;
+  for (const std::string& dir : {tmp_dir, DirName(path)}) {
+    if (auto s = WriteTemp(dir, content, mode, nullptr, LinuxSyncOps(), &tmp); !s) {
+      return s.error().Wrap(context);
+    }
+    const int rc = link(tmp.c_str(), path.c_str());
+    const int err = errno;
+    unlink(tmp.c_str());
+    if (rc == 0) {
+      if (auto s = SyncDir(DirName(path), LinuxSyncOps()); !s) return s.error().Wrap(context);
+      return Ok{};
+    }
+    if (err != EXDEV || dir == DirName(path)) return MakeError(context, err);
+  }
+  return MakeError(context, EXDEV);
+}
+
+namespace {
+
+// Replaces path with `content` through a temp file in `tmp_dir` (or path's own
+// directory where that crosses filesystems), with `mode` or, for kKeepMode,
+// the old file's.
+Status ReplaceVia(const std::string& path, const std::string& content, const std::string& tmp_dir,
+                  mode_t mode, SyncOps& sync) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return MakeError("stat " + Quote(path), errno);
+  if (S_ISLNK(st.st_mode)) return MakeError(Quote(path) + " is a symlink; refusing to replace it");
+  if (!S_ISREG(st.st_mode)) return MakeError(Quote(path) + " is not a regular file");
+
+  // Errors past this point name the file being replaced, not only the temp file.
+  const std::string context = "replace " + Quote(path);
+  std::string tmp;
+  for (const std::string& dir : {tmp_dir, DirName(path)}) {
+    const mode_t m = mode == kKeepMode ? st.st_mode : mode;
+    if (auto s = WriteTemp(dir, content, m, &st, sync, &tmp); !s) {
+      return s.error().Wrap(context);
+    }
+    if (rename(tmp.c_str(), path.c_str()) == 0) break;
+    const int err = errno;
+    unlink(tmp.c_str());
+    if (err != EXDEV || dir == DirName(path)) {
+      return MakeError("rename to " + Quote(path) + " from " + Quote(tmp), err).Wrap(context);
+    }
+  }
+  // The rename is durable only once the directory entry is.
+  if (auto s = SyncDir(DirName(path), sync); !s) return s.error().Wrap(context);
+  return Ok{};
+}
+
+}  // namespace
+
+Status AtomicWriteFile(const std::string& path, const std::string& content, SyncOps& sync) {
+  return ReplaceVia(path, content, DirName(path), kKeepMode, sync);
+}
+
+Status AtomicWriteFileMode(const std::string& path, const std::string& content, mode_t mode,
+                           SyncOps& sync) {
+  return ReplaceVia(path, content, DirName(path), mode, sync);
+}
+
+Status AtomicWriteFileVia(const std::string& path, const std::string& content,
+                          const std::string& tmp_dir, SyncOps& sync) {
+  return ReplaceVia(path, content, tmp_dir, kKeepMode, sync);
 }
 
 Status AppendLine(const std::string& path, const std::string& line) {

@@ -46,6 +46,26 @@ Status AtomicWriteFile(const std::string& path, const std::string& content,
 Status AtomicWriteFileMode(const std::string& path, const std::string& content, mode_t mode,
                            SyncOps& sync = LinuxSyncOps());
 
+// The directory for a temp file that replaces or places `path`: its own, or
+// for a directory an engine watches (a name ending in ".d": hooks.d,
+// crio.conf.d, containerd's conf.d) the one above it, on the same
+// filesystem as a rule, so the engine never reads a half-written
+// .oci-rlimit.XXXXXX as it appears (issue 37: crio logged "unexpected end of
+// JSON input" for one).
+std::string TempDirFor(const std::string& path);
+
+// AtomicWriteFile with the temp file in `tmp_dir` (TempDirFor); where a
+// rename from there crosses filesystems (EXDEV), in path's own directory.
+Status AtomicWriteFileVia(const std::string& path, const std::string& content,
+                          const std::string& tmp_dir, SyncOps& sync = LinuxSyncOps());
+
+// A new file at `path` with `mode`: written whole to a temp file in
+// `tmp_dir`, then linked into place, so it never appears empty or half
+// written; EEXIST when `path` exists. Where the link crosses filesystems
+// (EXDEV), the temp file is in path's own directory.
+Status PlaceNewFile(const std::string& path, const std::string& content, mode_t mode,
+                    const std::string& tmp_dir);
+
 // One O_APPEND write, so concurrent writers never interleave within a line.
 // Opened non-blocking without following a final symlink, and refused unless
 // it is a regular file: a FIFO, socket or directory there is an error, never

@@ -33,10 +33,13 @@ class HostFs {
   virtual int CanRead(const std::string& path) = 0;
   // At most `max_bytes` of a file (ReadFileBounded).
   virtual Result<std::string> Read(const std::string& path, size_t max_bytes) = 0;
-  // A new empty file with exactly `mode` (O_EXCL, no symlink followed):
-  // err EEXIST when something is there; nothing left behind on an error.
-  virtual Status Create(const std::string& path, mode_t mode) = 0;
-  // Replaces `path` atomically (AtomicWriteFile: mode and owner kept).
+  // A new file holding `content` with exactly `mode`, written whole to a temp
+  // file outside a directory an engine watches (TempDirFor) and linked into
+  // place (PlaceNewFile): err EEXIST when something is there; nothing left
+  // behind on an error, and never seen empty or half written.
+  virtual Status Place(const std::string& path, const std::string& content, mode_t mode) = 0;
+  // Replaces `path` atomically (AtomicWriteFileVia with TempDirFor: mode and
+  // owner kept, the temp file outside a watched directory).
   virtual Status Replace(const std::string& path, const std::string& content) = 0;
   // chmod(2), mkdir(2), unlink(2), rmdir(2): 0, or errno.
   virtual int Chmod(const std::string& path, mode_t mode) = 0;

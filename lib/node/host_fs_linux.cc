@@ -45,20 +45,11 @@ class LinuxFs : public HostFs {
   Result<std::string> Read(const std::string& path, size_t max_bytes) override {
     return ReadFileBounded(path, max_bytes);
   }
-  Status Create(const std::string& path, mode_t mode) override {
-    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-    if (fd < 0) return MakeError("create " + Quote(path), errno);
-    int rc = fchmod(fd, mode);
-    int saved = errno;
-    close(fd);
-    if (rc != 0) {
-      unlink(path.c_str());
-      return MakeError("chmod " + Quote(path), saved);
-    }
-    return Ok{};
+  Status Place(const std::string& path, const std::string& content, mode_t mode) override {
+    return PlaceNewFile(path, content, mode, TempDirFor(path));
   }
   Status Replace(const std::string& path, const std::string& content) override {
-    return AtomicWriteFile(path, content);
+    return AtomicWriteFileVia(path, content, TempDirFor(path));
   }
   int Chmod(const std::string& path, mode_t mode) override {
     return Errno(chmod(path.c_str(), mode));

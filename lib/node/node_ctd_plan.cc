@@ -8,6 +8,7 @@
 #include "adapters/engines/crio.h"
 #include "core/pattern.h"
 #include "formats/text.h"
+#include "node/node_files.h"
 #include "node/node_ops.h"
 #include "node/rooted_node_ops.h"
 
@@ -148,12 +149,29 @@ Status CheckCrioVisible(NodeFiles& fs, const std::string& path, const std::strin
   auto cfg = engines::ParseCrioConfigs(engines::CrioConfigFiles(after));
   if (!cfg) return cfg.error();
   const engines::CrioRuntime* r = engines::FindCrioRuntime(*cfg, "oci-rlimit");
-  if (r != nullptr && r->runtime_path == wrapper) return Ok{};
+  if (r != nullptr && r->runtime_path == wrapper) {
+    if (auto st = engines::CheckCrioMonitors(*cfg); !st) {
+      return MakeError(st.error().Text() + ", after writing " + path);
+    }
+    return Ok{};
+  }
   return MakeError(
       "CRI-O would not run handler \"oci-rlimit\" as " + wrapper + " after writing " + path + ": " +
       (r == nullptr ? std::string("it reads none")
                     : "it runs " + Quote(r->runtime_path) + ", set last by " + r->source) +
       " (crio.conf.d is read in name order, a later file winning per key)");
+}
+
+Result<std::string> PlanCrioHandler(NodeFiles& fs, const std::string& path,
+                                    const std::string& prefix, const std::string& wrapper) {
+  // The base handler as the node reads it without ours (a rerun's old file aside).
+  Overlay before(fs, {{path, ""}});
+  auto cfg = engines::ParseCrioConfigs(engines::CrioConfigFiles(before));
+  if (!cfg) return cfg.error();
+  std::string text =
+      RenderCrioHandler(prefix, engines::FindCrioRuntime(*cfg, cfg->default_runtime));
+  if (auto st = CheckCrioVisible(fs, path, text, wrapper); !st) return st.error();
+  return text;
 }
 
 Result<std::string> WrapperHandlerSource(NodeFiles& fs, int major, const std::string& name) {

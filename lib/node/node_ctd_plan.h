@@ -50,8 +50,15 @@ struct CtdRequest {
 
 // CRI-O, reading crio.conf and crio.conf.d with `text` at `path`, must run
 // handler oci-rlimit as `wrapper`; else one line naming the file that wins.
+// And crio must start on it (engines::CheckCrioMonitors).
 [[nodiscard]] Status CheckCrioVisible(NodeFiles& fs, const std::string& path,
                                       const std::string& text, const std::string& wrapper);
+
+// The handler drop-in for `path` (RenderCrioHandler over CRI-O's default
+// runtime as the node's files set it), checked by CheckCrioVisible.
+[[nodiscard]] Result<std::string> PlanCrioHandler(NodeFiles& fs, const std::string& path,
+                                                  const std::string& prefix,
+                                                  const std::string& wrapper);
 
 // The containerd major version on the node root `fs` (its `containerd
 // --version`), or 0.

@@ -160,9 +160,18 @@ std::string RenderCrioHook(const std::string& prefix) {
   return j.dump(2) + "\n";
 }
 
-std::string RenderCrioHandler(const std::string& prefix) {
+std::string RenderCrioHandler(const std::string& prefix, const engines::CrioRuntime* base) {
   toml::table handler{{"runtime_path", prefix + "/bin/oci-rlimit-runtime"},
                       {"runtime_type", "oci"}};
+  if (base != nullptr) {
+    if (!base->monitor_path.empty()) handler.insert("monitor_path", base->monitor_path);
+    if (!base->monitor_cgroup.empty()) handler.insert("monitor_cgroup", base->monitor_cgroup);
+    if (!base->monitor_env.empty()) {
+      toml::array env;
+      for (const auto& e : base->monitor_env) env.push_back(e);
+      handler.insert("monitor_env", env);
+    }
+  }
   toml::table t{
       {"crio",
        toml::table{{"runtime", toml::table{{"runtimes", toml::table{{"oci-rlimit", handler}}}}}}}};

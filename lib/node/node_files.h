@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "adapters/engines/constants.h"
+#include "adapters/engines/crio.h"
 #include "formats/error.h"
 #include "formats/rlimit.h"
 
@@ -71,7 +72,9 @@ Result<std::string> RenderDropin(const std::vector<std::string>& rlimits,
 // The CRI-O hooks.d file: PREFIX/bin/oci-rlimit-hook at createRuntime, for
 // containers annotated oci-rlimit.io/enable=true.
 std::string RenderCrioHook(const std::string& prefix);
-// crio.conf.d/99-oci-rlimit.conf: the runtime handler oci-rlimit.
-std::string RenderCrioHandler(const std::string& prefix);
+// crio.conf.d/99-oci-rlimit.conf: the runtime handler oci-rlimit, with the
+// base handler's monitor_path, monitor_cgroup and monitor_env (as NVIDIA's
+// installer copies them): crio judges every handler's monitor fields at start.
+std::string RenderCrioHandler(const std::string& prefix, const engines::CrioRuntime* base);
 
 }  // namespace ocirlimit::node

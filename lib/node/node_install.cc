@@ -154,11 +154,11 @@ Result<Plan> Decide(const InstallArgs& a, const NodeRecord& rec) {
     } else {
       p.crio_hook = RenderCrioHook(p.mode.prefix);
     }
-    p.crio_handler = RenderCrioHandler(p.mode.prefix);
     auto fs = RootedNodeOps(a.host.empty() ? "/" : a.host);
-    auto st = CheckCrioVisible(*fs, std::string(kCrioHandler), p.crio_handler,
-                               p.mode.prefix + "/bin/" + std::string(kRuntimeBinaryName));
-    if (!st) return st.error();
+    auto handler = PlanCrioHandler(*fs, std::string(kCrioHandler), p.mode.prefix,
+                                   p.mode.prefix + "/bin/" + std::string(kRuntimeBinaryName));
+    if (!handler) return handler.error();
+    p.crio_handler = std::move(*handler);
   }
   return p;
 }

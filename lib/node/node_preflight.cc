@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "effects/files.h"
 #include "formats/text.h"
 
 namespace ocirlimit::node {
@@ -69,7 +70,10 @@ void RemoveLeftoverTemps(HostFs& fs, const std::string& host,
                          const std::vector<std::string>& targets, std::ostream& out) {
   std::vector<std::string> dirs;
   dirs.reserve(targets.size());
-  for (const auto& t : targets) dirs.push_back(Parent(t));
+  for (const auto& t : targets) {
+    dirs.push_back(Parent(t));
+    dirs.push_back(TempDirFor(t));  // where temp files of a watched directory go
+  }
   std::sort(dirs.begin(), dirs.end());
   dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
   for (const auto& dir : dirs) {

@@ -92,16 +92,12 @@ Status NodeRecord::EnsureDir(const std::string& dir) {
 }
 
 Status NodeRecord::Write(const std::string& path, const std::string& content, mode_t mode) {
+  // The temp file outside a directory an engine watches (TempDirFor), and a
+  // new file linked into place whole: never seen empty or half written.
   const std::string full = Host(path);
-  bool created = false;
-  if (auto made = fs_->Create(full, mode); made) {
-    created = true;
-  } else if (made.error().err != EEXIST) {
-    return made.error();
-  }
-  auto st = fs_->Replace(full, content);
-  if (!st && created) fs_->Unlink(full);
-  return st;
+  auto placed = fs_->Place(full, content, mode);
+  if (placed || placed.error().err != EEXIST) return placed;
+  return fs_->Replace(full, content);
 }
 
 Result<bool> NodeRecord::Place(const std::string& path, const std::string& content, mode_t mode,

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "adapters/engines/crio.h"
 #include "adapters/oci/runtime_state.h"
 #include "formats/text.h"
 #include "node/node_config.h"
+#include "node/node_crio_pods.h"
 #include "node/node_ctd_plan.h"
 #include "node/node_install.h"
 #include "node/node_live.h"
@@ -24,7 +26,8 @@ struct Removal {
   std::vector<std::string> roots;
   bool kept_handler = false;            // containerd's handler stayed for its running pods
   std::vector<std::string> kept_files;  // our containerd drop-in, kept with the handler
-  std::string copy_in;  // a file containerd still reads our handler from (NVIDIA's copy)
+  std::string copy_in;             // a file containerd still reads our handler from (NVIDIA's copy)
+  std::vector<CrioPod> crio_pods;  // CRI-O's pods of handler oci-rlimit (node_crio_pods.h)
 };
 
 bool IsOurDropin(const ManifestEntry& e) {
@@ -119,11 +122,18 @@ Status RemoveContainerdHandler(const NodeRecord& rec, bool live, Removal* r, std
   return Ok{};
 }
 
-// The CRI-O handler's drop-in, before anything else of ours goes.
-Status RemoveCrioHandler(const NodeRecord& rec, Removal* r, std::ostream& out) {
+// The CRI-O handler's drop-in, before anything else of ours goes; kept while
+// CRI-O's pods of the handler remain (`keep`): crio stops, execs into and
+// removes them through the handler it looks up by name.
+Status RemoveCrioHandler(const NodeRecord& rec, bool keep, Removal* r, std::ostream& out) {
   for (std::string_view p : {kCrioHandler, kOldCrioHandler}) {
     const std::string path(p);
     if (!rec.Recorded("created", path)) continue;
+    if (keep) {
+      r->kept_files.push_back(path);
+      out << "kept " << path << " (CRI-O needs handler oci-rlimit for the pods that use it)\n";
+      continue;
+    }
     if (int e = rec.fs().Unlink(rec.host() + path); e != 0) {
       if (e == ENOENT) continue;
       return MakeError("remove " + Quote(rec.host() + path), e);
@@ -193,6 +203,14 @@ std::vector<std::string> LiveIds(const NodeRecord& rec, const UninstallArgs& a, 
   return ids;
 }
 
+// CRI-O's pods of handler oci-rlimit, from its storage where its config puts it.
+std::vector<CrioPod> CrioPodsOf(const std::string& host) {
+  auto fs = RootedNodeOps(host.empty() ? "/" : host);
+  auto cfg = engines::ParseCrioConfigs(engines::CrioConfigFiles(*fs));
+  const std::string root = cfg ? cfg->storage_root : std::string(engines::kCrioStorageRoot);
+  return CrioHandlerPods(LinuxFsOps(), host, root, {"oci-rlimit"});
+}
+
 // The engines' handlers go first (nothing else is removed when one cannot),
 // then containerd must read none that runs the wrapper.
 Status RemoveHandlers(const NodeRecord& rec, bool live, Removal* r, std::ostream& out) {
@@ -203,7 +221,7 @@ Status RemoveHandlers(const NodeRecord& rec, bool live, Removal* r, std::ostream
     return MakeError(st.error().Text() + ", nothing removed");
   }
   if (auto st = CheckContainerdForgets(rec, r); !st) return st;
-  return RemoveCrioHandler(rec, r, out);
+  return RemoveCrioHandler(rec, live && !r->crio_pods.empty(), r, out);
 }
 
 // What stays for whom, on stderr; the exit status (0: nothing kept).
@@ -220,6 +238,14 @@ int Kept(const Removal& r, bool live, const std::string& wrapper,
            "`nvidia-ctk runtime configure --runtime=containerd` and restart containerd to write "
            "NVIDIA's again\n";
     return 1;
+  }
+  if (live && !r.crio_pods.empty()) {
+    err << "oci-rlimit node: kept " << wrapper << " and " << kDropin << " and " << kCrioHandler
+        << ": " << r.crio_pods.size() << " CRI-O pod(s) of handler oci-rlimit still exist ("
+        << CrioPodList(r.crio_pods)
+        << "), and crio stops, execs into and removes them through that handler; delete them "
+           "(kubectl delete pod, or drain the node), then run --uninstall again\n";
+    return 3;
   }
   if (live) {
     err << "oci-rlimit node: kept " << wrapper << " and " << kDropin
@@ -264,7 +290,8 @@ int RunUninstall(HostFs& fs, const UninstallArgs& a, std::ostream& out, std::ost
   }
   std::string wrapper;
   std::vector<std::string> ids = LiveIds(*rec, a, &r, &wrapper);
-  const bool live = !ids.empty() && !a.force;
+  r.crio_pods = CrioPodsOf(a.host);
+  const bool live = (!ids.empty() || !r.crio_pods.empty()) && !a.force;
   if (auto st = RemoveHandlers(*rec, live, &r, out); !st) {
     err << "oci-rlimit node: " << st.error().Text() << "\n";
     return 1;

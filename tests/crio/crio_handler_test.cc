@@ -5,8 +5,8 @@
 // the installed limit in its init and in ExecSync. doctor's lines are held
 // against what crio did before and after the restart.
 //
-// The DISABLED_ tests show the product bugs issue 37 found; each names the
-// fix that enables it.
+// The tests marked "issue 37" held the product bugs issue 37 found on this
+// crio; each names the fix that made it pass.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/inotify.h>
@@ -105,9 +105,9 @@ TEST_F(CrioHandlerTest, ASighupDoesNotAddTheHandler) {
   EXPECT_NE(p.error.find(kNoHandler), std::string::npos) << p.error;
 }
 
-// issue 37: fails until doctor reads the installer's pending-restart record
+// issue 37: failed until doctor reads the installer's pending-restart record
 // and stops calling the handler ok before crio runs it.
-TEST_F(CrioHandlerTest, DISABLED_DoctorShowsThePendingRestartBeforeCrioRestarts) {
+TEST_F(CrioHandlerTest, DoctorShowsThePendingRestartBeforeCrioRestarts) {
   ASSERT_NO_FATAL_FAILURE(Install());
   Probe early = RunProbe(*crio_, crio_->NewPod("before-restart", kHandler));
   ASSERT_NE(early.error.find(kNoHandler), std::string::npos) << early.error;
@@ -116,10 +116,10 @@ TEST_F(CrioHandlerTest, DISABLED_DoctorShowsThePendingRestartBeforeCrioRestarts)
   EXPECT_NE(DoctorLine({"restart"}), "") << "no doctor line names the pending restart of crio";
 }
 
-// issue 37: fails until uninstall finds the handler's pods through what CRI-O
+// issue 37: failed until uninstall finds the handler's pods through what CRI-O
 // knows (its storage or ListPodSandbox) and keeps the drop-in and the wrapper
 // while any remains.
-TEST_F(CrioHandlerTest, DISABLED_UninstallNeverStrandsARunningHandlerPod) {
+TEST_F(CrioHandlerTest, UninstallNeverStrandsARunningHandlerPod) {
   ASSERT_NO_FATAL_FAILURE(Install());
   ASSERT_NO_FATAL_FAILURE(RestartCrio());
   const std::string id = RunHandlerPod("kept");
@@ -140,9 +140,9 @@ TEST_F(CrioHandlerTest, DISABLED_UninstallNeverStrandsARunningHandlerPod) {
   }
 }
 
-// issue 37: fails until the installer copies the base handler's monitor_*
+// issue 37: failed until the installer copies the base handler's monitor_*
 // (as NVIDIA's installer does) or refuses a config crio would not start with.
-TEST_F(CrioHandlerTest, DISABLED_AMonitorCgroupNodeKeepsACrioThatStarts) {
+TEST_F(CrioHandlerTest, AMonitorCgroupNodeKeepsACrioThatStarts) {
   // A cgroupfs node that sets monitor_cgroup per handler, with no global
   // conmon_cgroup: crio starts on it.
   std::string conf = crio_conf_;
@@ -169,9 +169,9 @@ TEST_F(CrioHandlerTest, DISABLED_AMonitorCgroupNodeKeepsACrioThatStarts) {
   RunHandlerPod("monitor");
 }
 
-// issue 37: fails until doctor judges the monitor fields against the cgroup
+// issue 37: failed until doctor judges the monitor fields against the cgroup
 // manager as crio does at start.
-TEST_F(CrioHandlerTest, DISABLED_DoctorFailsAConfigCrioRefusesToStartWith) {
+TEST_F(CrioHandlerTest, DoctorFailsAConfigCrioRefusesToStartWith) {
   std::string conf = crio_conf_;
   const std::string global = "conmon_cgroup = 'pod'\n";
   ASSERT_NE(conf.find(global), std::string::npos) << conf;
@@ -186,9 +186,9 @@ TEST_F(CrioHandlerTest, DISABLED_DoctorFailsAConfigCrioRefusesToStartWith) {
   EXPECT_NE(d.out.find("monitor_cgroup"), std::string::npos) << d.out;
 }
 
-// issue 37: fails until audit's scope (the installer's record) includes the
+// issue 37: failed until audit's scope (the installer's record) includes the
 // containers of CRI-O's handler pods.
-TEST_F(CrioHandlerTest, DISABLED_AuditsScopeIncludesCrioHandlerPods) {
+TEST_F(CrioHandlerTest, AuditsScopeIncludesCrioHandlerPods) {
   ASSERT_NO_FATAL_FAILURE(Install());
   ASSERT_NO_FATAL_FAILURE(RestartCrio());
   const std::string id = RunHandlerPod("lowered");
@@ -208,12 +208,12 @@ TEST_F(CrioHandlerTest, DISABLED_AuditsScopeIncludesCrioHandlerPods) {
   EXPECT_TRUE(found) << j.dump(2);
 }
 
-// issue 37: fails until the installer writes its temp files outside the
+// issue 37: failed until the installer writes its temp files outside the
 // directories crio watches (hooks.d, crio.conf.d): crio reads a half-written
 // .oci-rlimit.XXXXXX as it appears and logs a JSON error for it. Every name
 // created in those directories during the install is seen through inotify
 // (crio's own log shows the error only when it wins the race).
-TEST_F(CrioHandlerTest, DISABLED_CrioNeverSeesTheInstallersTempFiles) {
+TEST_F(CrioHandlerTest, CrioNeverSeesTheInstallersTempFiles) {
   const int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   ASSERT_GE(fd, 0);
   for (const char* dir : {"/usr/share/containers/oci/hooks.d", "/etc/crio/crio.conf.d"}) {
@@ -238,10 +238,10 @@ TEST_F(CrioHandlerTest, DISABLED_CrioNeverSeesTheInstallersTempFiles) {
   }
 }
 
-// issue 37: fails until audit and doctor believe oci-rlimit-nri's status
+// issue 37: failed until audit and doctor believe oci-rlimit-nri's status
 // file by the same rule: a file whose writer no longer runs is stale to
 // doctor, and audit must not take its scope from it.
-TEST_F(CrioHandlerTest, DISABLED_AuditAndDoctorAgreeOnAStaleNriStatusFile) {
+TEST_F(CrioHandlerTest, AuditAndDoctorAgreeOnAStaleNriStatusFile) {
   ASSERT_NO_FATAL_FAILURE(Install());  // the installer's record: audit's scope
   TempDir dir;
   WriteFile(dir / "config.toml", "rlimits = [\"memlock=8M\"]\n");
@@ -270,9 +270,9 @@ TEST_F(CrioHandlerTest, DISABLED_AuditAndDoctorAgreeOnAStaleNriStatusFile) {
       << "doctor: " << stale << "\naudit: " << j["scope"];
 }
 
-// issue 37: fails until doctor lists CRI-O's built-in crun handler, which
+// issue 37: failed until doctor lists CRI-O's built-in crun handler, which
 // crio runs (its log: "Using runtime handler crun") though no file names it.
-TEST_F(CrioHandlerTest, DISABLED_DoctorListsCriosBuiltInCrunHandler) {
+TEST_F(CrioHandlerTest, DoctorListsCriosBuiltInCrunHandler) {
   ASSERT_NE(crio_->Log().find("Using runtime handler crun"), std::string::npos);
   EXPECT_NE(DoctorLine({"CRI-O", "runtime handler \"crun\""}), "")
       << "doctor's CRI-O lines leave out the handler crio runs for runtimeClassName crun";

@@ -63,11 +63,16 @@ class FakeHostFs : public node::HostFs {
     if (it->second.content.size() > max_bytes) return MakeError(Quote(path), EFBIG);
     return it->second.content;
   }
-  Status Create(const std::string& path, mode_t mode) override {
+  // Logged as "create PATH"; a failing "replace PATH" fails its write too,
+  // and nothing is left behind, as PlaceNewFile leaves nothing.
+  Status Place(const std::string& path, const std::string& content, mode_t mode) override {
     if (int e = Change("create", path); e != 0) return MakeError("create " + Quote(path), e);
     if (Has(path)) return MakeError("create " + Quote(path), EEXIST);
     if (dirs.count(Parent(path)) == 0) return MakeError("create " + Quote(path), ENOENT);
-    files[Norm(path)] = {"", mode};
+    if (auto it = fail.find("replace " + Norm(path)); it != fail.end()) {
+      return MakeError("write " + Quote(path), it->second);
+    }
+    files[Norm(path)] = {content, mode};
     return Ok{};
   }
   Status Replace(const std::string& path, const std::string& content) override {

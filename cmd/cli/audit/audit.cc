@@ -129,6 +129,7 @@ AuditReport RunAudit(const AuditRun& run) {
   const bool need_facts = !run.cfg.rlimits.empty() || PolicyNeedsSpec(run.cfg);
   Discovery d = DiscoverContainers(run.fs, run.roots, need_facts, !run.scope.all);
   if (need_facts) AddContainerdPodAnnotations(run.fs, run.containerd_root, d);
+  if (!run.scope.all) AddCrioPodHandlers(run.fs, run.crio_storage_root, d);
   AuditReport r;
   r.healing = run.heal;
   r.scope = run.scope.said;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "adapters/engines/constants.h"
 #include "adapters/engines/containerd_meta.h"
 #include "adapters/oci/spec.h"
 #include "cli/audit/audit_discover.h"
@@ -57,6 +58,9 @@ struct AuditRun {
   AuditScope scope = {};  // what the install governs (audit_scope.h); default: every container
   // Where containerd keeps its metadata database (the pods' annotations).
   std::string containerd_root = std::string(kContainerdRoot);
+  // CRI-O's container storage ([crio] root): a pod's sandbox config.json
+  // names its runtime handler (AddCrioPodHandlers).
+  std::string crio_storage_root = std::string(engines::kCrioStorageRoot);
 };
 
 [[nodiscard]] AuditReport RunAudit(const AuditRun& run);

@@ -9,6 +9,7 @@
 
 #include "adapters/engines/containerd_meta.h"
 #include "adapters/oci/facts.h"
+#include "adapters/oci/runtime_state.h"
 #include "adapters/oci/spec.h"
 #include "formats/text.h"
 
@@ -243,6 +244,32 @@ void AddContainerdPodAnnotations(FsOps& fs, const std::string& containerd_root, 
     if (pod == it->second.end()) continue;
     for (const auto& [k, v] : pod->second) {
       if (!RuntimeOwned(k)) c.facts->annotations.emplace(k, v);
+    }
+  }
+}
+
+void AddCrioPodHandlers(FsOps& fs, const std::string& storage_root, Discovery& d) {
+  std::optional<std::vector<FsOps::Entry>> drivers;
+  for (auto& c : d.containers) {
+    if (!c.facts || c.owner != 0 || !c.runtime_handler.empty()) continue;
+    const std::string sandbox = Lookup(c.facts->annotations, kCrioSandboxId);
+    if (sandbox.empty() || !IsPlainName(sandbox)) continue;
+    if (!drivers) {
+      auto listed = fs.ListDir(storage_root);
+      if (!listed) return;
+      drivers = std::move(*listed);
+    }
+    for (const auto& drv : *drivers) {
+      if (!drv.dir || !drv.name.ends_with("-containers")) continue;
+      auto read = fs.ReadTrusted(storage_root, {drv.name, sandbox, "userdata", "config.json"}, 0,
+                                 kMaxRuntimeStateBytes);
+      if (!read) continue;
+      auto spec = ParseJsonObject(read->text, "config.json");
+      if (!spec || !spec->contains("annotations") || !(*spec)["annotations"].is_object()) continue;
+      const Json& a = (*spec)["annotations"];
+      auto h = a.find(std::string(kCrioHandler));
+      if (h != a.end() && h->is_string()) c.runtime_handler = h->get<std::string>();
+      break;
     }
   }
 }

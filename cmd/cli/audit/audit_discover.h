@@ -76,6 +76,14 @@ struct Discovery {
 // that cannot be read is said once in `d.notes`.
 void AddContainerdPodAnnotations(FsOps& fs, const std::string& containerd_root, Discovery& d);
 
+// CRI-O with drop_infra_ctr = true (its default) keeps no sandbox state
+// under any runtime root, and a workload container's config.json does not
+// name the pod's handler: for each root-owned container with facts that names
+// a CRI-O sandbox and no handler, the handler comes from the sandbox's
+// config.json in CRI-O's storage, `storage_root`/DRIVER-containers/SANDBOX/
+// userdata/config.json, read only as root wrote it (node_crio_pods.h).
+void AddCrioPodHandlers(FsOps& fs, const std::string& storage_root, Discovery& d);
+
 // The sandbox a container's annotations name, or "".
 [[nodiscard]] std::string SandboxIdOf(const std::map<std::string, std::string>& annotations);
 

@@ -4,6 +4,7 @@
 
 #include "adapters/engines/constants.h"
 #include "adapters/oci/spec.h"
+#include "effects/nri_trust.h"
 #include "formats/nri_status.h"
 #include "node/node_files.h"
 
@@ -79,7 +80,11 @@ ScopeFacts ReadScopeFacts(FsOps& fs, bool all_flag) {
     f.record_path += ": " + text.error().Text();
   }
   const std::string nri(kNriStatusPath);
-  if (fs.ReadFile(nri, kMaxSmallFile)) f.nri_status = nri;
+  // Believed by doctor's rule (effects/nri_trust.h): a stale file governs nothing.
+  if (auto text = fs.ReadFile(nri, kMaxSmallFile)) {
+    auto runs = WriterRunsIn([&fs](const std::string& p) { return fs.ReadFile(p, kMaxSmallFile); });
+    if (TrustNriStatus(ParseNriStatus(*text), runs) == NriTrust::kBelieved) f.nri_status = nri;
+  }
   for (const auto dir : {engines::kStockHooksDir, engines::kAdminHooksDir}) {
     const std::string path = std::string(dir) + "/oci-rlimit.json";
     if (AlwaysHook(fs, path)) {

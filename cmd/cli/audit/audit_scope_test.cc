@@ -45,6 +45,7 @@ TEST_P(ScopeTable, DecidesFromTheRecord) {
   const ScopeCase& c = GetParam();
   FakeNode node;
   for (const auto& [path, text] : c.files) node.File(path, text);
+  node.procs[77].start = 500;  // a running oci-rlimit-nri
   const AuditScope s = DecideScope(ReadScopeFacts(node, c.all_flag));
   EXPECT_EQ(s.all, c.all);
   EXPECT_NE(s.said.find(c.said), std::string::npos) << s.said;
@@ -87,11 +88,28 @@ INSTANTIATE_TEST_SUITE_P(
                   "every container (--all)",
                   {1, 1, 1, 1}},
         ScopeCase{"Nri",
-                  {{kModePath, Mode({"containerd"})}, {std::string(kNriStatusPath), "healed=0\n"}},
+                  {{kModePath, Mode({"containerd"})},
+                   {std::string(kNriStatusPath), "healed=0\nwriter-pid=77\nwriter-start=500\n"}},
                   false,
                   true,
                   "oci-rlimit-nri governs them all",
                   {1, 1, 1, 1}},
+        // issue 37: a file whose writer no longer runs is stale to doctor,
+        // and audit takes no scope from it (effects/nri_trust.h).
+        ScopeCase{"StaleNriStatus",
+                  {{kModePath, Mode({"containerd"})},
+                   {std::string(kNriStatusPath), "healed=0\nwriter-pid=78\nwriter-start=500\n"}},
+                  false,
+                  false,
+                  "created through the RuntimeClass handler oci-rlimit",
+                  {1, 0, 1, 0}},
+        ScopeCase{"NriStatusOfAReusedPid",
+                  {{kModePath, Mode({"containerd"})},
+                   {std::string(kNriStatusPath), "healed=0\nwriter-pid=77\nwriter-start=499\n"}},
+                  false,
+                  false,
+                  "created through the RuntimeClass handler oci-rlimit",
+                  {1, 0, 1, 0}},
         ScopeCase{"NodeWideHook",
                   {{kModePath, Mode({"crio"})},
                    {"/etc/containers/oci/hooks.d/oci-rlimit.json", kAlwaysHook}},
@@ -173,6 +191,32 @@ TEST(AuditScopeRun, CrioHandlerAndPodAnnotationsComeFromTheSandbox) {
   EXPECT_EQ(d.containers[1].id, "c2");
   EXPECT_EQ(d.containers[1].runtime_handler, "") << "a sandbox not under the same root";
   EXPECT_EQ(d.containers[2].runtime_handler, "oci-rlimit") << "the sandbox's own";
+}
+
+// CRI-O with drop_infra_ctr = true (issue 37): no sandbox state under any
+// root; the handler comes from the sandbox's config.json in CRI-O's storage,
+// where crio 1.31.13 keeps it, written by root only.
+TEST(AuditScopeRun, CrioHandlerComesFromTheStorageWithoutSandboxState) {
+  FakeNode node;
+  const std::string root = "/run/crun";
+  const std::string storage = "/var/lib/containers/storage";
+  for (const char* id : {"c1", "c2"}) {
+    node.File(root + "/" + id + "/state.json",
+              FakeNode::RuncState(id, 4343, 100, std::string("/b/") + id));
+  }
+  node.File("/b/c1/config.json", R"({"annotations":{"io.kubernetes.cri-o.SandboxID":"sb1"}})");
+  node.File("/b/c2/config.json", R"({"annotations":{"io.kubernetes.cri-o.SandboxID":"sb2"}})");
+  node.File(storage + "/overlay-containers/sb1/userdata/config.json",
+            R"({"annotations":{"io.kubernetes.cri-o.RuntimeHandler":"oci-rlimit"}})");
+  node.File(storage + "/overlay-containers/sb2/userdata/config.json",
+            R"({"annotations":{"io.kubernetes.cri-o.RuntimeHandler":"oci-rlimit"}})");
+  node.owners[storage + "/overlay-containers/sb2/userdata/config.json"] = 1000;
+  Discovery d = DiscoverContainers(node, {root}, true, true);
+  ASSERT_EQ(d.containers.size(), 2u);
+  EXPECT_EQ(d.containers[0].runtime_handler, "") << "no sandbox under the root";
+  AddCrioPodHandlers(node, storage, d);
+  EXPECT_EQ(d.containers[0].runtime_handler, "oci-rlimit");
+  EXPECT_EQ(d.containers[1].runtime_handler, "") << "a user's file names no handler";
 }
 
 // ctr's root holds a directory per namespace: a hint, not unknown containers.

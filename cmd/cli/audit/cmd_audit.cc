@@ -8,6 +8,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "adapters/engines/crio.h"
 #include "cli/audit/audit.h"
 #include "cli/audit/audit_discover.h"
 #include "cli/audit/audit_prom.h"
@@ -16,6 +17,7 @@
 #include "effects/config_loader.h"
 #include "effects/files.h"
 #include "formats/text.h"
+#include "node/rooted_node_ops.h"
 
 namespace ocirlimit::cli {
 
@@ -103,6 +105,10 @@ int AuditCommand(const CliArgs& a) {
       *cfg,   LinuxFsOps(), LinuxProcessOps(), roots,
       a.heal, nullptr,      Rfc3339Now,        DecideScope(ReadScopeFacts(LinuxFsOps(), a.all))};
   if (!a.containerd_root.empty()) run.containerd_root = a.containerd_root;
+  // CRI-O's storage where its config puts it; its default when that does not parse.
+  if (auto crio = engines::ParseCrioConfigs(engines::CrioConfigFiles(*RootedNodeOps("/")))) {
+    run.crio_storage_root = crio->storage_root;
+  }
   if (!cfg->log_file.empty()) {
     run.log = [&](const std::string& line) {
       if (auto logged = AppendLine(cfg->log_file, line); !logged) {

@@ -8,6 +8,8 @@
 // doctor_nri.cc, and doctor_handlers.cc (the handler verdicts).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,6 +58,10 @@ struct DoctorOptions {
   // True under --root: the node is a copy (or another root), so this
   // process's own capabilities say nothing about it.
   bool rooted = false;
+  // The start times (epoch seconds) of `engine`'s processes, to judge the
+  // installer's pending restart (node_restart.h); unset: the node's /proc
+  // (none under --root: a copy's engine is not running).
+  std::function<std::vector<int64_t>(const std::string& engine)> engine_starts = {};
 };
 
 DoctorReport RunDoctor(NodeOps& ops, const DoctorOptions& options = {});

@@ -64,6 +64,9 @@ void CheckHooksDirs(Context& c);     // doctor_hooks.cc
 void CheckCapabilities(Context& c);  // doctor.cc
 void CheckCdiInjectors(Context& c);  // doctor.cc
 void LoadInstallerMode(Context& c);  // doctor_handlers.cc
+// When the installer changed `engine`'s config ("crio", "containerd") and
+// the engine has run since before that (node_restart.h): the write's time.
+std::optional<int64_t> RestartPendingSince(Context& c, const std::string& engine);
 
 // One engine's NRI endpoint (doctor_nri.cc).
 struct NriEndpoint {
@@ -90,6 +93,7 @@ struct Handler {
   std::string who = {};
   bool followable = true;         // false: not a runc-style runtime doctor can follow
   std::string not_followed = {};  // why, when !followable
+  std::string pending = {};       // why the engine does not run it yet (a restart pending)
 };
 struct HandlerSet {
   std::string area;  // "containerd", "CRI-O", "docker"

@@ -7,6 +7,8 @@
 #include "adapters/engines/systemd.h"
 #include "cli/doctor/doctor_context.h"
 #include "formats/text.h"
+#include "node/node_files.h"
+#include "node/node_restart.h"
 
 namespace ocirlimit::doctor {
 namespace {
@@ -24,6 +26,7 @@ std::string UnknownAllowed(const engines::CrioRuntime& r) {
 
 HandlerSet Handlers(Context& c, const engines::CrioConfig& cfg) {
   HandlerSet set{kArea, "runtime handler", {}, {}};
+  const bool pending = RestartPendingSince(c, "crio").has_value();
   const std::string crio_path = engines::ServicePath(c.ops(), "crio.service");
   for (const auto& r : cfg.runtimes) {
     if (const std::string bad = UnknownAllowed(r); !bad.empty()) {
@@ -45,6 +48,12 @@ HandlerSet Handlers(Context& c, const engines::CrioConfig& cfg) {
                             "pods with runtimeClassName " + r.name,
                             r.runtime_type.empty() || r.runtime_type == "oci",
                             "(runtime_type " + r.runtime_type + ") is not followed by doctor"});
+    if (pending && r.source == node::kCrioHandler) {
+      set.handlers.back().pending =
+          "crio started before oci-rlimit's installer wrote it, and knows it only once "
+          "restarted: pods with runtimeClassName " +
+          r.name + " fail until then";
+    }
   }
   return set;
 }
@@ -73,11 +82,21 @@ void CheckCrio(Context& c) {
   if (!bin) return;  // hooks.d says which engines are here
   const std::string version = c.VersionOf(*bin);
   c.Add(kArea, CheckStatus::kOk, "crio " + (version.empty() ? "(version unknown)" : version), *bin);
+  if (RestartPendingSince(c, "crio")) {
+    c.Add(kArea, CheckStatus::kWarn,
+          "restart pending: oci-rlimit's installer changed crio's config after crio started, and "
+          "crio runs a new runtime handler only once restarted (a SIGHUP does not add one)",
+          std::string(node::kStateDir) + "/" + node::kRestartFile, "systemctl restart crio");
+  }
   auto cfg = engines::ParseCrioConfigs(engines::CrioConfigFiles(c.ops()));
   if (!cfg) {
     c.Add(kArea, CheckStatus::kFail, cfg.error().Text(), "",
           "crio will not start with this config");
   } else {
+    if (auto st = engines::CheckCrioMonitors(*cfg); !st) {
+      c.Add(kArea, CheckStatus::kFail, st.error().Text(), "",
+            "crio will not start with this config: every pod on the node is down until it does");
+    }
     Configured(c, *cfg);
   }
   CheckUnit(c, kArea, "crio.service");

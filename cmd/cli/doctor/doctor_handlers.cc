@@ -9,6 +9,7 @@
 #include "cli/doctor/doctor_context.h"
 #include "core/admission.h"
 #include "formats/text.h"
+#include "node/node_restart.h"
 
 namespace ocirlimit::doctor {
 namespace {
@@ -116,6 +117,11 @@ bool ReportOne(Context& c, const HandlerSet& set, const Handler& h, const engine
     c.Add(set.area, CheckStatus::kWarn, Cat(head, chain, ": not proved: ", ch.problem), h.path);
     return false;
   }
+  if (!h.pending.empty()) {
+    c.Add(set.area, CheckStatus::kWarn, Cat(head, chain, ": ", h.pending), h.path,
+          "restart the engine (systemctl restart crio); a SIGHUP does not add a handler");
+    return false;
+  }
   if (auto s = ReportSkipsNvidia(c, set, h, ch, head)) return *s == CheckStatus::kFail;
   const std::string gets = ch.wrapper ? LimitsText(c.config()) : "no oci-rlimit-runtime limits";
   const std::string nvidia = ch.nvidia ? " and NVIDIA's runtime" : ", not NVIDIA's runtime";
@@ -163,6 +169,26 @@ void LoadInstallerMode(Context& c) {
   }
   c.installer_mode = std::move(*mode);
   c.installer_mode_path = path;
+}
+
+std::optional<int64_t> RestartPendingSince(Context& c, const std::string& engine) {
+  auto text = c.ops().ReadFile(std::string(node::kStateDir) + "/" + node::kRestartFile);
+  if (!text) return std::nullopt;
+  for (const auto& p : node::ParsePending(*text)) {
+    if (p.engine != engine) continue;
+    const auto& starts_of = c.options().engine_starts;
+    std::vector<int64_t> starts;
+    if (starts_of) {
+      starts = starts_of(engine);
+    } else if (!c.options().rooted) {
+      starts = node::EngineStartTimes("", engine);
+    }
+    // None running: it reads the new config when it starts.
+    if (std::any_of(starts.begin(), starts.end(), [&](int64_t s) { return s < p.since; })) {
+      return p.since;
+    }
+  }
+  return std::nullopt;
 }
 
 void ReportDefault(Context& c, const HandlerSet& set, const DefaultHandler& def) {

@@ -9,7 +9,7 @@
 #include "adapters/engines/constants.h"
 #include "cli/doctor/doctor_context.h"
 #include "cli/doctor/doctor_nri_status.h"
-#include "effects/target_kind.h"
+#include "effects/nri_trust.h"
 #include "formats/argv.h"
 #include "formats/nri_status.h"
 #include "formats/text.h"
@@ -122,12 +122,7 @@ void StatusLines(Context& c, const std::vector<RunningProcess>& running) {
     if (auto flag = PluginFlag(p, "--status-file")) path = *flag;
   }
   auto text = c.ops().ReadFile(path);
-  auto runs = [&c](uint64_t pid, uint64_t start) {
-    auto stat = c.ops().ReadFile("/proc/" + std::to_string(pid) + "/stat");
-    if (!stat) return false;
-    auto parsed = ParseProcStat(*stat);
-    return parsed && parsed->start_time == start;
-  };
+  auto runs = WriterRunsIn([&c](const std::string& p) { return c.ops().ReadFile(p); });
   for (auto& check : NriStatusChecks(text ? std::optional<std::string>(*text) : std::nullopt, path,
                                      !running.empty(), runs)) {
     c.report().checks.push_back(std::move(check));

@@ -16,16 +16,17 @@ std::string Count(uint64_t n, const char* one, const char* many) {
 // Never its text: the path may be anything a process named itself with.
 std::optional<std::pair<std::string, std::string>> Unbelieved(const Result<NriStatus>& status,
                                                               const WriterRuns& runs) {
-  if (!status) {
+  const NriTrust trust = TrustNriStatus(status, runs);
+  if (trust == NriTrust::kUnreadable) {
     return std::pair<std::string, std::string>(
         "oci-rlimit-nri's status file is unreadable: not a status file oci-rlimit-nri wrote", "");
   }
-  if (status->writer_pid == 0) {
+  if (trust == NriTrust::kNoWriter) {
     return std::pair<std::string, std::string>(
         "oci-rlimit-nri's status file names no writer (an older plugin's): not believed",
         "restart oci-rlimit-nri: it rewrites the file when it connects");
   }
-  if (!runs || !runs(status->writer_pid, status->writer_start)) {
+  if (trust == NriTrust::kStale) {
     return std::pair<std::string, std::string>(
         Cat("oci-rlimit-nri's status file was written by pid ", std::to_string(status->writer_pid),
             ", which no longer runs: stale, not believed"),

@@ -10,18 +10,16 @@
 #include <vector>
 
 #include "cli/doctor/doctor.h"
+#include "effects/nri_trust.h"
 
 namespace ocirlimit {
-
-// Whether the process `pid` that started at `start` (clock ticks after
-// boot) runs now.
-using WriterRuns = std::function<bool(uint64_t pid, uint64_t start)>;
 
 // `text`: the file at `path`, nullopt when there is none; `running`: an
 // oci-rlimit-nri process runs now. No file and no plugin: no line (the
 // other NRI checks say so). The file is believed only while the writer it
 // names runs (`runs`); a stale one, one that names no writer, and one that
-// does not parse are each a warning that quotes nothing of the file.
+// does not parse are each a warning that quotes nothing of the file
+// (TrustNriStatus: audit believes it by the same rule).
 [[nodiscard]] std::vector<Check> NriStatusChecks(const std::optional<std::string>& text,
                                                  const std::string& path, bool running,
                                                  const WriterRuns& runs);

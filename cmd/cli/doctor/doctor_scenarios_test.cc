@@ -292,6 +292,24 @@ FakeNode CrioBase() {
   return n;
 }
 
+// ... as the installer left it (its handler in 99-oci-rlimit.conf), crio
+// running since before the write (issue 37: it does not know the handler).
+FakeNode CrioRestartPending() {
+  FakeNode n = CrioBase();
+  n.files["/etc/crio/crio.conf.d/99-oci-rlimit.conf"] =
+      n.files["/etc/crio/crio.conf.d/50-oci-rlimit.conf"];
+  n.files.erase("/etc/crio/crio.conf.d/50-oci-rlimit.conf");
+  n.files["/var/lib/oci-rlimit/node-install/restart"] = "crio 1000\n";
+  return n;
+}
+
+// ... on cgroupfs with no monitor_cgroup: crio refuses to start (issue 37).
+FakeNode CrioMonitorRefused() {
+  FakeNode n = CrioBase();
+  n.files["/etc/crio/crio.conf"] = "[crio.runtime]\ncgroup_manager = 'cgroupfs'\n";
+  return n;
+}
+
 // ... whose drop-in names a runtime that is not there.
 FakeNode CrioRuntimesResolveToNothing() {
   FakeNode n = CrioBase();
@@ -571,6 +589,77 @@ INSTANTIATE_TEST_SUITE_P(
                       "(/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin) to a runtime "
                       "other than oci-rlimit-runtime itself: pods with runtimeClassName oci-rlimit "
                       "fail to start @/etc/crio/crio.conf.d/50-oci-rlimit.conf",
+                      "info CRI-O runtime handler \"crun\": /usr/bin/crun: pods with "
+                      "runtimeClassName crun get no oci-rlimit-runtime limits, not NVIDIA's "
+                      "runtime",
+                      "info CRI-O pods without a runtimeClassName get runtime handler \"runc\" "
+                      "(default_runtime): no oci-rlimit-runtime limits, not NVIDIA's runtime "
+                      "@/etc/crio/crio.conf.d/10-runc.conf",
+                      "info CRI-O no systemd unit crio.service in the unit directories"},
+                     1},
+        ScenarioCase{
+            "CrioRestartPendingIsNoOkHandler",
+            CrioRestartPending,
+            {"CRI-O"},
+            {"ok CRI-O crio 1.31.13 @/usr/bin/crio",
+             "warn CRI-O restart pending: oci-rlimit's installer changed crio's config "
+             "after crio started, and crio runs a new runtime handler only once restarted "
+             "(a SIGHUP does not add one) @/var/lib/oci-rlimit/node-install/restart",
+             "info CRI-O runtime handler \"runc\": /usr/sbin/runc: pods with "
+             "runtimeClassName runc get no oci-rlimit-runtime limits, not NVIDIA's "
+             "runtime @/etc/crio/crio.conf.d/10-runc.conf",
+             "warn CRI-O runtime handler \"oci-rlimit\": /usr/bin/oci-rlimit-runtime -> "
+             "/usr/sbin/runc: crio started before oci-rlimit's installer wrote it, and "
+             "knows it only once restarted: pods with runtimeClassName oci-rlimit fail "
+             "until then @/etc/crio/crio.conf.d/99-oci-rlimit.conf",
+             "info CRI-O runtime handler \"crun\": /usr/bin/crun: pods with "
+             "runtimeClassName crun get no oci-rlimit-runtime limits, not NVIDIA's "
+             "runtime",
+             "info CRI-O pods without a runtimeClassName get runtime handler \"runc\" "
+             "(default_runtime): no oci-rlimit-runtime limits, not NVIDIA's runtime "
+             "@/etc/crio/crio.conf.d/10-runc.conf",
+             "info CRI-O no systemd unit crio.service in the unit directories"},
+            0,
+            {.engine_starts = [](const std::string&) { return std::vector<int64_t>{500}; }}},
+        ScenarioCase{
+            "CrioRestartDoneIsOk",
+            CrioRestartPending,
+            {"CRI-O"},
+            {"ok CRI-O crio 1.31.13 @/usr/bin/crio",
+             "info CRI-O runtime handler \"runc\": /usr/sbin/runc: pods with "
+             "runtimeClassName runc get no oci-rlimit-runtime limits, not NVIDIA's "
+             "runtime @/etc/crio/crio.conf.d/10-runc.conf",
+             "ok CRI-O runtime handler \"oci-rlimit\": /usr/bin/oci-rlimit-runtime -> "
+             "/usr/sbin/runc: pods with runtimeClassName oci-rlimit get oci-rlimit's "
+             "limits (by default memlock=unlimited:unlimited), not NVIDIA's runtime "
+             "@/etc/crio/crio.conf.d/99-oci-rlimit.conf",
+             "info CRI-O runtime handler \"crun\": /usr/bin/crun: pods with "
+             "runtimeClassName crun get no oci-rlimit-runtime limits, not NVIDIA's "
+             "runtime",
+             "info CRI-O pods without a runtimeClassName get runtime handler \"runc\" "
+             "(default_runtime): no oci-rlimit-runtime limits, not NVIDIA's runtime "
+             "@/etc/crio/crio.conf.d/10-runc.conf",
+             "info CRI-O no systemd unit crio.service in the unit directories"},
+            0,
+            {.engine_starts = [](const std::string&) { return std::vector<int64_t>{1000}; }}},
+        ScenarioCase{"CrioMonitorCgroupCrioRefuses",
+                     CrioMonitorRefused,
+                     {"CRI-O"},
+                     {"ok CRI-O crio 1.31.13 @/usr/bin/crio",
+                      "FAIL CRI-O CRI-O would not start: [crio.runtime.runtimes.runc] "
+                      "monitor_cgroup is unset (CRI-O makes it \"system.slice\") "
+                      "(/etc/crio/crio.conf.d/10-runc.conf), and the cgroupfs cgroup manager "
+                      "takes only \"pod\"; set monitor_cgroup = \"pod\" for handler runc",
+                      "info CRI-O runtime handler \"runc\": /usr/sbin/runc: pods with "
+                      "runtimeClassName runc get no oci-rlimit-runtime limits, not NVIDIA's "
+                      "runtime @/etc/crio/crio.conf.d/10-runc.conf",
+                      "ok CRI-O runtime handler \"oci-rlimit\": /usr/bin/oci-rlimit-runtime -> "
+                      "/usr/sbin/runc: pods with runtimeClassName oci-rlimit get oci-rlimit's "
+                      "limits (by default memlock=unlimited:unlimited), not NVIDIA's runtime "
+                      "@/etc/crio/crio.conf.d/50-oci-rlimit.conf",
+                      "info CRI-O runtime handler \"crun\": /usr/bin/crun: pods with "
+                      "runtimeClassName crun get no oci-rlimit-runtime limits, not NVIDIA's "
+                      "runtime",
                       "info CRI-O pods without a runtimeClassName get runtime handler \"runc\" "
                       "(default_runtime): no oci-rlimit-runtime limits, not NVIDIA's runtime "
                       "@/etc/crio/crio.conf.d/10-runc.conf",
@@ -588,6 +677,9 @@ INSTANTIATE_TEST_SUITE_P(
                       "/usr/sbin/runc: pods with runtimeClassName oci-rlimit get oci-rlimit's "
                       "limits (by default memlock=unlimited:unlimited), not NVIDIA's runtime "
                       "@/etc/crio/crio.conf.d/50-oci-rlimit.conf",
+                      "info CRI-O runtime handler \"crun\": /usr/bin/crun: pods with "
+                      "runtimeClassName crun get no oci-rlimit-runtime limits, not NVIDIA's "
+                      "runtime",
                       "info CRI-O pods without a runtimeClassName get runtime handler \"runc\" "
                       "(default_runtime): no oci-rlimit-runtime limits, not NVIDIA's runtime "
                       "@/etc/crio/crio.conf.d/10-runc.conf",

@@ -43,6 +43,9 @@ inline constexpr std::string_view kCrioConfDir = "/etc/crio/crio.conf.d";
 inline constexpr std::string_view kCrioUnit = "crio.service";
 // CRI-O 1.31's default_runtime, and conmon's default monitor_env PATH.
 inline constexpr std::string_view kCrioDefaultRuntime = "crun";
+// CRI-O's container storage ([crio] root): each pod's sandbox config.json,
+// with its RuntimeHandler, is under DRIVER-containers/ID/userdata.
+inline constexpr std::string_view kCrioStorageRoot = "/var/lib/containers/storage";
 inline constexpr std::string_view kCrioMonitorPath =
     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 

@@ -11,7 +11,7 @@ CrioRuntime& RuntimeNamed(CrioConfig& cfg, const std::string& name) {
   for (auto& r : cfg.runtimes) {
     if (r.name == name) return r;
   }
-  cfg.runtimes.push_back({name, "", "oci", {}, {}, ""});
+  cfg.runtimes.push_back({name, "", "oci", {}, {}, "", "", "", ""});
   return cfg.runtimes.back();
 }
 
@@ -24,6 +24,13 @@ Status ReadRuntime(const toml::table& t, const std::string& where, CrioRuntime& 
   if (!env) return env.error();
   auto allowed = TomlStrings(t, "allowed_annotations", where);
   if (!allowed) return allowed.error();
+  for (auto [key, field] : {std::pair<const char*, std::string*>{"monitor_path", &r.monitor_path},
+                            {"monitor_cgroup", &r.monitor_cgroup},
+                            {"runtime_root", &r.runtime_root}}) {
+    auto v = TomlString(t, key, where);
+    if (!v) return v.error();
+    if (*v) *field = **v;
+  }
   if (*path) r.runtime_path = **path;
   if (*type) r.runtime_type = **type;
   if (*env) r.monitor_env = **env;
@@ -39,6 +46,13 @@ Status ReadRuntimeTable(const toml::table& root, const std::string& source, Crio
   if (*def && !(*def)->empty()) {
     cfg.default_runtime = **def;
     cfg.default_runtime_source = source;
+  }
+  for (auto [key, field] :
+       {std::pair<const char*, std::string*>{"cgroup_manager", &cfg.cgroup_manager},
+        {"conmon_cgroup", &cfg.conmon_cgroup}}) {
+    auto v = TomlString(*rt, key, source + ": [crio.runtime]");
+    if (!v) return v.error();
+    if (*v) *field = **v;
   }
   const toml::node* runtimes = rt->get("runtimes");
   if (runtimes == nullptr) return Ok{};
@@ -84,6 +98,31 @@ std::string MonitorPath(const CrioRuntime& r) {
   return out;
 }
 
+std::string RuntimeRoot(const CrioRuntime& r) {
+  return r.runtime_root.empty() ? std::string(kCrioDefaultRuntimeRoot) : r.runtime_root;
+}
+
+Status CheckCrioMonitors(const CrioConfig& cfg) {
+  const bool systemd = cfg.cgroup_manager == "systemd";
+  for (const auto& r : cfg.runtimes) {
+    std::string cgroup = cfg.conmon_cgroup.empty() ? r.monitor_cgroup : cfg.conmon_cgroup;
+    if (cgroup.empty()) cgroup = "system.slice";
+    if (cgroup == "pod" || (systemd && cgroup.ends_with(".slice"))) continue;
+    const std::string field = cfg.conmon_cgroup.empty()
+                                  ? "[crio.runtime.runtimes." + r.name + "] monitor_cgroup"
+                                  : std::string("[crio.runtime] conmon_cgroup");
+    const std::string value = r.monitor_cgroup.empty() && cfg.conmon_cgroup.empty()
+                                  ? "unset (CRI-O makes it \"system.slice\")"
+                                  : Quote(cgroup);
+    return MakeError(Cat("CRI-O would not start: ", field, " is ", value,
+                         r.source.empty() ? "" : " (" + r.source + ")", ", and the ",
+                         cfg.cgroup_manager, " cgroup manager takes only ",
+                         systemd ? "\"pod\" or a systemd slice" : "\"pod\"",
+                         "; set monitor_cgroup = \"pod\" for handler ", r.name));
+  }
+  return Ok{};
+}
+
 const CrioRuntime* FindCrioRuntime(const CrioConfig& cfg, const std::string& name) {
   auto it = std::find_if(cfg.runtimes.begin(), cfg.runtimes.end(),
                          [&](const CrioRuntime& r) { return r.name == name; });
@@ -100,10 +139,17 @@ Result<CrioConfig> ParseCrioConfigs(const std::vector<ConfigText>& files) {
     if (!root) return root.error();
     if (auto s = ReadRuntimeTable(*root, f.path, cfg); !s) return s.error();
     if (auto s = ReadNri(*root, f.path, cfg); !s) return s.error();
+    if (const toml::table* crio = TomlTableAt(*root, {"crio"})) {
+      auto sroot = TomlString(*crio, "root", f.path + ": [crio]");
+      if (!sroot) return sroot.error();
+      if (*sroot && !(*sroot)->empty()) cfg.storage_root = **sroot;
+    }
     cfg.files.push_back(f.path);
   }
-  // CRI-O always has its default runtime, configured or not.
+  // CRI-O always has its default runtime, configured or not, and its
+  // built-in crun (runs as "Using runtime handler crun" though no file names it).
   RuntimeNamed(cfg, cfg.default_runtime);
+  RuntimeNamed(cfg, std::string(kCrioDefaultRuntime));
   return cfg;
 }
 

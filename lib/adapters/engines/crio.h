@@ -22,7 +22,10 @@ struct CrioRuntime {
   std::string runtime_type;  // "oci" unless set
   std::vector<std::string> monitor_env;
   std::vector<std::string> allowed_annotations;
-  std::string source;  // the last file that set a key of it
+  std::string monitor_path;    // "" : [crio.runtime] conmon
+  std::string monitor_cgroup;  // "" : CRI-O's default (conmon_cgroup, else system.slice)
+  std::string runtime_root;    // "" : CRI-O's DefaultRuntimeRoot, /run/crun
+  std::string source;          // the last file that set a key of it
 };
 
 struct CrioConfig {
@@ -35,7 +38,25 @@ struct CrioConfig {
   std::string nri_plugin_dir = std::string(kNriPluginDir);
   std::string nri_source;          // the last file with a [crio.nri] key, or "" (CRI-O's defaults)
   std::vector<std::string> files;  // the files read, in order
+  std::string cgroup_manager = "systemd";  // [crio.runtime] cgroup_manager
+  std::string conmon_cgroup;               // [crio.runtime] conmon_cgroup (deprecated global)
+  std::string storage_root = std::string(kCrioStorageRoot);  // [crio] root
 };
+
+// CRI-O's runtime root for a handler without runtime_root (DefaultRuntimeRoot:
+// runc too runs with --root=/run/crun).
+inline constexpr std::string_view kCrioDefaultRuntimeRoot = "/run/crun";
+
+// The handler's runtime root as CRI-O passes it (--root).
+std::string RuntimeRoot(const CrioRuntime& r);
+
+// What CRI-O 1.31 checks of the monitor fields when it starts
+// (TranslateMonitorFields): conmon_cgroup, when set, replaces every
+// handler's monitor_cgroup; an empty one becomes system.slice; the cgroupfs
+// manager takes only "pod" (or empty), systemd "pod" or a slice. The first
+// handler crio would refuse, as one line naming the field, its value and the
+// file, or Ok.
+[[nodiscard]] Status CheckCrioMonitors(const CrioConfig& cfg);
 
 // The PATH conmon gives a runtime: monitor_env's PATH, else conmon's default.
 std::string MonitorPath(const CrioRuntime& r);

@@ -68,7 +68,7 @@ INSTANTIATE_TEST_SUITE_P(
         CrioCase{"EverySuffixCounts",
                  {{"/etc/crio/crio.conf.d/20-x.conf.disabled",
                    "[crio.runtime]\ndefault_runtime = 'runc'\n[crio.nri]\nenable_nri = false\n"}},
-                 {"runc="},
+                 {"runc=", "crun="},  // CRI-O's built-in crun stays
                  "runc",
                  {"/usr/share/containers/oci/hooks.d"},
                  false},
@@ -78,7 +78,7 @@ INSTANTIATE_TEST_SUITE_P(
                   {"/etc/crio/crio.conf.d/9.conf",
                    "[crio.runtime]\ndefault_runtime = 'runc'\n"
                    "[crio.runtime.runtimes.runc]\nruntime_path = '/usr/local/sbin/runc'\n"}},
-                 {"runc=/usr/local/sbin/runc"},
+                 {"runc=/usr/local/sbin/runc", "crun="},
                  "runc"},
         CrioCase{
             "RuntimePathNotAString",
@@ -118,6 +118,73 @@ TEST(MonitorPath, MonitorEnvOrConmonsDefault) {
   EXPECT_EQ(MonitorPath(r), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
   r.monitor_env = {"A=1", "PATH=/opt/bin"};
   EXPECT_EQ(MonitorPath(r), "/opt/bin");
+}
+
+// issue 37: the monitor fields as CRI-O 1.31 judges them at start
+// ("monitor fields translation: ... cgroupfs manager conmon cgroup should be
+// 'pod' or empty", seen on the real crio in tests/crio).
+struct MonitorCase {
+  std::string name;
+  std::string conf;
+  std::string error = "";  // "" : crio starts
+};
+
+class MonitorTable : public ::testing::TestWithParam<MonitorCase> {};
+
+TEST_P(MonitorTable, JudgesTheMonitorCgroupAgainstTheCgroupManager) {
+  const auto& c = GetParam();
+  testing::FakeFiles fs;
+  fs.files = {{"/etc/crio/crio.conf", c.conf}};
+  auto cfg = ParseCrioConfigs(CrioConfigFiles(fs));
+  ASSERT_TRUE(cfg) << cfg.error().Text();
+  Status st = CheckCrioMonitors(*cfg);
+  if (c.error.empty()) {
+    EXPECT_TRUE(st) << st.error().Text();
+    return;
+  }
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().Text().find(c.error), std::string::npos) << st.error().Text();
+  EXPECT_EQ(st.error().Text().find('\n'), std::string::npos);
+}
+
+const std::string kCgroupfs = "[crio.runtime]\ncgroup_manager = 'cgroupfs'\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    Monitors, MonitorTable,
+    ::testing::Values(
+        MonitorCase{"SystemdDefaultsStart", ""},
+        MonitorCase{"CgroupfsWithGlobalPod", kCgroupfs + "conmon_cgroup = 'pod'\n"},
+        MonitorCase{"CgroupfsUnsetIsSystemSlice", kCgroupfs,
+                    "[crio.runtime.runtimes.crun] monitor_cgroup is unset"},
+        MonitorCase{"CgroupfsPerHandlerPod",
+                    kCgroupfs + "[crio.runtime.runtimes.crun]\nmonitor_cgroup = 'pod'\n"},
+        MonitorCase{"CgroupfsGlobalPodCoversEveryHandler",
+                    kCgroupfs + "conmon_cgroup = 'pod'\n[crio.runtime.runtimes.x]\n"
+                                "monitor_cgroup = 'system.slice'\n",
+                    ""},  // the global conmon_cgroup replaces every handler's
+        MonitorCase{"CgroupfsGlobalSliceRefused", kCgroupfs + "conmon_cgroup = 'system.slice'\n",
+                    "[crio.runtime] conmon_cgroup is \"system.slice\""},
+        MonitorCase{"SystemdTakesASlice",
+                    "[crio.runtime.runtimes.crun]\nmonitor_cgroup = 'my.slice'\n"},
+        MonitorCase{"SystemdRefusesAPath",
+                    "[crio.runtime.runtimes.crun]\nmonitor_cgroup = '/conmon'\n",
+                    "[crio.runtime.runtimes.crun] monitor_cgroup is \"/conmon\""}),
+    CaseName{});
+
+TEST(CrioConfig, ReadsTheStorageRootAndRuntimeRoots) {
+  testing::FakeFiles fs;
+  fs.files = {{"/etc/crio/crio.conf",
+               "[crio]\nroot = '/store'\n"
+               "[crio.runtime.runtimes.runc]\nruntime_root = '/run/runc'\n"}};
+  auto cfg = ParseCrioConfigs(CrioConfigFiles(fs));
+  ASSERT_TRUE(cfg) << cfg.error().Text();
+  EXPECT_EQ(cfg->storage_root, "/store");
+  EXPECT_EQ(RuntimeRoot(*FindCrioRuntime(*cfg, "runc")), "/run/runc");
+  EXPECT_EQ(RuntimeRoot(*FindCrioRuntime(*cfg, "crun")), "/run/crun") << "DefaultRuntimeRoot";
+  testing::FakeFiles none;
+  auto defaults = ParseCrioConfigs(CrioConfigFiles(none));
+  ASSERT_TRUE(defaults);
+  EXPECT_EQ(defaults->storage_root, "/var/lib/containers/storage");
 }
 
 }  // namespace
