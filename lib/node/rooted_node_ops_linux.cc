@@ -151,7 +151,7 @@ class Rooted : public NodeOps {
     auto status = ReadFileBounded(proc + "/status", kMaxCmdlineBytes);
     p.root_uid = status && StatusUidsAre(*status, 0);
     const std::string pid_ns = ReadLink(proc + "/ns/pid");
-    p.host_pid_namespace = !pid_ns.empty() && pid_ns == ReadLink(Host("/proc/1/ns/pid"));
+    p.host_pid_namespace = !pid_ns.empty() && pid_ns == NodePidNamespace();
     p.host_namespaces = true;
     for (const char* ns : {"pid", "mnt"}) {
       const std::string theirs = ReadLink(proc + "/ns/" + ns);
@@ -227,6 +227,15 @@ class Rooted : public NodeOps {
     return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
   }
   std::string Host(const std::string& node_path) const { return root_ + node_path; }
+
+  // The node's PID namespace: its /proc/1's. Where that link cannot be read
+  // (a sandbox that hides pid 1 from root: EACCES) and this is the node's own
+  // root, the caller's: root running on the node shares the node's /proc.
+  std::string NodePidNamespace() const {
+    std::string ns = ReadLink(Host("/proc/1/ns/pid"));
+    if (ns.empty() && root_.empty()) ns = ReadLink("/proc/self/ns/pid");
+    return ns;
+  }
 
   std::string root_;
 };

@@ -142,9 +142,13 @@ node_config_of() {
 # config (its --config, -c or --config=, else the default). The DaemonSet's
 # pod has hostPID, so the host's /proc pids are this shell's.
 serves_node() {
-  local engine=$1 proc=$host/proc/$2 ns arg want prev="" line="" uids=()
+  local engine=$1 proc=$host/proc/$2 ns init arg want prev="" line="" uids=()
   ns=$(readlink "$proc/ns/pid" 2>/dev/null) || return 1
-  [[ -n $ns && $ns == "$(readlink "$host/proc/1/ns/pid" 2>/dev/null)" ]] || return 1
+  # Where root may not read init's link (a sandbox hiding pid 1) and this
+  # runs on the node itself (host /), the node's namespace is this shell's.
+  init=$(readlink "$host/proc/1/ns/pid" 2>/dev/null) ||
+    { [[ -z ${host%/} ]] && init=$(readlink /proc/self/ns/pid 2>/dev/null); } || return 1
+  [[ -n $ns && $ns == "$init" ]] || return 1
   [[ -r $proc/status && -r $proc/cmdline ]] || return 1
   while IFS= read -r line && [[ $line != Uid:* ]]; do :; done <"$proc/status"
   read -r -a uids <<<"${line#Uid:}"
