@@ -84,13 +84,14 @@ INSTANTIATE_TEST_SUITE_P(
                    "enabled = true\nsources = [\"oci-rlimit\", \"ulimit-adjuster\"]"},
         ChangeCase{"RuleName", "name = \"gpu\"", "name = \"gpus\""},
         ChangeCase{"RuleRlimit", "memlock=unlimited", "memlock=8G"},
-        ChangeCase{"RuleMatchKind", "match = { cdi =", "match = { devices ="},
+        ChangeCase{"RuleMatchKind", "match = { cdi = [\"nvidia.com/gpu=*\"] }",
+                   "match = { devices = [\"/dev/nvidia*\"] }"},
         ChangeCase{"RuleMatchPattern", "nvidia.com/gpu=*", "nvidia.com/gpu=0"},
         ChangeCase{"Rootless", "on-error = \"fail\"", "on-error = \"fail\"\nrootless = \"fail\""},
         ChangeCase{"CdiInjectors", "[requests]", "[cdi]\ninjectors = [\"nvidia-nri\"]\n[requests]"},
-        ChangeCase{"ASecondRule", "name = \"gpu\"",
-                   "name = \"gpu\"\n[[rule]]\nrlimits = [\"nofile=1024\"]\nmatch = { always = "
-                   "true }\n[[rule]]\nname = \"gpu2\""}),
+        ChangeCase{
+            "ASecondRule", "gpu=*\"] }\n",
+            "gpu=*\"] }\n[[rule]]\nrlimits = [\"nofile=1024\"]\nmatch = { always = true }\n"}),
     CaseName{});
 
 }  // namespace
