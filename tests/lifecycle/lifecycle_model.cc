@@ -1,0 +1,177 @@
+#include "lifecycle_model.h"
+
+#include <array>
+#include <sstream>
+#include <utility>
+
+namespace ocirlimit::itest::lifecycle {
+namespace {
+
+constexpr std::array<std::pair<PodKind, const char*>, 4> kPodNames = {{
+    {PodKind::kPlain, "plain"},
+    {PodKind::kTier, "tier"},
+    {PodKind::kAsk, "ask"},
+    {PodKind::kHandler, "handler"},
+}};
+
+constexpr std::array<std::pair<OpKind, const char*>, 7> kOpNames = {{
+    {OpKind::kPluginRestart, "plugin-restart"},
+    {OpKind::kPluginStop, "plugin-stop"},
+    {OpKind::kPluginStart, "plugin-start"},
+    {OpKind::kEngineRestart, "engine-restart"},
+    {OpKind::kPolicyChange, "policy-change"},
+    {OpKind::kReboot, "reboot"},
+    {OpKind::kCreate, "create"},
+}};
+
+}  // namespace
+
+std::string OpName(const Op& op) {
+  if (op.kind == OpKind::kDelete) return "delete:" + std::to_string(op.index);
+  for (const auto& [kind, name] : kOpNames) {
+    if (kind != op.kind) continue;
+    if (kind != OpKind::kCreate) return name;
+    for (const auto& [pod, pod_name] : kPodNames) {
+      if (pod == op.pod) return std::string("create:") + pod_name;
+    }
+  }
+  return "?";
+}
+
+std::optional<std::vector<Op>> ParseOps(const std::string& text, std::string* bad) {
+  std::vector<Op> ops;
+  std::istringstream in(text);
+  for (std::string word; in >> word;) {
+    std::optional<Op> op;
+    if (word.starts_with("delete:")) {
+      try {
+        op = Op{.kind = OpKind::kDelete, .index = std::stoul(word.substr(7))};
+      } catch (...) {
+      }
+    }
+    for (const auto& [kind, name] : kOpNames) {
+      if (kind != OpKind::kCreate && word == name) op = Op{.kind = kind};
+    }
+    for (const auto& [pod, pod_name] : kPodNames) {
+      if (word == std::string("create:") + pod_name) op = Op{.kind = OpKind::kCreate, .pod = pod};
+    }
+    if (!op) {
+      if (bad) *bad = word;
+      return std::nullopt;
+    }
+    ops.push_back(*op);
+  }
+  return ops;
+}
+
+Limit TierLimit(int policy) {
+  return policy == 0 ? Limit{2 << 20, 4 << 20} : Limit{3 << 20, 4 << 20};
+}
+
+std::optional<Limit> Model::Decide(PodKind kind) const {
+  switch (kind) {
+    case PodKind::kPlain:
+      return std::nullopt;
+    case PodKind::kAsk:
+      return kAsked;
+    case PodKind::kTier:
+    case PodKind::kHandler:
+      return TierLimit(policy_);
+  }
+  return std::nullopt;
+}
+
+// The plugin's heal at (re)connect: a container it never decided gets the
+// policy in force then, in its init only (an exec follows the spec, which a
+// heal cannot change); one it decided keeps its decision.
+void Model::Heal() {
+  for (PodModel& p : pods_) {
+    if (!p.awaits_heal) continue;
+    p.init = Decide(p.kind).value_or(kEngine);
+    p.awaits_heal = false;
+  }
+}
+
+bool Model::Valid(const Op& op) const {
+  switch (op.kind) {
+    case OpKind::kDelete:
+      return op.index < pods_.size();
+    case OpKind::kPluginStart:
+      return !plugin_up_;
+    case OpKind::kPluginStop:
+    case OpKind::kPluginRestart:
+      return plugin_up_;
+    default:
+      return true;
+  }
+}
+
+Op Model::Next(std::mt19937_64& rng, size_t max_pods) const {
+  // Weights: pods come and go most; the node's own events less often.
+  static constexpr std::array<std::pair<OpKind, int>, 8> kWeights = {{
+      {OpKind::kCreate, 8},
+      {OpKind::kDelete, 4},
+      {OpKind::kPluginRestart, 2},
+      {OpKind::kPluginStop, 1},
+      {OpKind::kPluginStart, 3},
+      {OpKind::kEngineRestart, 1},
+      {OpKind::kPolicyChange, 2},
+      {OpKind::kReboot, 1},
+  }};
+  for (;;) {
+    int total = 0;
+    for (const auto& [kind, w] : kWeights) total += w;
+    int pick = std::uniform_int_distribution<int>(0, total - 1)(rng);
+    Op op;
+    for (const auto& [kind, w] : kWeights) {
+      if (pick < w) {
+        op.kind = kind;
+        break;
+      }
+      pick -= w;
+    }
+    op.pod = kPodNames[std::uniform_int_distribution<size_t>(0, kPodNames.size() - 1)(rng)].first;
+    if (!pods_.empty()) op.index = std::uniform_int_distribution<size_t>(0, pods_.size() - 1)(rng);
+    if (op.kind == OpKind::kCreate && pods_.size() >= max_pods) continue;
+    if (Valid(op)) return op;
+  }
+}
+
+void Model::Apply(const Op& op, const std::string& name) {
+  switch (op.kind) {
+    case OpKind::kCreate: {
+      PodModel p{.name = name, .kind = op.pod};
+      // The plugin decides at CreateContainer; without it, the handler's
+      // wrapper still decides its own pods; anything else waits for a heal.
+      if (plugin_up_ || op.pod == PodKind::kHandler) {
+        p.init = p.exec = Decide(op.pod).value_or(kEngine);
+      } else {
+        p.awaits_heal = true;
+      }
+      pods_.push_back(p);
+      break;
+    }
+    case OpKind::kDelete:
+      pods_.erase(pods_.begin() + static_cast<std::ptrdiff_t>(op.index));
+      break;
+    case OpKind::kPluginStop:
+      plugin_up_ = false;
+      break;
+    case OpKind::kPluginStart:
+    case OpKind::kPluginRestart:
+      plugin_up_ = true;
+      Heal();
+      break;
+    case OpKind::kEngineRestart:
+      if (plugin_up_) Heal();
+      break;
+    case OpKind::kPolicyChange:
+      policy_ = 1 - policy_;
+      break;
+    case OpKind::kReboot:
+      pods_.clear();
+      break;
+  }
+}
+
+}  // namespace ocirlimit::itest::lifecycle

@@ -1,0 +1,84 @@
+// The lifecycle test's model of a node (docs/daemons-testing.md, "The
+// lifecycle test"): which operation may come next, and what every running
+// container's init and a new exec must read after it. Pure, so its rule is
+// tested on its own (lifecycle_model_test.cc) and a failing sequence replays
+// from its seed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace ocirlimit::itest::lifecycle {
+
+// What a pod asks for.
+enum class PodKind {
+  kPlain,    // nothing: the engine's own limits
+  kTier,     // example.com/tier=a: the tier rule of the policy in force
+  kAsk,      // oci-rlimit.io/rlimits: a request under the ceiling
+  kHandler,  // runtimeClassName oci-rlimit (the wrapper) and example.com/tier=a
+};
+
+enum class OpKind {
+  kCreate,         // a pod of `pod`
+  kDelete,         // the pod at `index` among the running ones
+  kPluginRestart,  // SIGKILL oci-rlimit-nri, start it again
+  kPluginStop,     // SIGKILL, left down
+  kPluginStart,
+  kEngineRestart,  // the engine stops and starts; pods keep running
+  kPolicyChange,   // the tier rule's limit changes (SIGHUP to a running plugin)
+  kReboot,         // every process stopped, /run emptied, all started again
+};
+
+struct Op {
+  OpKind kind = OpKind::kCreate;
+  PodKind pod = PodKind::kPlain;
+  size_t index = 0;
+};
+// "create:tier", "delete:2", "plugin-restart", ...; parsed back by ParseOps.
+std::string OpName(const Op& op);
+// A space-separated list of OpName()s, or nullopt with the bad word in `bad`.
+std::optional<std::vector<Op>> ParseOps(const std::string& text, std::string* bad);
+
+// The engine's limits (it starts under prlimit) and each policy's.
+inline constexpr Limit kEngine{1 << 20, 8 << 20};
+inline constexpr Limit kAsked{5 << 20, 6 << 20};
+Limit TierLimit(int policy);  // policy 0: 2M:4M, policy 1: 3M:4M
+
+struct PodModel {
+  std::string name;
+  PodKind kind = PodKind::kPlain;
+  Limit init = kEngine;
+  Limit exec = kEngine;
+  bool awaits_heal = false;  // created while no plugin was connected
+};
+
+class Model {
+ public:
+  // A valid next operation: never more than `max_pods` running, no delete
+  // of nothing, no start of a running plugin.
+  Op Next(std::mt19937_64& rng, size_t max_pods) const;
+  // Applies `op` to the expected state; a created pod is named `name`.
+  void Apply(const Op& op, const std::string& name = "");
+  // Whether `op` can run in this state (ParseOps's fixed sequences too).
+  bool Valid(const Op& op) const;
+
+  const std::vector<PodModel>& pods() const { return pods_; }
+  bool plugin_up() const { return plugin_up_; }
+  int policy() const { return policy_; }
+
+ private:
+  // What the policy in force decides for `kind`: nullopt is nothing.
+  std::optional<Limit> Decide(PodKind kind) const;
+  void Heal();
+
+  std::vector<PodModel> pods_;
+  bool plugin_up_ = true;
+  int policy_ = 0;
+};
+
+}  // namespace ocirlimit::itest::lifecycle
