@@ -1,0 +1,103 @@
+// A node's life on a real CRI-O 1.31 (lifecycle_driver.h), in tests/crio's
+// suite: the suite's crio (under `prlimit --memlock=1M:8M`, in its own mount
+// namespace), the wrapper's handler as install.sh writes it (crio restarted
+// to serve it), oci-rlimit-nri in that namespace on crio's NRI socket. The
+// plugin reads its own file (so the installer's top-level drop-in does not
+// reach plain pods); the wrapper reads /etc/oci-rlimit/config.toml, where
+// the same policy is written.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "crio_node.h"
+#include "harness.h"
+#include "lifecycle_driver.h"
+
+namespace ocirlimit::itest::lifecycle {
+namespace {
+
+using crio::CriO;
+
+class CrioNode : public LifecycleNode {
+ public:
+  CrioNode(CriO& crio, const TempDir& dir) : crio_(crio), dir_(dir) {}
+  ~CrioNode() override { KillPlugin(); }
+
+  cri::CriClient& cri() override { return crio_.cri(); }
+  cri::PodSpec NewPod(const std::string& name, const std::string& handler) override {
+    return crio_.NewPod(name, handler);
+  }
+  Result<cri::Pod> RunPod(const cri::PodSpec& spec) override { return crio_.RunPod(spec); }
+  Result<std::string> RunContainer(const cri::Pod& pod, const cri::ContainerSpec& spec) override {
+    return crio_.RunContainer(pod, CriO::NewContainer(spec.name, spec.command));
+  }
+  std::optional<std::string> RestartEngine() override { return crio_.Restart(); }
+  void RemoveAllPods() override { crio_.RemoveAll(); }
+  void WritePolicy(int policy) override {
+    const std::string text = PolicyText(policy, dir_ / "oci.log");
+    WriteFile(PluginConfig(), text);
+    std::filesystem::create_directories(crio_.Host("/etc/oci-rlimit"));
+    WriteFile(crio_.Host("/etc/oci-rlimit/config.toml"), text);
+  }
+  CmdResult Audit() override {
+    return crio_.InNs({OurBinary("oci-rlimit"), "audit", "--config", PluginConfig(), "--json"});
+  }
+  void ClearRun() override {
+    std::error_code ec;
+    std::filesystem::remove_all(crio_.Host("/run/oci-rlimit"), ec);
+  }
+
+ protected:
+  std::vector<std::string> PluginPrefix() const override { return crio_.NsPrefix(); }
+  std::string PluginConfig() const override { return dir_ / "plugin.toml"; }
+  std::string NriSocket() const override { return crio_.nri_socket(); }
+  std::string PluginStatusFile() const override { return dir_ / "nri.status"; }
+  std::string LogDir() const override { return dir_.path(); }
+
+ private:
+  CriO& crio_;
+  const TempDir& dir_;
+};
+
+class CrioLifecycleTest : public crio::CrioNodeTest {
+ protected:
+  void SetUp() override {
+    crio::CrioNodeTest::SetUp();
+    if (crio_ == nullptr || HasFatalFailure() || IsSkipped()) return;
+    node_ = std::make_unique<CrioNode>(*crio_, dir_);
+    node_->WritePolicy(0);
+    CmdResult r = InstallSh({"--runtime", "crio", "--rlimits", "memlock=8M"});
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    ASSERT_NO_FATAL_FAILURE(RestartCrio());
+    auto err = node_->StartPlugin();
+    ASSERT_FALSE(err) << *err;
+  }
+  void TearDown() override {
+    node_.reset();
+    crio::CrioNodeTest::TearDown();
+  }
+
+  TempDir dir_;
+  std::unique_ptr<CrioNode> node_;
+};
+
+TEST_F(CrioLifecycleTest, RandomSequenceKeepsEveryInvariant) {
+  PlaySequence(*node_, {}, LifecycleSeed(), "CrioLifecycleTest.Random*");
+}
+
+class CrioLifecycleFixedTest : public CrioLifecycleTest,
+                               public ::testing::WithParamInterface<Fixed> {};
+
+TEST_P(CrioLifecycleFixedTest, KeepsEveryInvariant) {
+  std::string bad;
+  auto ops = ParseOps(GetParam().ops, &bad);
+  ASSERT_TRUE(ops) << "an unknown operation: " << bad;
+  PlaySequence(*node_, *ops, 0, "*CrioLifecycleFixedTest*/" + GetParam().name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Breaks, CrioLifecycleFixedTest, ::testing::ValuesIn(FixedSequences()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace ocirlimit::itest::lifecycle

@@ -1,0 +1,275 @@
+#include "lifecycle_driver.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <random>
+#include <thread>
+
+#include "cri_probe.h"
+
+namespace ocirlimit::itest::lifecycle {
+namespace {
+
+std::optional<std::string> Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+struct RunningPod {
+  cri::Pod pod;
+  std::string container;
+};
+
+// One sequence on one node: the model beside the pods that really run.
+class Runner {
+ public:
+  explicit Runner(LifecycleNode& node) : node_(node) {}
+  // Runs `op` on the node, then applies it to the model. An error text, or nullopt.
+  std::optional<std::string> Run(const Op& op);
+  // The invariants; an error text naming the first that fails, or nullopt.
+  std::optional<std::string> Check();
+  Model& model() { return model_; }
+
+ private:
+  std::optional<std::string> Create(PodKind kind, const std::string& name);
+  std::optional<std::string> Delete(size_t index);
+  std::optional<std::string> Reboot();
+  std::optional<std::string> AuditSettled();
+
+  LifecycleNode& node_;
+  Model model_;
+  std::vector<RunningPod> running_;  // in the model's order
+  int created_ = 0;
+};
+
+std::optional<std::string> Runner::Create(PodKind kind, const std::string& name) {
+  cri::PodSpec spec = node_.NewPod(name, kind == PodKind::kHandler ? kHandlerName : "");
+  if (kind == PodKind::kTier || kind == PodKind::kHandler)
+    spec.annotations["example.com/tier"] = "a";
+  if (kind == PodKind::kAsk) spec.annotations["oci-rlimit.io/rlimits"] = "memlock=5M:6M";
+  auto pod = node_.RunPod(spec);
+  if (!pod) return "RunPodSandbox " + name + ": " + pod.error().Text();
+  cri::ContainerSpec c;
+  c.name = "app";
+  c.command = {"/bin/sh", "-c", "exec sleep 3600"};
+  auto id = node_.RunContainer(*pod, c);
+  if (!id) return "CreateContainer " + name + ": " + id.error().Text();
+  running_.push_back({*pod, *id});
+  return std::nullopt;
+}
+
+std::optional<std::string> Runner::Delete(size_t index) {
+  const RunningPod gone = running_[index];
+  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
+  if (auto s = node_.cri().StopPodSandbox(gone.pod.id); !s)
+    return "StopPodSandbox: " + s.error().Text();
+  if (auto s = node_.cri().RemovePodSandbox(gone.pod.id); !s) {
+    return "RemovePodSandbox: " + s.error().Text();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Runner::Reboot() {
+  const bool plugin = node_.plugin_running();
+  node_.KillPlugin();
+  node_.RemoveAllPods();
+  running_.clear();
+  node_.ClearRun();
+  if (auto err = node_.RestartEngine()) return err;
+  return plugin ? node_.StartPlugin() : std::nullopt;
+}
+
+std::optional<std::string> Runner::Run(const Op& op) {
+  std::optional<std::string> err;
+  const std::string name = "p" + std::to_string(created_);
+  switch (op.kind) {
+    case OpKind::kCreate:
+      ++created_;
+      err = Create(op.pod, name);
+      break;
+    case OpKind::kDelete:
+      err = Delete(op.index);
+      break;
+    case OpKind::kPluginStop:
+      node_.KillPlugin();
+      break;
+    case OpKind::kPluginRestart:
+      node_.KillPlugin();
+      err = node_.StartPlugin();
+      break;
+    case OpKind::kPluginStart:
+      err = node_.StartPlugin();
+      break;
+    case OpKind::kEngineRestart: {
+      const size_t before = node_.plugin_running() ? node_.Synchronizations() : 0;
+      err = node_.RestartEngine();
+      if (!err && node_.plugin_running()) err = node_.WaitSynchronized(before + 1);
+      break;
+    }
+    case OpKind::kPolicyChange:
+      node_.WritePolicy(1 - model_.policy());
+      node_.SighupPlugin();
+      // SIGHUP is asynchronous; the plugin reloads well within this.
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      break;
+    case OpKind::kReboot:
+      err = Reboot();
+      break;
+  }
+  model_.Apply(op, name);
+  return err;
+}
+
+std::optional<std::string> Runner::Check() {
+  if (auto v = node_.cri().Version(); !v) return "the engine does not answer: " + v.error().Text();
+  for (size_t i = 0; i < running_.size(); ++i) {
+    const PodModel& want = model_.pods()[i];
+    auto init = node_.cri().ExecSync(running_[i].container, {"cat", "/proc/1/limits"});
+    if (!init || init->exit_code != 0) return "pod " + want.name + ": cannot exec into it";
+    auto exec = node_.cri().ExecSync(running_[i].container, {"cat", "/proc/self/limits"});
+    if (!exec || exec->exit_code != 0) return "pod " + want.name + ": cannot exec into it";
+    const auto got_init = LimitRow(init->out, kMemlock);
+    const auto got_exec = LimitRow(exec->out, kMemlock);
+    if (got_init != want.init || got_exec != want.exec) {
+      return "pod " + want.name + ": init reads " + FormatLimit(got_init) + ", an exec reads " +
+             FormatLimit(got_exec) + "; its decision is init " + FormatLimit(want.init) +
+             ", exec " + FormatLimit(want.exec);
+    }
+  }
+  return model_.plugin_up() ? AuditSettled() : std::nullopt;
+}
+
+std::optional<std::string> Runner::AuditSettled() {
+  CmdResult r = node_.Audit();
+  Json j = Json::parse(r.out, nullptr, false);
+  if (j.is_discarded()) return "audit printed no JSON: " + r.out + r.err;
+  for (const auto& c : j.value("containers", Json::array())) {
+    const std::string status = c.value("status", "");
+    if (status == "missing" || status == "over") {
+      return "audit: " + status + ": " + c.dump() + "\n" + r.err;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string PolicyText(int policy, const std::string& log) {
+  const Limit t = TierLimit(policy);
+  return "log-file = \"" + log +
+         "\"\n[[rule]]\nname = \"tier\"\nrlimits = [\"memlock=" + std::to_string(t.soft) + ":" +
+         std::to_string(t.hard) +
+         "\"]\nmatch = { annotations = { \"example.com/tier\" = \"a\" } }\n"
+         "[requests]\nenabled = true\nceilings = [\"memlock=6M\"]\n";
+}
+
+LifecycleNode::~LifecycleNode() = default;
+
+std::string LifecycleNode::PluginLog() const {
+  return LogDir() + "/plugin-" + std::to_string(starts_) + ".log";
+}
+
+std::optional<std::string> LifecycleNode::StartPlugin() {
+  ++starts_;
+  plugin_ = std::make_unique<BackgroundProcess>();
+  std::vector<std::string> argv = PluginPrefix();
+  for (const std::string& a :
+       {OurBinary("oci-rlimit-nri"), std::string("--config"), PluginConfig(),
+        std::string("--socket"), NriSocket(), std::string("--status-file"), PluginStatusFile()}) {
+    argv.push_back(a);
+  }
+  if (auto err = plugin_->Start(argv, {}, PluginLog())) return err;
+  return WaitSynchronized(1);
+}
+
+void LifecycleNode::KillPlugin() {
+  if (!plugin_) return;
+  kill(plugin_->pid(), SIGKILL);
+  plugin_->Stop();
+  plugin_.reset();
+}
+
+void LifecycleNode::SighupPlugin() const {
+  if (plugin_) kill(plugin_->pid(), SIGHUP);
+}
+
+size_t LifecycleNode::Synchronizations() const {
+  return Count(ReadFile(PluginLog()), "synchronized:");
+}
+
+std::optional<std::string> LifecycleNode::WaitSynchronized(size_t n) const {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < until) {
+    if (Synchronizations() >= n) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return "oci-rlimit-nri logged no Synchronize #" + std::to_string(n) + ":\n" +
+         ReadFile(PluginLog());
+}
+
+void PlaySequence(LifecycleNode& node, const std::vector<Op>& ops, uint64_t seed,
+                  const std::string& filter) {
+  Runner runner(node);
+  std::mt19937_64 rng(seed);
+  const auto budget =
+      std::chrono::seconds(std::stoi(Env("OCI_RLIMIT_LIFECYCLE_SECONDS").value_or("120")));
+  const size_t max_steps = std::stoul(Env("OCI_RLIMIT_LIFECYCLE_STEPS").value_or("100000"));
+  const auto start = std::chrono::steady_clock::now();
+  std::string done;
+  for (size_t step = 0; ops.empty() ? step < max_steps : step < ops.size(); ++step) {
+    if (ops.empty() && std::chrono::steady_clock::now() - start > budget) break;
+    const Op op = ops.empty() ? runner.model().Next(rng, 5) : ops[step];
+    ASSERT_TRUE(runner.model().Valid(op))
+        << "step " << step << ": " << OpName(op) << " cannot run now";
+    done += (done.empty() ? "" : " ") + OpName(op);
+    std::cout << "lifecycle: step " << step << ": " << OpName(op) << std::endl;
+    auto err = runner.Run(op);
+    if (!err) err = runner.Check();
+    ASSERT_FALSE(err) << "after step " << step << " (" << OpName(op) << "): " << *err
+                      << "\nthe sequence: " << done
+                      << "\nreplay: OCI_RLIMIT_LIFECYCLE_SEED=" << seed
+                      << " OCI_RLIMIT_LIFECYCLE_STEPS=" << step + 1 << " with --gtest_filter='"
+                      << filter << "'\nplugin log:\n"
+                      << ReadFile(node.PluginLog());
+  }
+  ::testing::Test::RecordProperty("steps", done);
+}
+
+uint64_t LifecycleSeed() {
+  const uint64_t seed = Env("OCI_RLIMIT_LIFECYCLE_SEED")
+                            ? std::stoull(*Env("OCI_RLIMIT_LIFECYCLE_SEED"))
+                            : std::random_device{}();
+  std::cout << "lifecycle: seed " << seed << std::endl;
+  ::testing::Test::RecordProperty("seed", std::to_string(seed));
+  return seed;
+}
+
+void PrintTo(const Fixed& f, std::ostream* os) { *os << f.name; }
+
+std::vector<Fixed> FixedSequences() {
+  return {
+      // Issue 44's break 1: a heal at reconnect keeps each container's decision.
+      {"HealKeepsTheDecision", "create:tier create:ask policy-change plugin-restart"},
+      // Break 2: plugin and handler on one pod agree; without the plugin the
+      // handler decides alone; a new exec keeps the decision.
+      {"PluginAndHandlerAgree",
+       "create:handler policy-change create:handler plugin-stop create:handler plugin-start"},
+      // Pods created while the plugin is down are healed once, then kept.
+      {"MissedPodsHealedOnce",
+       "plugin-stop create:tier create:ask create:plain plugin-start policy-change engine-restart "
+       "plugin-restart delete:0"},
+      {"RebootStartsClean", "create:tier create:handler reboot create:tier policy-change"},
+  };
+}
+
+}  // namespace ocirlimit::itest::lifecycle
