@@ -222,7 +222,7 @@ void PlaySequence(LifecycleNode& node, const std::vector<Op>& ops, uint64_t seed
   Runner runner(node);
   std::mt19937_64 rng(seed);
   const auto budget =
-      std::chrono::seconds(std::stoi(Env("OCI_RLIMIT_LIFECYCLE_SECONDS").value_or("120")));
+      std::chrono::seconds(std::stoi(Env("OCI_RLIMIT_LIFECYCLE_SECONDS").value_or("90")));
   const size_t max_steps = std::stoul(Env("OCI_RLIMIT_LIFECYCLE_STEPS").value_or("100000"));
   const auto start = std::chrono::steady_clock::now();
   std::string done;

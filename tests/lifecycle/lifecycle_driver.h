@@ -77,7 +77,7 @@ class LifecycleNode {
 };
 
 // Plays `ops` (or, when empty, random ones from `seed` until the budget of
-// OCI_RLIMIT_LIFECYCLE_SECONDS, default 120, or OCI_RLIMIT_LIFECYCLE_STEPS)
+// OCI_RLIMIT_LIFECYCLE_SECONDS, default 90, or OCI_RLIMIT_LIFECYCLE_STEPS)
 // on `node`, checking the invariants after each; a gtest failure names the
 // step, the sequence and how to replay it (`filter`: its gtest filter).
 void PlaySequence(LifecycleNode& node, const std::vector<Op>& ops, uint64_t seed,
