@@ -31,7 +31,7 @@ namespace ocirlimit {
 
 // Advice names paths on the node as the .deb installs them
 // (packaging/CMakeLists.txt), never paths in a source tree.
-inline constexpr const char* kDocDir = "/usr/share/doc/oci-rlimit";
+inline constexpr const char* kDocDir = "/usr/share/doc/oci-rlimit/docs";
 inline constexpr const char* kPackagedHooksFile = "/usr/share/oci-rlimit/hooks.d/oci-rlimit.json";
 
 enum class CheckStatus { kOk, kInfo, kWarn, kFail };
