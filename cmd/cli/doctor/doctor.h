@@ -55,6 +55,9 @@ struct DoctorReport {
 struct DoctorOptions {
   // oci-rlimit's config file (a node path); its config.d beside it.
   std::string config_path = std::string(kDefaultConfigPath);
+  // Named by --config or $OCI_RLIMIT_CONFIG: a missing file then fails, as it
+  // fails every program that reads it.
+  bool config_named = false;
   // True under --root: the node is a copy (or another root), so this
   // process's own capabilities say nothing about it.
   bool rooted = false;
@@ -63,6 +66,11 @@ struct DoctorOptions {
   // (none under --root: a copy's engine is not running).
   std::function<std::vector<int64_t>(const std::string& engine)> engine_starts = {};
 };
+
+// --config, else $OCI_RLIMIT_CONFIG, else the default: the rule every program
+// follows (ResolveConfigPath), read as a node path (inside --root).
+void ResolveDoctorConfig(DoctorOptions& options, const std::optional<std::string>& flag,
+                         const EnvLookup& env);
 
 DoctorReport RunDoctor(NodeOps& ops, const DoctorOptions& options = {});
 // A table: STATUS AREA WHAT, with the path and advice on indented lines.
