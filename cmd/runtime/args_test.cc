@@ -431,21 +431,24 @@ TEST_P(ParseOwnFlagsGood, TakesOnlyTheLeadingOwnFlags) {
 
 INSTANTIATE_TEST_SUITE_P(
     Forms, ParseOwnFlagsGood,
-    ::testing::Values(
-        OwnFlagsCase{.name = "none", .args = {"--root", "/r", "create"}},
-        OwnFlagsCase{.name = "empty", .args = {}},
-        OwnFlagsCase{
-            .name = "space", .args = {"--config", "/c.toml", "create"}, .config = "/c.toml", .count = 2},
-        OwnFlagsCase{.name = "equals", .args = {"--config=/c.toml", "--root", "/r", "create"},
-                     .config = "/c.toml", .count = 1},
-        OwnFlagsCase{.name = "last_wins",
-                     .args = {"--config", "/a", "--config=/b", "state", "c1"},
-                     .config = "/b",
-                     .count = 3},
-        OwnFlagsCase{.name = "runc_id_named_like_it",
-                     .args = {"state", "--config"},
-                     .config = std::nullopt,
-                     .count = 0}),
+    ::testing::Values(OwnFlagsCase{.name = "none", .args = {"--root", "/r", "create"}},
+                      OwnFlagsCase{.name = "empty", .args = {}},
+                      OwnFlagsCase{.name = "space",
+                                   .args = {"--config", "/c.toml", "create"},
+                                   .config = "/c.toml",
+                                   .count = 2},
+                      OwnFlagsCase{.name = "equals",
+                                   .args = {"--config=/c.toml", "--root", "/r", "create"},
+                                   .config = "/c.toml",
+                                   .count = 1},
+                      OwnFlagsCase{.name = "last_wins",
+                                   .args = {"--config", "/a", "--config=/b", "state", "c1"},
+                                   .config = "/b",
+                                   .count = 3},
+                      OwnFlagsCase{.name = "runc_id_named_like_it",
+                                   .args = {"state", "--config"},
+                                   .config = std::nullopt,
+                                   .count = 0}),
     CaseName{});
 
 TEST(ParseOwnFlags, RefusesAMissingOrEmptyPath) {

@@ -915,9 +915,8 @@ INSTANTIATE_TEST_SUITE_P(
 // --config is the wrapper's own: read before runc's argv (docker's
 // runtimeArgs), handed to the config loader, and never passed to runc.
 TEST(RuntimeWrapperConfigFlag, IsLoadedAndLeftOutOfTheRuntimesArgv) {
-  for (const std::vector<std::string>& own :
-       {std::vector<std::string>{"--config", "/etc/x.toml"},
-        std::vector<std::string>{"--config=/etc/x.toml"}}) {
+  for (const std::vector<std::string>& own : {std::vector<std::string>{"--config", "/etc/x.toml"},
+                                              std::vector<std::string>{"--config=/etc/x.toml"}}) {
     FakeOps ops;
     ops.config = WithMemlock();
     ops.files["/b/config.json"] = kSpec;
@@ -962,8 +961,7 @@ TEST(RuntimeWrapperConfigFlag, HelpNamesTheConfigItReads) {
   FakeOps ops;
   ops.env["OCI_RLIMIT_CONFIG"] = "/env.toml";
   RunRuntimeWrapper({"oci-rlimit-runtime", "--config", "/flag.toml", "--oci-rlimit-help"}, ops);
-  EXPECT_NE(ops.stdout_text.find("Here: config /flag.toml:"), std::string::npos)
-      << ops.stdout_text;
+  EXPECT_NE(ops.stdout_text.find("Here: config /flag.toml:"), std::string::npos) << ops.stdout_text;
   FakeOps env_only;
   env_only.env["OCI_RLIMIT_CONFIG"] = "/env.toml";
   RunRuntimeWrapper({"oci-rlimit-runtime", "--oci-rlimit-help"}, env_only);

@@ -55,9 +55,6 @@ struct DoctorReport {
 struct DoctorOptions {
   // oci-rlimit's config file (a node path); its config.d beside it.
   std::string config_path = std::string(kDefaultConfigPath);
-  // Named by --config or $OCI_RLIMIT_CONFIG: a missing file then fails, as it
-  // fails every program that reads it.
-  bool config_named = false;
   // True under --root: the node is a copy (or another root), so this
   // process's own capabilities say nothing about it.
   bool rooted = false;
@@ -65,6 +62,9 @@ struct DoctorOptions {
   // installer's pending restart (node_restart.h); unset: the node's /proc
   // (none under --root: a copy's engine is not running).
   std::function<std::vector<int64_t>(const std::string& engine)> engine_starts = {};
+  // Named by --config or $OCI_RLIMIT_CONFIG: a missing file then fails, as it
+  // fails every program that reads it.
+  bool config_named = false;
 };
 
 // --config, else $OCI_RLIMIT_CONFIG, else the default: the rule every program
