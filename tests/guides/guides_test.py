@@ -17,8 +17,9 @@ A ```text block right after a run block, marked <!-- guide: output -->, is
 "what you should see": each of its non-blank lines must be in that step's
 output (stdout and stderr), where "..." stands for any text.
 
-Each guide runs in a private mount namespace whose /etc, /usr, /var, /opt and
-/run are overlays over this machine's (nothing reaches the host), with the
+Each guide runs in a private mount namespace whose /etc, /usr, /var and /opt
+are overlays over this machine's and whose /run is empty (nothing reaches the
+host, and no container of the machine's shows), with the
 package installed there as the .deb installs it (`cmake --install BUILD
 --prefix /usr`: the same install rules CPack uses). Its blocks run in order,
 each in its own `bash -euo pipefail`, in one working directory.
@@ -41,10 +42,13 @@ SHELL = {"sh", "bash", "shell", "console"}
 SETUP = r"""
 set -euo pipefail
 stage=$1 build=$2
-for d in etc usr var opt run; do
+for d in etc usr var opt; do
   mkdir -p "$stage/$d.up" "$stage/$d.work"
   mount -t overlay overlay -o "lowerdir=/$d,upperdir=$stage/$d.up,workdir=$stage/$d.work" "/$d"
 done
+# A node's /run without the machine's own containers and sockets: audit and
+# doctor see this node only.
+mount -t tmpfs -o mode=0755 tmpfs /run
 cmake --install "$build" --prefix /usr >"$stage/install.log" 2>&1 ||
   { cat "$stage/install.log" >&2; exit 1; }
 shift 2
