@@ -64,8 +64,10 @@ Result<OwnFlags> ParseOwnFlags(const std::vector<std::string>& args) {
                              : std::nullopt};
     auto value = TakeValue(flag, args, i, "");
     if (!value) return value.error();
-    if (value->empty())
-      return MakeError(std::string(spec->name) + ": an empty " + std::string(spec->metavar));
+    if (value->empty()) {
+      return MakeError(std::string(spec->name) + ": an empty " + std::string(spec->metavar) +
+                       ": name the config file, or leave the flag out");
+    }
     own.config = *value;
   }
   return own;
