@@ -68,10 +68,11 @@ constexpr CommandSpec kCommands[] = {
      .run = ExplainCommand},
     {.name = "doctor",
      .usage = "doctor [--root DIR] [--config PATH] [--json]",
-     .about = "inspects the node (or a copy of one under --root): runc and crun, docker,\n"
-              "containerd, CRI-O, each handler's exec chain and what its pods get, NRI,\n"
-              "podman/CRI-O hooks dirs, systemd LimitMEMLOCK, CAP_SYS_RESOURCE. Its --config\n"
-              "is a node path (inside --root), else the default; not $OCI_RLIMIT_CONFIG.",
+     .about =
+         "inspects the node (or a copy of one under --root): runc and crun, docker,\n"
+         "containerd, CRI-O, each handler's exec chain and what its pods get, NRI,\n"
+         "podman/CRI-O hooks dirs, systemd LimitMEMLOCK, CAP_SYS_RESOURCE. Its config\n"
+         "(--config, else $OCI_RLIMIT_CONFIG, else the default) is a node path, inside --root.",
      .flags = kDoctorFlags,
      .run = DoctorCommand},
     {.name = "audit",

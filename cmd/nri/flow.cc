@@ -44,7 +44,7 @@ constexpr const char* kUsage =
     "  --status-file PATH  its last (re)connect and heals, for doctor\n"
     "                 (default /run/oci-rlimit/nri.status)\n"
     "  --metrics-address ADDR  serve Prometheus metrics on GET /metrics at\n"
-    "                 127.0.0.1:PORT, [::1]:PORT, :PORT (every address) or\n"
+    "                 127.0.0.1:PORT, [::1]:PORT, :PORT (every IPv4 address) or\n"
     "                 unix:/PATH (default: off)\n"
     "  --node-name NAME  the `node` label of every metric (default $NODE_NAME,\n"
     "                 else the host name)\n"

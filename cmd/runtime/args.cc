@@ -50,6 +50,29 @@ RuntimeCommand CommandOf(std::string_view sub) {
 
 }  // namespace
 
+Result<OwnFlags> ParseOwnFlags(const std::vector<std::string>& args) {
+  OwnFlags own;
+  for (size_t& i = own.count; i < args.size(); ++i) {
+    const FlagSpec* spec = nullptr;
+    for (const FlagSpec& s : kRuntimeOwnFlags) {
+      if (args[i] == s.name || args[i].starts_with(std::string(s.name) + "=")) spec = &s;
+    }
+    if (!spec) break;
+    const FlagToken flag{std::string(spec->name.substr(2)),
+                         args[i].size() > spec->name.size()
+                             ? std::optional(args[i].substr(spec->name.size() + 1))
+                             : std::nullopt};
+    auto value = TakeValue(flag, args, i, "");
+    if (!value) return value.error();
+    if (value->empty()) {
+      return MakeError(std::string(spec->name) + ": an empty " + std::string(spec->metavar) +
+                       ": name the config file, or leave the flag out");
+    }
+    own.config = *value;
+  }
+  return own;
+}
+
 Result<GlobalFlags> ParseGlobalFlags(const std::vector<std::string>& args) {
   GlobalFlags g;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -67,6 +90,11 @@ Result<GlobalFlags> ParseGlobalFlags(const std::vector<std::string>& args) {
       g.subcommand = args[i];
       g.command = CommandOf(g.subcommand);
       return g;
+    }
+    if (FindGoFlag(kRuntimeOwnFlags, flag->name)) {
+      return MakeError("flag \"" + args[i] +
+                       "\": the wrapper's own flags go before the runtime's (--config PATH "
+                       "RUNTIME-ARGS...)");
     }
     // --oci-rlimit-help wins over --version wherever both appear.
     if (const FlagSpec* self = FindGoFlag(kRuntimeSelfFlags, flag->name)) {

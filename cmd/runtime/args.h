@@ -1,11 +1,12 @@
-// The argv of oci-rlimit-runtime, which is the argv of runc:
-//   RUNTIME [GLOBAL FLAGS] SUBCOMMAND [FLAGS] [ID [ARGS...]]
+// The argv of oci-rlimit-runtime: its own flags, then the argv of runc:
+//   RUNTIME [--config PATH] [GLOBAL FLAGS] SUBCOMMAND [FLAGS] [ID [ARGS...]]
 // Parsing is pure, and only as deep as the wrapper needs: the global flags
 // that say where runc keeps state and logs, the subcommand, and for create,
 // run and exec the bundle, the --process file and the container id.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,11 @@ enum class SelfRequest { kNone, kHelp, kVersion };
 // -name value), with flags we do not know, which pass through untouched. A
 // short name is Go's too: -b, --b, -b=value.
 //
+// The wrapper's own flags with a value, read only before runc's argv (docker's
+// runtimeArgs come first) and never passed on: runc has no --config.
+inline constexpr FlagSpec kRuntimeOwnFlags[] = {
+    {.name = "--config", .metavar = "PATH"},
+};
 // The wrapper's own: switches before any subcommand.
 inline constexpr FlagSpec kRuntimeSelfFlags[] = {
     {.name = "--oci-rlimit-help"},
@@ -78,7 +84,17 @@ struct CommandFlags {
   std::string id;            // the first positional argument
 };
 
-// args excludes argv[0]. Flags take the forms Go's flag package accepts:
+// The leading kRuntimeOwnFlags of args (argv[0] excluded), as formats/argv
+// reads them (--config PATH, --config=PATH); `count` arguments are ours, the
+// rest is runc's argv, passed on untouched.
+struct OwnFlags {
+  std::optional<std::string> config;
+  size_t count = 0;
+};
+[[nodiscard]] Result<OwnFlags> ParseOwnFlags(const std::vector<std::string>& args);
+
+// args excludes argv[0] and our own flags. A --config among them is an error:
+// runc would refuse it. Flags take the forms Go's flag package accepts:
 // -name, --name, -name=value, --name=value, and -name value for flags with
 // a value. A global flag we do not know is taken to have no value.
 [[nodiscard]] Result<GlobalFlags> ParseGlobalFlags(const std::vector<std::string>& args);

@@ -412,5 +412,58 @@ TEST_P(RuntimeSelfFlagForms, EverySpellingReadsTheSame) {
 INSTANTIATE_TEST_SUITE_P(Forms, RuntimeSelfFlagForms,
                          ::testing::ValuesIn(FlagFormCases(kRuntimeSelfFlags, {})), CaseName{});
 
+struct OwnFlagsCase {
+  const char* name = "";
+  std::vector<std::string> args{};
+  std::optional<std::string> config{};
+  size_t count = 0;
+};
+
+class ParseOwnFlagsGood : public ::testing::TestWithParam<OwnFlagsCase> {};
+
+TEST_P(ParseOwnFlagsGood, TakesOnlyTheLeadingOwnFlags) {
+  const OwnFlagsCase& c = GetParam();
+  auto r = ParseOwnFlags(c.args);
+  ASSERT_TRUE(r.ok()) << r.error().Text();
+  EXPECT_EQ(r->config, c.config);
+  EXPECT_EQ(r->count, c.count);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Forms, ParseOwnFlagsGood,
+    ::testing::Values(OwnFlagsCase{.name = "none", .args = {"--root", "/r", "create"}},
+                      OwnFlagsCase{.name = "empty", .args = {}},
+                      OwnFlagsCase{.name = "space",
+                                   .args = {"--config", "/c.toml", "create"},
+                                   .config = "/c.toml",
+                                   .count = 2},
+                      OwnFlagsCase{.name = "equals",
+                                   .args = {"--config=/c.toml", "--root", "/r", "create"},
+                                   .config = "/c.toml",
+                                   .count = 1},
+                      OwnFlagsCase{.name = "last_wins",
+                                   .args = {"--config", "/a", "--config=/b", "state", "c1"},
+                                   .config = "/b",
+                                   .count = 3},
+                      OwnFlagsCase{.name = "runc_id_named_like_it",
+                                   .args = {"state", "--config"},
+                                   .config = std::nullopt,
+                                   .count = 0}),
+    CaseName{});
+
+TEST(ParseOwnFlags, RefusesAMissingOrEmptyPath) {
+  EXPECT_FALSE(ParseOwnFlags({"--config"}).ok());
+  EXPECT_FALSE(ParseOwnFlags({"--config="}).ok());
+}
+
+// After runc's own flags --config would reach runc, which has no such flag.
+TEST(ParseGlobalFlags, RefusesOurConfigFlagAmongTheRuntimes) {
+  for (const char* form : {"--config", "-config", "--config=/x"}) {
+    auto r = ParseGlobalFlags({"--root", "/r", form, "/x", "create"});
+    ASSERT_FALSE(r.ok()) << form;
+    EXPECT_NE(r.error().Text().find("go before the runtime's"), std::string::npos) << form;
+  }
+}
+
 }  // namespace
 }  // namespace ocirlimit

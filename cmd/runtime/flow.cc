@@ -27,19 +27,20 @@ constexpr size_t kMaxStateOutputBytes = 1 << 20;
 constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 constexpr const char* kUsage =
-    "usage: oci-rlimit-runtime [RUNTIME-FLAGS] COMMAND [ARGS...]   (runc's argv)\n"
-    "       oci-rlimit-runtime --oci-rlimit-help\n"
+    "usage: oci-rlimit-runtime [--config PATH] [RUNTIME-FLAGS] COMMAND [ARGS...]\n"
+    "       oci-rlimit-runtime [--config PATH] --oci-rlimit-help\n"
     "       oci-rlimit-runtime --version\n"
     "\n"
     "A runc-compatible wrapper. On create and run it merges the configured rlimits into\n"
     "process.rlimits of the bundle's config.json, on exec into the --process file; then\n"
-    "it execs the real runtime with the same argv. Every other command, --help included,\n"
-    "goes to the real runtime unchanged. --version prints this version line, then the\n"
-    "runtime's (exit 1 when no runtime is found).\n"
+    "it execs the real runtime with the same argv, less its own --config. Every other\n"
+    "command, --help included, goes to the real runtime unchanged. --version prints\n"
+    "this version line, then the runtime's (exit 1 when no runtime is found).\n"
     "\n"
-    "Config: $OCI_RLIMIT_CONFIG, else /etc/oci-rlimit/config.toml (there is no --config:\n"
-    "the argv is runc's). $OCI_RLIMIT_RLIMITS and $NVIDIA_CONTAINER_RUNTIME_RLIMITS\n"
-    "(\"memlock=unlimited,...\") override file entries of the same type.\n"
+    "Config: --config PATH (first, before runc's flags: docker's runtimeArgs), else\n"
+    "$OCI_RLIMIT_CONFIG, else /etc/oci-rlimit/config.toml. $OCI_RLIMIT_RLIMITS and\n"
+    "$NVIDIA_CONTAINER_RUNTIME_RLIMITS (\"memlock=unlimited,...\") override file entries\n"
+    "of the same type.\n"
     "Runtime: the first of [runtime] runtimes (default \"runc\", \"crun\") found on PATH,\n"
     "or an absolute path; never this wrapper itself.\n"
     "Exit status: the runtime's; 1 when the wrapper failed before exec'ing it (then it\n"
@@ -52,14 +53,20 @@ class Wrapper {
   }
 
   int Run() {
-    const std::vector<std::string> args(argv_.begin() + 1, argv_.end());
+    std::vector<std::string> args(argv_.begin() + 1, argv_.end());
+    auto own = ParseOwnFlags(args);
+    if (!own) return Fail(own.error());
+    config_flag_ = own->config;
+    // The rest is runc's argv, passed on as it came.
+    args.erase(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(own->count));
+    argv_.erase(argv_.begin() + 1, argv_.begin() + 1 + static_cast<std::ptrdiff_t>(own->count));
     auto global = ParseGlobalFlags(args);
     if (!global) return Fail(global.error());
     global_ = *global;
     if (global_.self == SelfRequest::kHelp) return Help();
     if (auto loop = LoopGuardError(ops_.Getenv(kLoopGuardEnv))) return Fail(MakeError(*loop));
     if (global_.self == SelfRequest::kVersion) ops_.Stdout(VersionLine());
-    auto cfg = ops_.LoadConfig();
+    auto cfg = ops_.LoadConfig(config_flag_);
     if (!cfg) return Fail(cfg.error());
     cfg_ = std::move(cfg->config);
     // Where every warning of ours goes (Warn): never the exec session's stdio.
@@ -98,9 +105,10 @@ class Wrapper {
   // Usage, and what this node's config and PATH give, without running anything.
   int Help() {
     std::string out = kUsage;
-    const std::string path = ops_.Getenv(kConfigEnv).value_or(std::string(kDefaultConfigPath));
+    const std::string path =
+        config_flag_.value_or(ops_.Getenv(kConfigEnv).value_or(std::string(kDefaultConfigPath)));
     out += "\nHere: config " + path;
-    auto cfg = ops_.LoadConfig();
+    auto cfg = ops_.LoadConfig(config_flag_);
     if (!cfg) {
       out += ": " + cfg.error().Text() + "\n";
     } else {
@@ -366,6 +374,7 @@ class Wrapper {
   std::vector<std::string> argv_;
   RuntimeOps& ops_;
   GlobalFlags global_;
+  std::optional<std::string> config_flag_;  // --config, ours
   Config cfg_;
   bool load_warned_ = false;  // loading the config already warned (an unreadable file)
   std::string runtime_;

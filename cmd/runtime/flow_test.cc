@@ -31,7 +31,9 @@ class FakeOps final : public RuntimeOps {
   std::optional<std::vector<std::string>> exec_argv;
   std::string exec_path;
 
-  Result<LoadedConfig> LoadConfig() override {
+  std::vector<std::optional<std::string>> config_flags;  // each LoadConfig's --config
+  Result<LoadedConfig> LoadConfig(const std::optional<std::string>& flag) override {
+    config_flags.push_back(flag);
     if (!config) return config.error();
     return LoadedConfig{*config, load_warnings};
   }
@@ -909,6 +911,63 @@ INSTANTIATE_TEST_SUITE_P(
                  {},
                  "exec \"/usr/sbin/runc\""}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// --config is the wrapper's own: read before runc's argv (docker's
+// runtimeArgs), handed to the config loader, and never passed to runc.
+TEST(RuntimeWrapperConfigFlag, IsLoadedAndLeftOutOfTheRuntimesArgv) {
+  for (const std::vector<std::string>& own : {std::vector<std::string>{"--config", "/etc/x.toml"},
+                                              std::vector<std::string>{"--config=/etc/x.toml"}}) {
+    FakeOps ops;
+    ops.config = WithMemlock();
+    ops.files["/b/config.json"] = kSpec;
+    const std::vector<std::string> runc = {"--root", "/r", "create", "--bundle", "/b", "c1"};
+    std::vector<std::string> argv = {"oci-rlimit-runtime"};
+    argv.insert(argv.end(), own.begin(), own.end());
+    argv.insert(argv.end(), runc.begin(), runc.end());
+    RunRuntimeWrapper(argv, ops);
+    EXPECT_EQ(ops.config_flags, std::vector<std::optional<std::string>>{"/etc/x.toml"}) << own[0];
+    EXPECT_EQ(ops.files["/b/config.json"], kMerged) << own[0];
+    std::vector<std::string> want = {"/usr/sbin/runc"};
+    want.insert(want.end(), runc.begin(), runc.end());
+    ASSERT_TRUE(ops.exec_argv) << own[0];
+    EXPECT_EQ(*ops.exec_argv, want) << own[0];
+  }
+}
+
+TEST(RuntimeWrapperConfigFlag, WithoutItTheLoaderFallsBackToTheEnvironment) {
+  FakeOps ops;
+  ops.config = WithMemlock();
+  RunRuntimeWrapper({"oci-rlimit-runtime", "state", "c1"}, ops);
+  EXPECT_EQ(ops.config_flags, std::vector<std::optional<std::string>>{std::nullopt});
+}
+
+TEST(RuntimeWrapperConfigFlag, AfterTheRuntimesFlagsItFailsBeforeAnything) {
+  FakeOps ops;
+  ops.config = WithMemlock();
+  ops.files["/b/config.json"] = kSpec;
+  EXPECT_EQ(RunRuntimeWrapper({"oci-rlimit-runtime", "--root", "/r", "--config", "/x", "create",
+                               "--bundle", "/b", "c1"},
+                              ops),
+            1);
+  EXPECT_FALSE(ops.exec_argv);
+  EXPECT_TRUE(ops.written.empty());
+  ASSERT_EQ(ops.stderr_lines.size(), 1U);
+  EXPECT_NE(ops.stderr_lines[0].find("the wrapper's own flags go before the runtime's"),
+            std::string::npos)
+      << ops.stderr_lines[0];
+}
+
+TEST(RuntimeWrapperConfigFlag, HelpNamesTheConfigItReads) {
+  FakeOps ops;
+  ops.env["OCI_RLIMIT_CONFIG"] = "/env.toml";
+  RunRuntimeWrapper({"oci-rlimit-runtime", "--config", "/flag.toml", "--oci-rlimit-help"}, ops);
+  EXPECT_NE(ops.stdout_text.find("Here: config /flag.toml:"), std::string::npos) << ops.stdout_text;
+  FakeOps env_only;
+  env_only.env["OCI_RLIMIT_CONFIG"] = "/env.toml";
+  RunRuntimeWrapper({"oci-rlimit-runtime", "--oci-rlimit-help"}, env_only);
+  EXPECT_NE(env_only.stdout_text.find("Here: config /env.toml:"), std::string::npos)
+      << env_only.stdout_text;
+}
 
 }  // namespace
 }  // namespace ocirlimit

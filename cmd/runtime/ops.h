@@ -18,9 +18,10 @@ namespace ocirlimit {
 class RuntimeOps {
  public:
   virtual ~RuntimeOps() = default;
-  // OCI_RLIMIT_CONFIG or the default path, with the environment overrides;
-  // outside the initial user namespace an EACCES file is none (LoadConfigAs).
-  virtual Result<LoadedConfig> LoadConfig() = 0;
+  // --config PATH, else OCI_RLIMIT_CONFIG, else the default path, with the
+  // environment overrides; outside the initial user namespace an EACCES file
+  // is none (LoadConfigAs).
+  virtual Result<LoadedConfig> LoadConfig(const std::optional<std::string>& flag) = 0;
   // Not in the initial user namespace means a rootless engine called us.
   virtual bool InInitialUserNamespace() = 0;
   // Our own soft and hard limit of `resource`: the ceiling the runtime we

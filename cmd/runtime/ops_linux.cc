@@ -17,8 +17,8 @@ namespace {
 
 class LinuxOps final : public RuntimeOps {
  public:
-  Result<LoadedConfig> LoadConfig() override {
-    return LoadConfigAs(std::nullopt, ProcessEnv(), !InInitialUserNamespace());
+  Result<LoadedConfig> LoadConfig(const std::optional<std::string>& flag) override {
+    return LoadConfigAs(flag, ProcessEnv(), !InInitialUserNamespace());
   }
 
   bool InInitialUserNamespace() override { return ThisProcessInInitialUserNamespace(); }

@@ -94,9 +94,15 @@ class DockerTest : public ::testing::Test {
     WriteFile(ConfigPath(), kGoodConfig);
     WriteFile(AnnotatingWrapper(), AnnotatingScript(), 0755);
     Dockerd::Options opts;
+    // oci-rlimit-flag: the wrapper's own --config through daemon.json's
+    // runtimeArgs, which docker puts before runc's argv.
+    WriteFile(FlagConfigPath(), "rlimits = [\"memlock=2M:6M\"]\n");
     opts.daemon_json = Json{{"runtimes",
                              {{"oci-rlimit", {{"path", Wrapper()}}},
-                              {"oci-rlimit-annotated", {{"path", AnnotatingWrapper()}}}}}}
+                              {"oci-rlimit-annotated", {{"path", AnnotatingWrapper()}}},
+                              {"oci-rlimit-flag",
+                               {{"path", Wrapper()},
+                                {"runtimeArgs", Json::array({"--config", FlagConfigPath()})}}}}}}
                            .dump(2);
     opts.env = {"OCI_RLIMIT_CONFIG=" + ConfigPath()};
     dockerd_ = std::make_unique<Dockerd>(opts);
@@ -113,6 +119,7 @@ class DockerTest : public ::testing::Test {
   }
 
   static std::string ConfigPath() { return *suite_dir_ / "config.toml"; }
+  static std::string FlagConfigPath() { return *suite_dir_ / "flag.toml"; }
   static std::string Wrapper() { return OurBinary("oci-rlimit-runtime"); }
   // docker 20.10 has no `docker run --annotation` (docker 24 and later put
   // it into config.json, as containerd, CRI-O and podman do). This runtime
@@ -170,6 +177,16 @@ TEST_F(DockerTest, RunWithTheWrapperRuntimeSeesTheConfiguredLimit) {
   AssertWrapperBuilt();
   ASSERT_EQ(MemlockOf(dockerd_->Run({}, kCatLimits)), kHost) << "baseline: docker's own runc";
   EXPECT_EQ(MemlockOf(dockerd_->Run({"--runtime", "oci-rlimit"}, kCatLimits)), kConfigured);
+}
+
+// --config in daemon.json's runtimeArgs wins over dockerd's $OCI_RLIMIT_CONFIG,
+// on create and on exec, and runc never sees it (it would refuse the flag).
+TEST_F(DockerTest, RuntimeArgsConfigIsTheWrappersOwn) {
+  AssertWrapperBuilt();
+  std::string name = StartDetached({"--runtime", "oci-rlimit-flag"});
+  const Limit flag{2 << 20, 6 << 20};  // flag.toml's, not config.toml's kConfigured
+  EXPECT_EQ(ExecMemlock(name, "/proc/1/limits"), flag) << "the init process";
+  EXPECT_EQ(ExecMemlock(name, "/proc/self/limits"), flag) << "the exec'd process";
 }
 
 TEST_F(DockerTest, ExecIntoAWrapperContainerSeesTheConfiguredLimit) {

@@ -396,6 +396,26 @@ TEST_F(K8sInstallerTest, RefusesBinariesTheNodeCannotRun) {
   EXPECT_EQ(Differences(original, SnapshotTree(host_)), std::vector<std::string>{});
 }
 
+// The wrapper is probed too: its --version prints its own line before it
+// asks runc, so a wrapper the node cannot run is refused like any program,
+// while a node root without runc (this fake one) still takes a good one.
+TEST_F(K8sInstallerTest, RefusesAWrapperTheNodeCannotRun) {
+  const std::string src = dir_ / "foreign";
+  fs::create_directories(src);
+  for (const char* p : {"oci-rlimit-hook", "oci-prlimit-helper", "oci-rlimit"}) {
+    fs::copy_file(OurBinary(p), src + "/" + p);
+  }
+  WriteFile(src + "/oci-rlimit-runtime", "#!/bin/sh\necho 'exec format error' >&2\nexit 126\n",
+            0755);
+  Tree original = SnapshotTree(host_);
+  CmdResult r = RunCmd({"bash", kInstaller, "--host-root", host_, "--source", src});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("install.sh: " + src + "/oci-rlimit-runtime cannot run on this "),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(Differences(original, SnapshotTree(host_)), std::vector<std::string>{});
+}
+
 // MEDIUM (issue 39 finding 4): with no systemd unit to restart, install.sh
 // signals only the engine that serves the node: root's, in the host's PID
 // namespace, with the node's config. Four processes named containerd, in a

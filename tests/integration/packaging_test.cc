@@ -177,10 +177,10 @@ TEST_F(DebPackageTest, InstallUseRemovePurge) {
         "/usr/share/man/man8/oci-rlimit-hook.8.gz", "/usr/share/man/man8/oci-rlimit-runtime.8.gz",
         "/usr/share/man/man8/oci-prlimit-helper.8.gz", "/usr/share/man/man8/oci-rlimit-nri.8.gz",
         // where `oci-rlimit doctor` tells admins to copy the hooks.d file from
-        "/usr/share/oci-rlimit/hooks.d/oci-rlimit.json", "/usr/share/doc/oci-rlimit/policy.md",
-        "/usr/share/doc/oci-rlimit/deployment.md", "/usr/share/doc/oci-rlimit/README.md",
+        "/usr/share/oci-rlimit/hooks.d/oci-rlimit.json", "/usr/share/doc/oci-rlimit/docs/policy.md",
+        "/usr/share/doc/oci-rlimit/docs/deployment.md", "/usr/share/doc/oci-rlimit/README.md",
         "/usr/bin/oci-rlimit-nri", "/usr/lib/systemd/system/oci-rlimit-nri.service",
-        "/usr/share/oci-rlimit/nri/10-oci-rlimit", "/usr/share/doc/oci-rlimit/nri.md",
+        "/usr/share/oci-rlimit/nri/10-oci-rlimit", "/usr/share/doc/oci-rlimit/docs/nri.md",
         // what README's quick starts name (tests/readme/shell_blocks_test.sh)
         "/usr/bin/oci-rlimit-runtime", "/usr/bin/oci-prlimit-helper", "/usr/bin/oci-rlimit",
         "/usr/share/oci-rlimit/kubernetes/nri-daemonset.yaml",

@@ -4,6 +4,7 @@
 
 #include "cli/doctor/command.h"
 #include "cli/doctor/doctor.h"
+#include "effects/config_loader.h"
 #include "node/rooted_node_ops.h"
 
 namespace ocirlimit::cli {
@@ -11,7 +12,7 @@ namespace ocirlimit::cli {
 int DoctorCommand(const CliArgs& a) {
   auto ops = RootedNodeOps(a.root);
   DoctorOptions options;
-  if (a.config) options.config_path = *a.config;  // a node path, under --root too
+  ResolveDoctorConfig(options, a.config, ProcessEnv());
   options.rooted = a.root != "/";
   DoctorReport r = RunDoctor(*ops, options);
   std::cout << (a.json ? DoctorJson(r).dump(2) + "\n" : DoctorText(r));

@@ -146,6 +146,13 @@ bool DoctorReport::ok() const {
                       [](const Check& c) { return c.status == CheckStatus::kFail; });
 }
 
+void ResolveDoctorConfig(DoctorOptions& options, const std::optional<std::string>& flag,
+                         const EnvLookup& env) {
+  const ConfigPath where = ResolveConfigPath(flag, env);
+  options.config_path = where.path;
+  options.config_named = where.must_exist;
+}
+
 DoctorReport RunDoctor(NodeOps& ops, const DoctorOptions& options) {
   doctor::Context c(ops, options);
   doctor::LoadInstallerMode(c);

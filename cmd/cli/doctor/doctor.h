@@ -31,7 +31,7 @@ namespace ocirlimit {
 
 // Advice names paths on the node as the .deb installs them
 // (packaging/CMakeLists.txt), never paths in a source tree.
-inline constexpr const char* kDocDir = "/usr/share/doc/oci-rlimit";
+inline constexpr const char* kDocDir = "/usr/share/doc/oci-rlimit/docs";
 inline constexpr const char* kPackagedHooksFile = "/usr/share/oci-rlimit/hooks.d/oci-rlimit.json";
 
 enum class CheckStatus { kOk, kInfo, kWarn, kFail };
@@ -62,7 +62,15 @@ struct DoctorOptions {
   // installer's pending restart (node_restart.h); unset: the node's /proc
   // (none under --root: a copy's engine is not running).
   std::function<std::vector<int64_t>(const std::string& engine)> engine_starts = {};
+  // Named by --config or $OCI_RLIMIT_CONFIG: a missing file then fails, as it
+  // fails every program that reads it.
+  bool config_named = false;
 };
+
+// --config, else $OCI_RLIMIT_CONFIG, else the default: the rule every program
+// follows (ResolveConfigPath), read as a node path (inside --root).
+void ResolveDoctorConfig(DoctorOptions& options, const std::optional<std::string>& flag,
+                         const EnvLookup& env);
 
 DoctorReport RunDoctor(NodeOps& ops, const DoctorOptions& options = {});
 // A table: STATUS AREA WHAT, with the path and advice on indented lines.

@@ -112,6 +112,13 @@ void CheckOurConfig(Context& c) {
   const engines::OurConfig& cfg = c.config();
   switch (cfg.state) {
     case engines::OurConfigState::kAbsent:
+      if (c.options().config_named) {
+        c.Add("config", CheckStatus::kFail,
+              "no such file, named by --config or $" + std::string(kConfigEnv) +
+                  ": every program given this path fails",
+              cfg.path, "write it, or name the config the node's programs read");
+        return;
+      }
       if (auto env = DockerUnitRlimits(c)) {
         c.Add("config", CheckStatus::kInfo,
               "no config file: docker.service's " + env->first + " gives the hook its limits " +

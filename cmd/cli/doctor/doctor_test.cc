@@ -666,6 +666,40 @@ TEST(Doctor, NoConfigButDockersEnvironmentGivesTheChainItsLimits) {
   EXPECT_EQ(cfg->path, "/etc/systemd/system/docker.service.d/oci-rlimit.conf");
 }
 
+// doctor finds the config as every program does: --config, else
+// $OCI_RLIMIT_CONFIG, else the default; a named file that is missing fails.
+TEST(Doctor, FindsTheConfigAsEveryProgramDoes) {
+  const EnvLookup env = [](std::string_view name) -> std::optional<std::string> {
+    if (name == "OCI_RLIMIT_CONFIG") return "/etc/env.toml";
+    return std::nullopt;
+  };
+  const EnvLookup none = [](std::string_view) -> std::optional<std::string> { return {}; };
+  DoctorOptions o;
+  ResolveDoctorConfig(o, std::nullopt, none);
+  EXPECT_EQ(o.config_path, "/etc/oci-rlimit/config.toml");
+  EXPECT_FALSE(o.config_named);
+  ResolveDoctorConfig(o, std::nullopt, env);
+  EXPECT_EQ(o.config_path, "/etc/env.toml");
+  EXPECT_TRUE(o.config_named);
+  ResolveDoctorConfig(o, "/etc/flag.toml", env);
+  EXPECT_EQ(o.config_path, "/etc/flag.toml");
+
+  FakeNode n;
+  n.files["/proc/self/status"] = "CapEff:\t000001ffffffffff\n";
+  n.files["/etc/env.toml"] = "rlimits = [\"memlock=64M\"]\n";
+  ResolveDoctorConfig(o, std::nullopt, env);
+  DoctorReport r = RunDoctor(n, o);
+  EXPECT_EQ(Find(r, "config", "no config"), nullptr) << All(r);
+  EXPECT_EQ(Find(r, "config", "no such file"), nullptr) << All(r);
+  n.files.erase("/etc/env.toml");
+  r = RunDoctor(n, o);
+  const Check* missing = Find(r, "config", "no such file, named by --config or $OCI_RLIMIT_CONFIG");
+  ASSERT_NE(missing, nullptr) << All(r);
+  EXPECT_EQ(missing->status, CheckStatus::kFail);
+  EXPECT_EQ(missing->path, "/etc/env.toml");
+  EXPECT_FALSE(r.ok());
+}
+
 // hooks_dir as CRI-O (crio.conf, then crio.conf.d in name order) or podman
 // (containers.conf files) reads it: the last file that sets it wins.
 struct HooksDirCase {
