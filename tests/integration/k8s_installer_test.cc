@@ -460,6 +460,33 @@ INSTANTIATE_TEST_SUITE_P(Installer, InstallerSignalTest,
                                            SignalCase{"WithOnlyOthers", false}),
                          [](const auto& info) { return info.param.name; });
 
+// Under a fixture root whose /proc has no init (pid 1's link cannot be read
+// there), the caller's PID namespace is not the node's: nothing is
+// signalled, even a root containerd in the caller's own namespace.
+TEST_F(K8sInstallerTest, UnderAFixtureRootWithoutInitNothingIsSignalled) {
+  OCI_RLIMIT_REQUIRE("unshare");
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  TempDir eng;
+  ASSERT_EQ(chmod(eng.path().c_str(), 0755), 0);
+  WriteFile(eng / "containerd", "#!/bin/sh\nwhile :; do sleep 1; done\n", 0755);
+  const std::string script = R"(
+"$1/containerd" & node=$!
+mkdir -p "$3/proc" && ln -s "/proc/$node" "$3/proc/$node"
+sleep 0.3
+OCI_RLIMIT_RESTART_WAIT=2 bash "$2" --host-root "$3" --source "$4" --restart
+echo "rc=$?"
+sleep 0.3
+if kill -0 "$node" 2>/dev/null; then echo "node alive"; kill "$node"; else echo "node gone"; fi
+)";
+  CmdResult r =
+      RunCmd({"unshare", "-p", "-f", "--mount-proc", "bash", "-c", script, "sh", eng.path(),
+              kInstaller, host_, fs::path(OurBinary("oci-rlimit-hook")).parent_path()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("node alive\n"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.err.find("install.sh: could not restart containerd"), std::string::npos)
+      << r.out << r.err;
+}
+
 // The image carries bin/amd64 and bin/arm64; the node's own one is installed.
 TEST_F(K8sInstallerTest, PicksTheNodesArchitecture) {
   const std::string src = dir_ / "multiarch";
