@@ -191,8 +191,7 @@ HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
       return HealResult::kGone;
     }
     if (look.failure == ApplyFailure::kInvalidTarget) {
-      return report(HealResult::kReused, "not proven this container's init: " +
-                                             look.error->Text());
+      return report(HealResult::kReused, "not proven this container's init: " + look.error->Text());
     }
     return report(HealResult::kCannot, "cannot heal: " + look.error->Text());
   }

@@ -471,6 +471,7 @@ pb::SynchronizeRequest TwoContainers() {
   *c = req.containers(0);
   c->set_id("c2");
   c->set_pid(101);
+  c->mutable_linux()->set_cgroups_path("/kubepods/besteffort/pod1/c2");
   return req;
 }
 
@@ -647,10 +648,10 @@ TEST(HealProof, ACgroupThatOnlyNamesTheIdIsLeftAlone) {
   for (const char* cgroup : {
            "0::/user.slice/user-1000.slice/user@1000.service/c1\n",  // a user's own
            "12:memory:/c1\n0::/\n",                                  // the id alone
-           "12:memory:/user.slice/kubepods/besteffort/pod1/c1\n",     // below another
-           "12:memory:/kubepods/besteffort/pod1/c1x\n",               // a longer name
-           "12:memory:/x/c1/kubepods/besteffort/pod1\n",              // a substring
-           "12:memory:/kubepods/besteffort/pod1\n",                   // its parent
+           "12:memory:/user.slice/kubepods/besteffort/pod1/c1\n",    // below another
+           "12:memory:/kubepods/besteffort/pod1/c1x\n",              // a longer name
+           "12:memory:/x/c1/kubepods/besteffort/pod1\n",             // a substring
+           "12:memory:/kubepods/besteffort/pod1\n",                  // its parent
        }) {
     const ProofRun r = HealIn(path, cgroup);
     EXPECT_EQ(r.result, HealResult::kReused) << cgroup << HealResultName(r.result);

@@ -46,8 +46,8 @@ class Server : public ::testing::Test {
   void SetUp() override {
     ASSERT_NE(mkdtemp(dir_), nullptr);
     path_ = std::string(dir_) + "/m.sock";
-    auto s = StartMetricsServer({MetricsAddress::Kind::kUnix, "", 0, path_},
-                                [this] { return body_; });
+    auto s =
+        StartMetricsServer({MetricsAddress::Kind::kUnix, "", 0, path_}, [this] { return body_; });
     ASSERT_TRUE(s.ok()) << s.error().Text();
     server_ = std::move(*s);
   }
@@ -164,9 +164,9 @@ int64_t MsUntilClosed(int fd, int wait_ms) {
   const auto end = start + std::chrono::milliseconds(wait_ms);
   char buf[4096];
   for (;;) {
-    const auto left = std::max<int64_t>(
-        0, std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now())
-               .count());
+    const auto left = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               end - std::chrono::steady_clock::now())
+                                               .count());
     pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
     if (poll(&p, 1, static_cast<int>(left)) <= 0) return -1;
     const ssize_t n = read(fd, buf, sizeof buf);

@@ -105,7 +105,8 @@ std::optional<std::string> Distrust(const InitRecord& r, uid_t caller) {
 std::optional<std::string> NotTheInit(const InitRecord& r, std::string_view status,
                                       std::string_view cgroup) {
   if (r.owner != 0 && !StatusUidsAre(status, r.owner)) {
-    return Cat("not a process of uid ", std::to_string(r.owner), ", who owns the container's state");
+    return Cat("not a process of uid ", std::to_string(r.owner),
+               ", who owns the container's state");
   }
   if (!r.cgroup.empty() && !CgroupIsWithin(cgroup, r.cgroup)) {
     return Cat("its cgroup is not ", Quote(r.cgroup), ", the one made for the container");

@@ -73,7 +73,7 @@ Status OpenChecked(int dir, const std::string& name, const std::string& path, mo
 }  // namespace
 
 Result<std::string> ReadIfStillChecked(int dir, const std::string& name, const std::string& path,
-                                const struct stat& checked, size_t max_bytes) {
+                                       const struct stat& checked, size_t max_bytes) {
   if (static_cast<uint64_t>(checked.st_size) > max_bytes) {
     return MakeError(Cat(Quote(path), " is larger than ", std::to_string(max_bytes), " bytes"));
   }

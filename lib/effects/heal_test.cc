@@ -175,8 +175,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, LookAndHeal, testing::ValuesIn(LookCases()), Cas
 TEST(HealProcess, ExitsWhileSetIsReportedNotDone) {
   FakeProcess p;
   p.alive_checks = 2;  // the identity check and the one before the set pass
-  HealOutcome out =
-      HealProcess(p, p, 4242, InitRecord{0, 500, ""}, {{RLIMIT_MEMLOCK, 8 * kM, 8 * kM}}, Rootless::kDegrade);
+  HealOutcome out = HealProcess(p, p, 4242, InitRecord{0, 500, ""},
+                                {{RLIMIT_MEMLOCK, 8 * kM, 8 * kM}}, Rootless::kDegrade);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.failure, ApplyFailure::kTargetGone);
   EXPECT_EQ(p.set_calls.size(), 1u);
@@ -185,8 +185,8 @@ TEST(HealProcess, ExitsWhileSetIsReportedNotDone) {
 TEST(HealProcess, RootlessFitsToTheCurrentHardLimit) {
   FakeProcess p;
   p.initial_userns = false;
-  HealOutcome out =
-      HealProcess(p, p, 4242, InitRecord{0, 500, ""}, {{RLIMIT_MEMLOCK, 16 * kM, 16 * kM}}, Rootless::kDegrade);
+  HealOutcome out = HealProcess(p, p, 4242, InitRecord{0, 500, ""},
+                                {{RLIMIT_MEMLOCK, 16 * kM, 16 * kM}}, Rootless::kDegrade);
   ASSERT_TRUE(out.ok()) << out.error->Text();
   EXPECT_EQ(out.limits, (std::vector<Rlimit>{{RLIMIT_MEMLOCK, 8 * kM, 8 * kM}}));
   EXPECT_FALSE(out.warning.empty());
@@ -194,8 +194,8 @@ TEST(HealProcess, RootlessFitsToTheCurrentHardLimit) {
 
   FakeProcess strict;
   strict.initial_userns = false;
-  HealOutcome refused =
-      HealProcess(strict, strict, 4242, InitRecord{0, 500, ""}, {{RLIMIT_MEMLOCK, 16 * kM, 16 * kM}}, Rootless::kFail);
+  HealOutcome refused = HealProcess(strict, strict, 4242, InitRecord{0, 500, ""},
+                                    {{RLIMIT_MEMLOCK, 16 * kM, 16 * kM}}, Rootless::kFail);
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(strict.set_calls.empty());
 }
@@ -249,8 +249,8 @@ class ZombieAfterSet : public FakeProcess {
 
 TEST(HealProcess, AZombieAfterTheSetIsNotAHeal) {
   ZombieAfterSet p;
-  HealOutcome out =
-      HealProcess(p, p, 4242, InitRecord{0, 500, ""}, {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}}, Rootless::kDegrade);
+  HealOutcome out = HealProcess(p, p, 4242, InitRecord{0, 500, ""},
+                                {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}}, Rootless::kDegrade);
   EXPECT_FALSE(p.sets.empty());
   EXPECT_FALSE(out.ok());
   EXPECT_EQ(out.failure, ApplyFailure::kTargetGone);
@@ -272,9 +272,8 @@ TEST(HealProcess, ARecordedCgroupMustHoldTheProcess) {
   InCgroup p;
   const std::vector<Rlimit> want = {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}};
   p.cgroup = "0::/user.slice/user-1000.slice/user@1000.service/c1\n";
-  HealOutcome refused =
-      HealProcess(p, p, 4242, InitRecord{0, std::nullopt, "/kubepods/pod1/c1"}, want,
-                  Rootless::kDegrade);
+  HealOutcome refused = HealProcess(p, p, 4242, InitRecord{0, std::nullopt, "/kubepods/pod1/c1"},
+                                    want, Rootless::kDegrade);
   EXPECT_FALSE(refused.ok());
   EXPECT_EQ(refused.failure, ApplyFailure::kInvalidTarget);
   EXPECT_TRUE(p.set_calls.empty());

@@ -10,8 +10,8 @@
 
 #include "adapters/oci/runtime_state.h"
 #include "adapters/oci/spec.h"
-#include "effects/fs_ops.h"
 #include "effects/container_proof.h"
+#include "effects/fs_ops.h"
 #include "formats/text.h"
 
 namespace ocirlimit::node {

@@ -5,9 +5,8 @@
 #include "node/node_live.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -100,10 +99,12 @@ TEST_F(LiveScan, AUsersBundleIsNeverOpened) {
 // Root's own state naming a bundle whose files are a FIFO or a symlink to
 // the wrapper's name: neither is opened nor followed, so neither keeps it.
 TEST_F(LiveScan, RootsBundleIsReadOnlyAsRegularFilesOfRoots) {
-  Write("/run/runc/fifoc/state.json", R"({"id":"fifoc","init_process_pid":4344,)"
-                                      R"("init_process_start":5,"config":{"labels":["bundle=/fb"]}})");
-  Write("/run/runc/linkc/state.json", R"({"id":"linkc","init_process_pid":4345,)"
-                                      R"("init_process_start":5,"config":{"labels":["bundle=/lb"]}})");
+  Write("/run/runc/fifoc/state.json",
+        R"({"id":"fifoc","init_process_pid":4344,)"
+        R"("init_process_start":5,"config":{"labels":["bundle=/fb"]}})");
+  Write("/run/runc/linkc/state.json",
+        R"({"id":"linkc","init_process_pid":4345,)"
+        R"("init_process_start":5,"config":{"labels":["bundle=/lb"]}})");
   fs::create_directories(host.path() + "/fb");
   fs::create_directories(host.path() + "/lb");
   fs::create_symlink(host.path() + "/b/runtime", host.path() + "/lb/runtime");
@@ -114,8 +115,9 @@ TEST_F(LiveScan, RootsBundleIsReadOnlyAsRegularFilesOfRoots) {
 
 // A bundle file a user may write (theirs, or group-writable) says nothing.
 TEST_F(LiveScan, ABundleFileAUserCouldWriteDoesNotCount) {
-  Write("/run/runc/userb/state.json", R"({"id":"userb","init_process_pid":4346,)"
-                                      R"("init_process_start":5,"config":{"labels":["bundle=/ob"]}})");
+  Write("/run/runc/userb/state.json",
+        R"({"id":"userb","init_process_pid":4346,)"
+        R"("init_process_start":5,"config":{"labels":["bundle=/ob"]}})");
   Write("/ob/runtime", "/usr/bin/oci-rlimit-runtime");
   ASSERT_EQ(chown((host.path() + "/ob/runtime").c_str(), kUser, kUser), 0);
   EXPECT_EQ(Ids(), (std::vector<std::string>{"rootc"}));

@@ -99,10 +99,10 @@ INSTANTIATE_TEST_SUITE_P(
                    false},
         EngineCase{"AnExecutableRootDoesNotOwnAlone", "crio",
                    With(Proc({"crio"}, true, true), &RunningProcess::exe_root_owned, false), false},
-        EngineCase{"InADirectoryRootDoesNotOwnAlone", "containerd",
-                   With(Proc({"containerd"}, true, true), &RunningProcess::exe_dir_root_owned,
-                        false),
-                   false}),
+        EngineCase{
+            "InADirectoryRootDoesNotOwnAlone", "containerd",
+            With(Proc({"containerd"}, true, true), &RunningProcess::exe_dir_root_owned, false),
+            false}),
     CaseName{});
 
 // The node's namespaces from the links' text: its init's; where that link

@@ -152,9 +152,9 @@ class Rooted : public NodeOps {
     auto status = ReadFileBounded(proc + "/status", kMaxCmdlineBytes);
     p.root_uid = status && StatusUidsAre(*status, 0);
     const std::string pid_ns = ReadLink(proc + "/ns/pid");
-    p.host_pid_namespace = InNamespace(
-        pid_ns, NodePidNamespace(ReadLink(Host("/proc/1/ns/pid")), ReadLink("/proc/self/ns/pid"),
-                                 root_.empty()));
+    p.host_pid_namespace =
+        InNamespace(pid_ns, NodePidNamespace(ReadLink(Host("/proc/1/ns/pid")),
+                                             ReadLink("/proc/self/ns/pid"), root_.empty()));
     p.node_mount_namespace =
         NodeMountNamespace(ReadLink(proc + "/ns/mnt"), ReadLink(Host("/proc/1/ns/mnt")));
     p.host_namespaces = true;

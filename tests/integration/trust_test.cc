@@ -3,9 +3,9 @@
 // (oci-rlimit-test) made with setpriv never steers `audit --heal` at root's
 // process, never makes root follow a symlink, and never supplies node facts;
 // a sandbox mark that two keys dispute does not hide a real runc container.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -143,14 +143,13 @@ TEST_F(UserRoot, ACgroupNamedAfterTheIdProvesNothing) {
   std::string name = cg.substr(cg.rfind('/') + 1);
   if (name.empty()) name = "sleeper";
   Forge(name, own,
-        "mkfifo " + root() + "/" + name + "/config.json && { (echo '{}' > " + root() + "/" +
-            name + "/config.json; touch " + root() + "/opened) >/dev/null 2>&1 & }");
+        "mkfifo " + root() + "/" + name + "/config.json && { (echo '{}' > " + root() + "/" + name +
+            "/config.json; touch " + root() + "/opened) >/dev/null 2>&1 & }");
   const std::string trace = dir_ / "strace.txt";
-  std::vector<std::string> argv = {"strace",       "-f",          "-qq",
-                                   "-e",           "trace=prlimit64", "-o",
-                                   trace,          OurBinary("oci-rlimit"), "audit",
-                                   "--config",     config(),      "--no-default-roots",
-                                   "--runtime-root", root(),      "--heal"};
+  std::vector<std::string> argv = {"strace",          "-f",       "-qq",    "-e",
+                                   "trace=prlimit64", "-o",       trace,    OurBinary("oci-rlimit"),
+                                   "audit",           "--config", config(), "--no-default-roots",
+                                   "--runtime-root",  root(),     "--heal"};
   CmdResult r = RunCmd(argv);
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("unproven: its state is uid " + id), std::string::npos) << r.out;

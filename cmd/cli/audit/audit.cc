@@ -89,8 +89,7 @@ AuditEntry AuditOne(const AuditRun& run, const FoundContainer& c) {
                              look.limits, MarkerOf(c.root));
   if (!c.facts_trusted) e.verdict.notes.push_back(Distrusted(c));
   if (run.heal && Heals(e.verdict)) {
-    e.heal =
-        HealProcess(run.ops, run.fs, c.state->pid, record, e.verdict.heal, run.cfg.rootless);
+    e.heal = HealProcess(run.ops, run.fs, c.state->pid, record, e.verdict.heal, run.cfg.rootless);
     LogHeal(run, e);
   }
   return e;

@@ -92,8 +92,7 @@ TEST_F(UserState, RootNeverJudgesNorHealsIt) {
     AuditReport r = Run(true);
     ASSERT_EQ(r.entries.size(), 1u);
     EXPECT_EQ(r.entries[0].verdict.status, AuditStatus::kUnknown) << cgroup;
-    EXPECT_NE(r.entries[0].verdict.why.find("unproven: its state is uid 1000's"),
-              std::string::npos)
+    EXPECT_NE(r.entries[0].verdict.why.find("unproven: its state is uid 1000's"), std::string::npos)
         << r.entries[0].verdict.why;
     EXPECT_FALSE(r.entries[0].heal) << cgroup;
     EXPECT_TRUE(node.set_pids.empty()) << cgroup;
