@@ -125,6 +125,12 @@ TEST_F(LiveScan, ABundleFileAUserCouldWriteDoesNotCount) {
   EXPECT_EQ(Ids(), (std::vector<std::string>{"rootc", "userb"}));
   ASSERT_EQ(chmod((host.path() + "/ob/runtime").c_str(), 0664), 0);
   EXPECT_EQ(Ids(), (std::vector<std::string>{"rootc"}));
+  // A bundle a user owns whole, named by root's state: still the user's word.
+  ASSERT_EQ(chmod((host.path() + "/ob/runtime").c_str(), 0644), 0);
+  for (const char* p : {"/ob", "/ob/runtime"}) {
+    ASSERT_EQ(chown((host.path() + p).c_str(), kUser, kUser), 0);
+  }
+  EXPECT_EQ(Ids(), (std::vector<std::string>{"rootc"}));
 }
 
 }  // namespace
