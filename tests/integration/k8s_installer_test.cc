@@ -490,18 +490,21 @@ if kill -0 "$node" 2>/dev/null; then echo "node alive"; kill "$node"; else echo 
 // A root containerd in the node's namespaces whose executable anyone may
 // replace (its file, or its directory, writable by others) is not the
 // node's engine: it is never signalled.
-TEST_F(K8sInstallerTest, AnEngineAnyoneMayReplaceIsNotSignalled) {
+class ReplaceableEngineTest : public K8sInstallerTest,
+                              public ::testing::WithParamInterface<std::pair<mode_t, mode_t>> {};
+
+TEST_P(ReplaceableEngineTest, IsNotSignalled) {
   OCI_RLIMIT_REQUIRE("unshare", "sleep");
   if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  const auto [dir_mode, file_mode] = GetParam();
   fs::create_directory_symlink("/proc", host_ + "/proc");
   std::string sleep_bin = RunCmd({"sh", "-c", "command -v sleep"}).out;
   sleep_bin.erase(sleep_bin.find('\n'));
-  for (const mode_t dir_mode : {mode_t{0777}, mode_t{0755}}) {
-    TempDir eng;
-    fs::copy_file(sleep_bin, eng / "containerd");
-    ASSERT_EQ(chmod((eng / "containerd").c_str(), dir_mode == 0755 ? 0757 : 0755), 0);
-    ASSERT_EQ(chmod(eng.path().c_str(), dir_mode), 0);
-    const std::string script = R"(
+  TempDir eng;
+  fs::copy_file(sleep_bin, eng / "containerd");
+  ASSERT_EQ(chmod((eng / "containerd").c_str(), file_mode), 0);
+  ASSERT_EQ(chmod(eng.path().c_str(), dir_mode), 0);
+  const std::string script = R"(
 "$1/containerd" 1000 & node=$!
 sleep 0.3
 OCI_RLIMIT_RESTART_WAIT=2 bash "$2" --host-root "$3" --source "$4" --restart
@@ -509,15 +512,22 @@ echo "rc=$?"
 sleep 0.3
 if kill -0 "$node" 2>/dev/null; then echo "node alive"; kill "$node"; else echo "node gone"; fi
 )";
-    CmdResult r =
-        RunCmd({"unshare", "-p", "-f", "--mount-proc", "bash", "-c", script, "sh", eng.path(),
-                kInstaller, host_, fs::path(OurBinary("oci-rlimit-hook")).parent_path()});
-    ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_NE(r.out.find("node alive\n"), std::string::npos) << dir_mode << r.out << r.err;
-    EXPECT_NE(r.err.find("install.sh: could not restart containerd"), std::string::npos)
-        << r.out << r.err;
-  }
+  CmdResult r =
+      RunCmd({"unshare", "-p", "-f", "--mount-proc", "bash", "-c", script, "sh", eng.path(),
+              kInstaller, host_, fs::path(OurBinary("oci-rlimit-hook")).parent_path()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("node alive\n"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.err.find("install.sh: could not restart containerd"), std::string::npos)
+      << r.out << r.err;
 }
+
+INSTANTIATE_TEST_SUITE_P(Installer, ReplaceableEngineTest,
+                         ::testing::Values(std::pair<mode_t, mode_t>{0777, 0755},
+                                           std::pair<mode_t, mode_t>{0755, 0757}),
+                         [](const auto& info) {
+                           return info.param.first == 0777 ? std::string("WritableDirectory")
+                                                           : std::string("WritableFile");
+                         });
 
 // The image carries bin/amd64 and bin/arm64; the node's own one is installed.
 TEST_F(K8sInstallerTest, PicksTheNodesArchitecture) {
