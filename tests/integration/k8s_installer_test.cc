@@ -401,8 +401,9 @@ TEST_F(K8sInstallerTest, RefusesBinariesTheNodeCannotRun) {
 // namespace, with the node's config. Four processes named containerd, in a
 // private PID and mount namespace whose /proc the host root links to: the
 // node's (root, no --config), a uid 65534 one (a user's rootless
-// containerd), a root one in its own PID namespace (kind, dind) and a root
-// one with another --config (dockerd's). Only the node's is signalled; with
+// containerd), a root one in its own PID namespace (kind, dind), a root one
+// in its own mount namespace (a hostPID pod's) and a root one with another
+// --config (dockerd's). Only the node's is signalled; with
 // none, the restart is not counted as done.
 struct SignalCase {
   std::string name;
@@ -426,12 +427,13 @@ e=$1/containerd
 if [ "$5" = yes ]; then "$e" & node=$!; fi
 setpriv --reuid=65534 --regid=65534 --clear-groups "$e" & user=$!
 unshare -p -f "$e" & pod=$!
+unshare -m "$e" & mounts=$!
 "$e" --config /var/run/docker/containerd/containerd.toml & other=$!
 sleep 0.3
 OCI_RLIMIT_RESTART_WAIT=2 bash "$2" --host-root "$3" --source "$4" --restart
 echo "rc=$?"
 sleep 0.3
-for n in node user pod other; do
+for n in node user pod mounts other; do
   eval "p=\${$n:-}"
   [ -n "$p" ] || continue
   if kill -0 "$p" 2>/dev/null; then echo "$n alive"; else echo "$n gone"; fi
@@ -443,7 +445,7 @@ done
               GetParam().node_engine ? "yes" : "no"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("rc=0\n"), std::string::npos) << r.out << r.err;
-  for (const char* alive : {"user alive\n", "pod alive\n", "other alive\n"}) {
+  for (const char* alive : {"user alive\n", "pod alive\n", "mounts alive\n", "other alive\n"}) {
     EXPECT_NE(r.out.find(alive), std::string::npos) << alive << r.out << r.err;
   }
   if (GetParam().node_engine) {
