@@ -125,11 +125,11 @@ TEST_F(UserRoot, ForgedNodeFactsAreNotBelieved) {
 
 // HIGH: the review's forgery. The user's own sleep, its state named after
 // the sleep's own cgroup (a component the user's process is in, here
-// /process_api/... under cgroup v1's memory hierarchy), its bundle's
-// config.json a FIFO with the user's writer parked on it: root's audit
-// --heal makes no prlimit(2) call that sets a limit on it (strace: root here
-// lacks CAP_SYS_RESOURCE, so only the attempt can show), gives no verdict as
-// a container, and never opens the FIFO.
+// /process_api/... under cgroup v1's memory hierarchy), the shim's
+// options.json in its bundle a FIFO with the user's writer parked on it:
+// root's audit --heal makes no prlimit(2) call that sets a limit on it
+// (strace: root here lacks CAP_SYS_RESOURCE, so only the attempt can show),
+// gives no verdict as a container, and never opens the FIFO.
 TEST_F(UserRoot, ACgroupNamedAfterTheIdProvesNothing) {
   OCI_RLIMIT_REQUIRE("strace");
   const std::string id = std::to_string(uid_);
@@ -142,9 +142,12 @@ TEST_F(UserRoot, ACgroupNamedAfterTheIdProvesNothing) {
   }
   std::string name = cg.substr(cg.rfind('/') + 1);
   if (name.empty()) name = "sleeper";
+  const std::string dir = root() + "/" + name;
+  const std::string spec = R"({"ociVersion":"1.0.2","process":{"env":["PATH=/bin"]}})";
   Forge(name, own,
-        "mkfifo " + root() + "/" + name + "/config.json && { (echo '{}' > " + root() + "/" + name +
-            "/config.json; touch " + root() + "/opened) >/dev/null 2>&1 & }");
+        "printf '%s' '" + spec + "' > " + dir + "/config.json && mkfifo " + dir +
+            "/options.json && { (echo '{}' > " + dir + "/options.json; touch " + root() +
+            "/opened) >/dev/null 2>&1 & }");
   const std::string trace = dir_ / "strace.txt";
   std::vector<std::string> argv = {"strace",          "-f",       "-qq",    "-e",
                                    "trace=prlimit64", "-o",       trace,    OurBinary("oci-rlimit"),
@@ -162,7 +165,7 @@ TEST_F(UserRoot, ACgroupNamedAfterTheIdProvesNothing) {
   EXPECT_FALSE(fs::exists(root() + "/opened")) << "root opened the user's FIFO";
   EXPECT_EQ(MemlockOf(own), (Limit{1 * kM, 8 * kM}));
   // Let the parked writer go.
-  const int release = open((root() + "/" + name + "/config.json").c_str(), O_RDONLY | O_NONBLOCK);
+  const int release = open((dir + "/options.json").c_str(), O_RDONLY | O_NONBLOCK);
   if (release >= 0) close(release);
 }
 
