@@ -6,6 +6,7 @@
 // parsed as YAML.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -955,6 +956,62 @@ TEST_F(K8sInstallerTest, AUsersFakeRootlessStateDoesNotBlockUninstall) {
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_EQ(r.err.find("still exist"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(host_ + kWrapper)) << "a user's state kept the wrapper";
+}
+
+// The review's forgery against a live process: the test user's own sleep,
+// a state of theirs under /run/user/UID/runc named after a component of the
+// sleep's own cgroup, its bundle's `runtime` naming the wrapper (and a
+// second state whose bundle's config.json is a FIFO the user's writer waits
+// on). Uninstall is neither blocked nor steered, and the FIFO never opened.
+TEST_F(K8sInstallerTest, AUsersLiveForgedStateNeitherBlocksUninstallNorIsOpened) {
+  OCI_RLIMIT_REQUIRE("setpriv");
+  const passwd* pw = getpwnam("oci-rlimit-test");
+  if (pw == nullptr || geteuid() != 0) GTEST_SKIP() << "needs root and the user oci-rlimit-test";
+  ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0);
+  fs::create_directory_symlink("/proc", host_ + "/proc");
+  const std::string uid = std::to_string(pw->pw_uid);
+  const std::string run = "/run/user/" + uid;
+  fs::create_directories(host_ + run);
+  ASSERT_EQ(chown((host_ + run).c_str(), pw->pw_uid, pw->pw_gid), 0);
+  ASSERT_EQ(chmod((host_ + run).c_str(), 0700), 0);
+  const std::string script = R"(
+sleep 1000 >/dev/null 2>&1 & s=$!
+cg=$(sed -n 's/^[0-9]*:[^:]*memory[^:]*://p' /proc/$s/cgroup)
+[ -n "$cg" ] || cg=$(sed -n 's/^0:://p' /proc/$s/cgroup)
+last=${cg##*/}; first=${cg#/}; first=${first%%/*}
+start=$(cut -d' ' -f22 /proc/$s/stat)
+state() {
+  mkdir -p "$H$R/runc/$1" "$H$R/$2"
+  printf '{"id":"%s","init_process_pid":%s,"init_process_start":%s,"config":{"labels":["bundle=%s"]}}' \
+    "$1" "$s" "$start" "$R/$2" > "$H$R/runc/$1/state.json"
+}
+state "${last:-sleeper}" b1
+printf '%s' "$W" > "$H$R/b1/runtime"
+if [ -n "$first" ] && [ "$first" != "$last" ]; then
+  state "$first" b2
+  mkfifo "$H$R/b2/config.json"
+  { (echo '{}' > "$H$R/b2/config.json"; touch "$H$R/opened") >/dev/null 2>&1 & }
+fi
+echo "$s"
+)";
+  ASSERT_EQ(chmod(dir_.path().c_str(), 0711), 0);
+  const std::string env = "export H='" + host_ + "' R='" + run + "' W='" + kWrapper + "'\n";
+  CmdResult forged = RunCmd(
+      {"setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", "sh", "-c", env + script});
+  ASSERT_EQ(forged.status, 0) << forged.err;
+  const pid_t sleeper = std::stoi(forged.out);
+  CmdResult r = Uninstall();
+  kill(sleeper, SIGKILL);
+  const std::string fifo = host_ + run + "/b2/config.json";
+  const bool opened = fs::exists(host_ + run + "/opened");
+  if (fs::exists(fifo)) {
+    const int release = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+    if (release >= 0) close(release);
+  }
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.err.find("still exist"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(host_ + kWrapper)) << "a user's state kept the wrapper";
+  EXPECT_FALSE(opened) << "root opened the user's FIFO";
 }
 
 // On a version 3 config (containerd 2.x, which looks a pod's handler up by
