@@ -167,10 +167,11 @@ bool Healer::FindInit(One& one) {
   return true;
 }
 
-// Pinned for the whole look and heal: its cgroup must name the container
-// (containerd's and CRI-O's cgroup paths end in the container's id, under
-// cgroupfs and systemd alike; NRI gives no start time to compare), and a
-// last liveness check proves the process healed is the one checked.
+// The engine names the init and the cgroup it made for the container
+// (linux.cgroups_path; CRI-O's init also by its runtime state's start
+// time): the one proof (effects/container_proof.h) holds it to them, pinned
+// for the whole look and heal, and a last liveness check proves the process
+// healed is the one checked.
 HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
   auto report = [&](HealResult r, const std::string& error) {
     one.rec.error = error;
@@ -182,20 +183,16 @@ HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
     if (f->failure == ApplyFailure::kTargetGone) return HealResult::kGone;
     return report(HealResult::kCannot, "cannot heal: " + f->error.Text());
   }
-  auto cgroup = ops_.fs().ReadFile("/proc/" + std::to_string(one.pid) + "/cgroup", 1 << 16);
-  if (pin.CheckAlive("while its cgroup was read")) return HealResult::kGone;
-  if (!cgroup) {
-    if (Gone(cgroup.error().err)) return HealResult::kGone;
-    return report(HealResult::kCannot, "cannot heal: read its cgroup: " + cgroup.error().Text());
-  }
-  if (one.c.id().empty() || cgroup->find(one.c.id()) == std::string::npos) {
-    return report(HealResult::kReused, pin.target() +
-                                           " is no longer this container's init (its cgroup "
-                                           "does not name the container): left alone");
-  }
-  const ProcessLook look = LookAtProcess(ops_.process(), ops_.fs(), one.pid, one.start_time);
+  const InitRecord record{0, one.start_time,
+                          ResolveCgroupsPath(one.c.linux().cgroups_path()).value_or("")};
+  const ProcessLook look = LookAtProcess(ops_.process(), ops_.fs(), one.pid, record);
   if (!look.ok()) {
-    if (look.failure == ApplyFailure::kTargetGone) return HealResult::kGone;
+    if (look.failure == ApplyFailure::kTargetGone || Gone(look.error->err)) {
+      return HealResult::kGone;
+    }
+    if (look.failure == ApplyFailure::kInvalidTarget) {
+      return report(HealResult::kReused, "not proven this container's init: " + look.error->Text());
+    }
     return report(HealResult::kCannot, "cannot heal: " + look.error->Text());
   }
   const AuditVerdict v =
@@ -209,7 +206,7 @@ HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
     return HealResult::kOk;
   }
   const HealOutcome done =
-      HealProcess(ops_.process(), ops_.fs(), one.pid, one.start_time, v.heal, cfg.rootless);
+      HealProcess(ops_.process(), ops_.fs(), one.pid, record, v.heal, cfg.rootless);
   if (pin.CheckAlive("while its limits were set")) return HealResult::kGone;
   one.rec.changes = done.applied;
   if (!done.warning.empty()) one.rec.warnings.push_back(done.warning);

@@ -149,6 +149,7 @@ pb::SynchronizeRequest OneContainer(const std::map<std::string, std::string>& an
   c->set_name("app");
   c->set_state(pb::CONTAINER_RUNNING);
   c->set_pid(pid);
+  c->mutable_linux()->set_cgroups_path("/kubepods/besteffort/pod1/c1");
   return req;
 }
 
@@ -253,8 +254,9 @@ INSTANTIATE_TEST_SUITE_P(
                  LimitPair{kM, 8 * kM}, ""},
         HealCase{"PidReused", kAsks, InitOf("someone-else", {kM, 8 * kM}), true, 100,
                  HealResult::kReused,
-                 R"(T id="c1" pid=100 via="nri-sync" unchanged error="pid 100 is no longer this )"
-                 R"(container's init (its cgroup does not name the container): left alone")",
+                 R"(T id="c1" pid=100 via="nri-sync" unchanged error="not proven this container's )"
+                 R"(init: pid 100: its cgroup is not \"/kubepods/besteffort/pod1/c1\", the one )"
+                 R"(made for the container: left alone")",
                  LimitPair{kM, 8 * kM}, ""},
         HealCase{"RefusedButRunning", kGreedy, InitOf("c1", {kM, 8 * kM}), true, 100,
                  HealResult::kHealed,
@@ -469,6 +471,7 @@ pb::SynchronizeRequest TwoContainers() {
   *c = req.containers(0);
   c->set_id("c2");
   c->set_pid(101);
+  c->mutable_linux()->set_cgroups_path("/kubepods/besteffort/pod1/c2");
   return req;
 }
 
@@ -614,6 +617,73 @@ TEST(HealMutants, GoneRightAfterTheHealIsGone) {
   EXPECT_EQ(healer.last().of(HealResult::kGone), 1u);
   EXPECT_EQ(healer.last().of(HealResult::kHealed), 0u);
   EXPECT_TRUE(out.lines.empty()) << out.lines[0];
+}
+
+// The proof (effects/container_proof.h): only the cgroup the engine made for
+// the container, as NRI's linux.cgroups_path names it, proves NRI's PID the
+// container's init; a cgroup a user names after the id does not.
+struct ProofRun {
+  HealResult result;
+  int sets;
+};
+
+ProofRun HealIn(const std::string& cgroups_path, const std::string& cgroup) {
+  FakeHealOps ops;
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  ops.procs[100].cgroup = cgroup;
+  RecordingOutput out;
+  Healer healer(ops);
+  pb::SynchronizeRequest req = OneContainer(kAsks);
+  req.mutable_containers(0)->mutable_linux()->set_cgroups_path(cgroups_path);
+  healer.Synchronize(MustParse(kPolicy), req, out, [] { return "T"; });
+  HealResult result = HealResult::kOutOfTime;
+  for (size_t i = 0; i < healer.last().by.size(); ++i) {
+    if (healer.last().by.at(i) == 1) result = static_cast<HealResult>(i);
+  }
+  return {result, ops.sets};
+}
+
+TEST(HealProof, ACgroupThatOnlyNamesTheIdIsLeftAlone) {
+  const std::string path = "/kubepods/besteffort/pod1/c1";
+  for (const char* cgroup : {
+           "0::/user.slice/user-1000.slice/user@1000.service/c1\n",  // a user's own
+           "12:memory:/c1\n0::/\n",                                  // the id alone
+           "12:memory:/user.slice/kubepods/besteffort/pod1/c1\n",    // below another
+           "12:memory:/kubepods/besteffort/pod1/c1x\n",              // a longer name
+           "12:memory:/x/c1/kubepods/besteffort/pod1\n",             // a substring
+           "12:memory:/kubepods/besteffort/pod1\n",                  // its parent
+       }) {
+    const ProofRun r = HealIn(path, cgroup);
+    EXPECT_EQ(r.result, HealResult::kReused) << cgroup << HealResultName(r.result);
+    EXPECT_EQ(r.sets, 0) << cgroup;
+  }
+  // Below the container's own cgroup (crun's "container" subgroup) is its.
+  EXPECT_EQ(HealIn(path, "12:memory:/kubepods/besteffort/pod1/c1/container\n").result,
+            HealResult::kHealed);
+}
+
+TEST(HealProof, ASystemdCgroupsPathIsTheScopeRuncMakes) {
+  const std::string scope =
+      "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1.slice/"
+      "cri-containerd-c1.scope";
+  const std::string path = "kubepods-besteffort-pod1.slice:cri-containerd:c1";
+  EXPECT_EQ(HealIn(path, "0::" + scope + "\n").result, HealResult::kHealed);
+  EXPECT_EQ(HealIn(path, "0::/user.slice/cri-containerd-c1.scope\n").result, HealResult::kReused);
+  // Read from the plugin's own cgroup namespace (a pod): the tail counts.
+  EXPECT_EQ(HealIn(path,
+                   "0::/../../kubepods-besteffort.slice/kubepods-besteffort-pod1.slice/"
+                   "cri-containerd-c1.scope\n")
+                .result,
+            HealResult::kHealed);
+  EXPECT_EQ(HealIn(path, "0::/../../user.slice/user-1000.slice/cri-containerd-c1.scope\n").result,
+            HealResult::kReused);
+}
+
+// containerd names no start time: without a cgroups_path nothing proves it.
+TEST(HealProof, NoCgroupsPathAndNoStartTimeIsNotProven) {
+  const ProofRun r = HealIn("", "12:memory:/kubepods/besteffort/pod1/c1\n");
+  EXPECT_EQ(r.result, HealResult::kReused) << HealResultName(r.result);
+  EXPECT_EQ(r.sets, 0);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -44,8 +46,8 @@ class Server : public ::testing::Test {
   void SetUp() override {
     ASSERT_NE(mkdtemp(dir_), nullptr);
     path_ = std::string(dir_) + "/m.sock";
-    auto s = StartMetricsServer({MetricsAddress::Kind::kUnix, "", 0, path_},
-                                [] { return std::string("x 1\n"); });
+    auto s =
+        StartMetricsServer({MetricsAddress::Kind::kUnix, "", 0, path_}, [this] { return body_; });
     ASSERT_TRUE(s.ok()) << s.error().Text();
     server_ = std::move(*s);
   }
@@ -112,6 +114,7 @@ class Server : public ::testing::Test {
   }
 
   char dir_[32] = "/tmp/nri-metrics-XXXXXX";
+  std::string body_ = "x 1\n";  // what /metrics serves; set before SetUp
   std::string path_;
   std::unique_ptr<MetricsServer> server_;
   std::vector<int> idle_;
@@ -152,6 +155,95 @@ TEST_F(Server, AHeadOverTheLimitIs431AndOneAtItIsServed) {
   EXPECT_EQ(StatusLine(Ask(at)), "HTTP/1.1 200 OK");
   EXPECT_EQ(StatusLine(Ask(std::string(kMaxRequestHead, 'a'))),
             "HTTP/1.1 431 Request Header Fields Too Large");
+}
+
+// How long until the server closes `fd` (EOF or a reset), in ms; -1 when
+// it stays open for `wait_ms`.
+int64_t MsUntilClosed(int fd, int wait_ms) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto end = start + std::chrono::milliseconds(wait_ms);
+  char buf[4096];
+  for (;;) {
+    const auto left = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               end - std::chrono::steady_clock::now())
+                                               .count());
+    pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
+    if (poll(&p, 1, static_cast<int>(left)) <= 0) return -1;
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0 && !(n < 0 && errno == EAGAIN)) {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::steady_clock::now() - start)
+          .count();
+    }
+    if (left == 0) return -1;
+  }
+}
+
+// Each connection gets 1 s from accept: one that never sends is closed then,
+// not held (nor after 30 s).
+TEST_F(Server, AnIdleConnectionIsClosedAfterItsSecond) {
+  const int fd = Connect();
+  ASSERT_GE(fd, 0);
+  idle_.push_back(fd);
+  const int64_t ms = MsUntilClosed(fd, 5000);
+  EXPECT_GE(ms, 0) << "still open after 5 s";
+  EXPECT_LT(ms, 3000);
+}
+
+// 64 idle connections are all kept; the 65th takes the place of the oldest
+// at once, long before the oldest's second is up.
+TEST_F(Server, PastSixtyFourTheOldestIdleConnectionMakesRoom) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 64; ++i) {
+    const int fd = Connect();
+    ASSERT_GE(fd, 0) << "connection " << i;
+    idle_.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(MsUntilClosed(idle_.front(), 0), -1) << "closed with 64 connections open";
+  EXPECT_EQ(MsUntilClosed(idle_.back(), 0), -1) << "closed with 64 connections open";
+  const int extra = Connect();
+  ASSERT_GE(extra, 0);
+  idle_.push_back(extra);
+  EXPECT_GE(MsUntilClosed(idle_.front(), 2000), 0);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+  EXPECT_LT(took, 900) << "closed by its deadline, not to make room";
+  EXPECT_EQ(MsUntilClosed(extra, 0), -1);
+}
+
+// A reply larger than the socket takes at once is in progress: a new
+// connection past the cap never evicts it, only one still sending its request.
+class BigReplyServer : public Server {
+ protected:
+  BigReplyServer() { body_ = std::string(size_t{4} << 20, 'x'); }
+};
+
+TEST_F(BigReplyServer, AReplyInProgressIsNeverEvicted) {
+  const int fd = Connect();
+  ASSERT_GE(fd, 0);
+  idle_.push_back(fd);
+  const std::string get = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ(send(fd, get.data(), get.size(), MSG_NOSIGNAL), static_cast<ssize_t>(get.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 65; ++i) {
+    const int other = Connect();
+    ASSERT_GE(other, 0) << "connection " << i;
+    idle_.push_back(other);
+  }
+  std::string got;
+  char buf[65536];
+  for (;;) {
+    pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
+    if (poll(&p, 1, 5000) <= 0) break;
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EAGAIN) continue;
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_EQ(StatusLine(got), "HTTP/1.1 200 OK");
+  EXPECT_GE(got.size(), body_.size()) << "the reply was cut short";
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "effects/files.h"
 #include "effects/fs_ops.h"
+#include "effects/trusted_read_linux.h"
 #include "effects/unique_fd.h"
 #include "formats/text.h"
 
@@ -69,11 +70,10 @@ Status OpenChecked(int dir, const std::string& name, const std::string& path, mo
   return Check(st, path, kind, owner);
 }
 
-// The regular file `name` in `dir`, checked through `checked` (its O_PATH
-// descriptor) already: opened to read only now, and only if it is still
-// the same file.
-Result<std::string> ReadChecked(int dir, const std::string& name, const std::string& path,
-                                const struct stat& checked, size_t max_bytes) {
+}  // namespace
+
+Result<std::string> ReadIfStillChecked(int dir, const std::string& name, const std::string& path,
+                                       const struct stat& checked, size_t max_bytes) {
   if (static_cast<uint64_t>(checked.st_size) > max_bytes) {
     return MakeError(Cat(Quote(path), " is larger than ", std::to_string(max_bytes), " bytes"));
   }
@@ -88,6 +88,8 @@ Result<std::string> ReadChecked(int dir, const std::string& name, const std::str
   if (!text) return text.error().Wrap("read " + Quote(path));
   return text;
 }
+
+namespace {
 
 Result<FsOps::TrustedText> ReadTrustedFile(const std::string& root,
                                            const std::vector<std::string>& components,
@@ -113,7 +115,7 @@ Result<FsOps::TrustedText> ReadTrustedFile(const std::string& root,
   path += "/" + components.back();
   Status s = OpenChecked(dir.get(), components.back(), path, S_IFREG, uid, next, st);
   if (!s) return s.error();
-  auto text = ReadChecked(dir.get(), components.back(), path, st, max_bytes);
+  auto text = ReadIfStillChecked(dir.get(), components.back(), path, st, max_bytes);
   if (!text) return text.error();
   return FsOps::TrustedText{std::move(*text), uid};
 }

@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
-#include <array>
 #include <charconv>
 #include <utility>
 
@@ -65,89 +63,39 @@ std::optional<PinFailure> CheckIdentity(FsOps& fs, const PinnedProcess& pinned, 
   return std::nullopt;
 }
 
-// The runtimes' systemd scope prefixes: "<prefix>-<id>.scope" (podman's
-// libpod, CRI-O's crio, docker's, containerd CRI's, runc's and crun's own).
-constexpr std::array<std::string_view, 6> kScopePrefixes = {"libpod",         "crio", "docker",
-                                                            "cri-containerd", "runc", "crun"};
-
-// A cgroup path component that is the container `id` itself, or a
-// runtime's scope for it, exactly: never one that merely contains it
-// ("user" is not "user.slice").
-bool ComponentNames(std::string_view part, std::string_view id) {
-  if (part == id) return true;
-  constexpr std::string_view kScope = ".scope";
-  if (!part.ends_with(kScope)) return false;
-  part.remove_suffix(kScope.size());
-  if (part.size() <= id.size() + 1 || !part.ends_with(id)) return false;
-  part.remove_suffix(id.size());
-  if (!part.ends_with('-')) return false;
-  part.remove_suffix(1);
-  return std::find(kScopePrefixes.begin(), kScopePrefixes.end(), part) != kScopePrefixes.end();
+// Reads what the proof needs of the pinned process (its /proc/PID/status
+// for a user's record, its /proc/PID/cgroup when a cgroup was recorded)
+// between the pin and a liveness check, and refuses a process that
+// `record` does not prove (container_proof.h).
+std::optional<PinFailure> CheckProof(FsOps& fs, const PinnedProcess& pinned, pid_t pid,
+                                     const InitRecord& record) {
+  const std::string dir = "/proc/" + std::to_string(pid);
+  Result<std::string> status = std::string();
+  Result<std::string> cgroup = std::string();
+  if (record.owner != 0) status = fs.ReadFile(dir + "/status", kMaxProcFileBytes);
+  if (!record.cgroup.empty()) cgroup = fs.ReadFile(dir + "/cgroup", kMaxProcFileBytes);
+  if (record.owner != 0 || !record.cgroup.empty()) {
+    if (auto gone = pinned.CheckAlive("while its cgroup was read")) return gone;
+  }
+  for (const auto* read : {&status, &cgroup}) {
+    if (!*read) return PinFailure{read->error().Wrap(pinned.target()), ApplyFailure::kOther};
+  }
+  if (auto why = NotTheInit(record, *status, *cgroup)) {
+    return Fail(pinned, *why + ": left alone", ApplyFailure::kInvalidTarget);
+  }
+  return std::nullopt;
 }
 
-// Reads /proc/PID/status and /proc/PID/cgroup between the pin and a
-// liveness check, and refuses a process that is not `proof`'s.
-std::optional<PinFailure> CheckProof(FsOps& fs, const PinnedProcess& pinned, pid_t pid,
-                                     const ContainerProof& proof) {
-  const std::string dir = "/proc/" + std::to_string(pid);
-  auto status = fs.ReadFile(dir + "/status", kMaxProcFileBytes);
-  auto cgroup = fs.ReadFile(dir + "/cgroup", kMaxProcFileBytes);
-  if (auto gone = pinned.CheckAlive("while its owner was read")) return gone;
-  if (!status || !StatusUidsAre(*status, proof.uid)) {
-    return Fail(pinned,
-                Cat("not a process of uid ", std::to_string(proof.uid),
-                    ", who owns the container's state: left alone"),
-                ApplyFailure::kInvalidTarget);
-  }
-  if (!cgroup || !CgroupNames(*cgroup, proof.id)) {
-    return Fail(pinned,
-                Cat("its cgroup does not name the container ", Quote(proof.id), ": left alone"),
-                ApplyFailure::kInvalidTarget);
+// The proof before the pin: whose record it is.
+std::optional<PinFailure> CheckRecord(pid_t pid, const InitRecord& record) {
+  if (auto why = Distrust(record, geteuid())) {
+    return PinFailure{MakeError(Cat("pid ", std::to_string(pid), ": ", *why, ": left alone")),
+                      ApplyFailure::kInvalidTarget};
   }
   return std::nullopt;
 }
 
 }  // namespace
-
-bool StatusUidsAre(std::string_view status, uid_t uid) {
-  const size_t at = status.starts_with("Uid:") ? 0 : status.find("\nUid:");
-  if (at == std::string_view::npos) return false;
-  std::string_view rest = status.substr(status.find(':', at) + 1);
-  rest = rest.substr(0, rest.find('\n'));
-  int fields = 0;
-  while (!rest.empty()) {
-    while (!rest.empty() && (rest.front() == '\t' || rest.front() == ' ')) rest.remove_prefix(1);
-    if (rest.empty()) break;
-    size_t end = rest.find_first_of("\t ");
-    std::string_view field = rest.substr(0, end);
-    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
-    uid_t v = 0;
-    auto [p, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
-    if (ec != std::errc() || p != field.data() + field.size() || v != uid) return false;
-    ++fields;
-  }
-  return fields == 4;
-}
-
-bool CgroupNames(std::string_view cgroup, std::string_view id) {
-  if (id.empty()) return false;
-  while (!cgroup.empty()) {
-    const size_t nl = cgroup.find('\n');
-    std::string_view line = cgroup.substr(0, nl);
-    cgroup.remove_prefix(nl == std::string_view::npos ? cgroup.size() : nl + 1);
-    // "N:CONTROLLERS:PATH"; the path may hold ':'.
-    const size_t c1 = line.find(':');
-    const size_t c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);
-    if (c2 == std::string_view::npos) continue;
-    std::string_view path = line.substr(c2 + 1);
-    while (!path.empty()) {
-      const size_t slash = path.find('/');
-      if (ComponentNames(path.substr(0, slash), id)) return true;
-      path.remove_prefix(slash == std::string_view::npos ? path.size() : slash + 1);
-    }
-  }
-  return false;
-}
 
 Result<std::vector<Rlimit>> ParseProcLimits(std::string_view text) {
   std::vector<Rlimit> out;
@@ -171,8 +119,7 @@ Result<std::vector<Rlimit>> ParseProcLimits(std::string_view text) {
   return out;
 }
 
-ProcessLook LookAtProcess(ProcessOps& ops, FsOps& fs, pid_t pid,
-                          std::optional<uint64_t> start_time) {
+ProcessLook LookAtProcess(ProcessOps& ops, FsOps& fs, pid_t pid, const InitRecord& record) {
   ProcessLook out;
   auto fail = [&](PinFailure f) {
     out.limits.clear();
@@ -180,11 +127,13 @@ ProcessLook LookAtProcess(ProcessOps& ops, FsOps& fs, pid_t pid,
     out.failure = f.failure;
     return out;
   };
+  if (auto bad = CheckRecord(pid, record)) return fail(*bad);
   PinnedProcess pinned(ops, pid);
   if (pinned.failure()) return fail(*pinned.failure());
-  if (auto bad = CheckIdentity(fs, pinned, pid, start_time, "while it was read")) {
+  if (auto bad = CheckIdentity(fs, pinned, pid, record.start_time, "while it was read")) {
     return fail(*bad);
   }
+  if (auto bad = CheckProof(fs, pinned, pid, record)) return fail(*bad);
   auto text = fs.ReadFile("/proc/" + std::to_string(pid) + "/limits", kMaxProcFileBytes);
   if (auto gone = pinned.CheckAlive("while its limits were read")) return fail(*gone);
   if (!text) return fail({text.error().Wrap(pinned.target()), ApplyFailure::kOther});
@@ -194,9 +143,8 @@ ProcessLook LookAtProcess(ProcessOps& ops, FsOps& fs, pid_t pid,
   return out;
 }
 
-HealOutcome HealProcess(ProcessOps& ops, FsOps& fs, pid_t pid, std::optional<uint64_t> start_time,
-                        const std::vector<Rlimit>& limits, Rootless rootless,
-                        const std::optional<ContainerProof>& proof) {
+HealOutcome HealProcess(ProcessOps& ops, FsOps& fs, pid_t pid, const InitRecord& record,
+                        const std::vector<Rlimit>& limits, Rootless rootless) {
   HealOutcome out;
   auto fail = [&](PinFailure f) {
     out.error = std::move(f.error);
@@ -206,16 +154,15 @@ HealOutcome HealProcess(ProcessOps& ops, FsOps& fs, pid_t pid, std::optional<uin
   if (auto target = CheckTarget(pid, getpid()); !target) {
     return fail({target.error(), ApplyFailure::kInvalidTarget});
   }
+  if (auto bad = CheckRecord(pid, record)) return fail(*bad);
   // Held across the apply: ApplyRlimits pins again, and a final check of
   // this pin proves the process it changed is the one checked here.
   PinnedProcess pinned(ops, pid);
   if (pinned.failure()) return fail(*pinned.failure());
-  if (proof) {
-    if (auto bad = CheckProof(fs, pinned, pid, *proof)) return fail(*bad);
-  }
-  if (auto bad = CheckIdentity(fs, pinned, pid, start_time, "before its limits were set")) {
+  if (auto bad = CheckIdentity(fs, pinned, pid, record.start_time, "before its limits were set")) {
     return fail(*bad);
   }
+  if (auto bad = CheckProof(fs, pinned, pid, record)) return fail(*bad);
   auto fitted = FitForCaller(ops, pid, limits, rootless);
   if (!fitted) return fail({fitted.error(), ApplyFailure::kPermission});
   out.limits = fitted->limits;
@@ -223,7 +170,7 @@ HealOutcome HealProcess(ProcessOps& ops, FsOps& fs, pid_t pid, std::optional<uin
   ApplyOutcome applied = ApplyRlimits(ops, pid, out.limits);
   out.applied = std::move(applied.applied);
   if (!applied.ok()) return fail({*applied.error, applied.failure});
-  if (auto bad = CheckIdentity(fs, pinned, pid, start_time, "after its limits were set")) {
+  if (auto bad = CheckIdentity(fs, pinned, pid, record.start_time, "after its limits were set")) {
     return fail(*bad);
   }
   return out;

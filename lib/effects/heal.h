@@ -17,6 +17,7 @@
 
 #include "core/config.h"
 #include "effects/apply.h"
+#include "effects/container_proof.h"
 #include "effects/fs_ops.h"
 #include "effects/process_ops.h"
 #include "formats/error.h"
@@ -36,11 +37,13 @@ struct ProcessLook {
   bool ok() const { return !error.has_value(); }
 };
 
-// Reads the limits of `pid`, pinned, if it is the process that started at
-// `start_time` (clock ticks after boot, /proc/PID/stat field 22; nullopt:
-// not checked) and neither a zombie nor a kernel thread.
+// Reads the limits of `pid`, pinned, if `record` proves it the container's
+// init to this caller (container_proof.h: Distrust, NotTheInit; its start
+// time, when recorded, compared with /proc/PID/stat field 22) and it is
+// neither a zombie nor a kernel thread. What does not prove it is left
+// alone: kInvalidTarget, or kTargetGone for a reused PID.
 [[nodiscard]] ProcessLook LookAtProcess(ProcessOps& ops, FsOps& fs, pid_t pid,
-                                        std::optional<uint64_t> start_time);
+                                        const InitRecord& record);
 
 struct HealOutcome {
   std::vector<Rlimit> limits;   // what was asked, after FitForCaller
@@ -51,30 +54,12 @@ struct HealOutcome {
   bool ok() const { return !error.has_value(); }
 };
 
-// /proc/PID/status: whether every Uid field (real, effective, saved, fs) is `uid`.
-[[nodiscard]] bool StatusUidsAre(std::string_view status, uid_t uid);
-// /proc/PID/cgroup: whether a path component of some line names `id`: is
-// the id itself ("ID"), or a runtime's scope for it, exactly
-// ("PREFIX-ID.scope" for libpod, crio, docker, cri-containerd, runc, crun).
-// A component that only contains it is not it ("user" is not "user.slice",
-// "3" is not "session-3.scope"). Never for an empty id.
-[[nodiscard]] bool CgroupNames(std::string_view cgroup, std::string_view id);
-
-// For a container whose state a user owns (a rootless engine's): the process
-// healed must be that user's and inside that container.
-struct ContainerProof {
-  uid_t uid = 0;   // who owns the state
-  std::string id;  // the container's id, which its cgroup must name
-};
-
 // Sets `limits` on `pid` after the same checks as LookAtProcess, fitted to
 // what this caller can set (FitForCaller: outside the initial user
 // namespace, under `rootless`), then confirms the pinned process alive and
-// not a zombie. With `proof`, the pinned process must also pass it
-// (StatusUidsAre, CgroupNames), or it is left alone (kInvalidTarget).
+// not a zombie.
 [[nodiscard]] HealOutcome HealProcess(ProcessOps& ops, FsOps& fs, pid_t pid,
-                                      std::optional<uint64_t> start_time,
-                                      const std::vector<Rlimit>& limits, Rootless rootless,
-                                      const std::optional<ContainerProof>& proof = std::nullopt);
+                                      const InitRecord& record, const std::vector<Rlimit>& limits,
+                                      Rootless rootless);
 
 }  // namespace ocirlimit

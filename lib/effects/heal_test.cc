@@ -112,7 +112,8 @@ struct LookCase {
 std::vector<LookCase> LookCases() {
   return {
       {"Alive", Stat('S', 4194560, 500), 500},
-      {"StartNotChecked", Stat('S', 4194560, 500), std::nullopt},
+      {"NothingRecordedIsNotProven", Stat('S', 4194560, 500), std::nullopt, 0, 1000,
+       "neither a start time nor a cgroup", ApplyFailure::kInvalidTarget},
       {"Reused", Stat('S', 4194560, 501), 500, 0, 1000, "the PID was reused",
        ApplyFailure::kTargetGone},
       {"Zombie", Stat('Z', 4194560, 500), 500, 0, 1000, "is a zombie", ApplyFailure::kTargetGone},
@@ -139,7 +140,7 @@ class LookAndHeal : public testing::TestWithParam<LookCase> {
 
 TEST_P(LookAndHeal, Look) {
   const LookCase& c = GetParam();
-  ProcessLook look = LookAtProcess(p, p, 4242, c.start);
+  ProcessLook look = LookAtProcess(p, p, 4242, InitRecord{0, c.start, ""});
   if (*c.error == '\0') {
     ASSERT_TRUE(look.ok()) << look.error->Text();
     ASSERT_EQ(look.limits.size(), 16u);
@@ -155,7 +156,7 @@ TEST_P(LookAndHeal, Look) {
 TEST_P(LookAndHeal, Heal) {
   const LookCase& c = GetParam();
   const std::vector<Rlimit> want = {{RLIMIT_MEMLOCK, 8 * kM, 8 * kM}};
-  HealOutcome out = HealProcess(p, p, 4242, c.start, want, Rootless::kDegrade);
+  HealOutcome out = HealProcess(p, p, 4242, InitRecord{0, c.start, ""}, want, Rootless::kDegrade);
   if (*c.error == '\0') {
     ASSERT_TRUE(out.ok()) << out.error->Text();
     ASSERT_EQ(out.applied.size(), 1u);
@@ -174,8 +175,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, LookAndHeal, testing::ValuesIn(LookCases()), Cas
 TEST(HealProcess, ExitsWhileSetIsReportedNotDone) {
   FakeProcess p;
   p.alive_checks = 2;  // the identity check and the one before the set pass
-  HealOutcome out =
-      HealProcess(p, p, 4242, 500, {{RLIMIT_MEMLOCK, 8 * kM, 8 * kM}}, Rootless::kDegrade);
+  HealOutcome out = HealProcess(p, p, 4242, InitRecord{0, 500, ""},
+                                {{RLIMIT_MEMLOCK, 8 * kM, 8 * kM}}, Rootless::kDegrade);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.failure, ApplyFailure::kTargetGone);
   EXPECT_EQ(p.set_calls.size(), 1u);
@@ -184,8 +185,8 @@ TEST(HealProcess, ExitsWhileSetIsReportedNotDone) {
 TEST(HealProcess, RootlessFitsToTheCurrentHardLimit) {
   FakeProcess p;
   p.initial_userns = false;
-  HealOutcome out =
-      HealProcess(p, p, 4242, 500, {{RLIMIT_MEMLOCK, 16 * kM, 16 * kM}}, Rootless::kDegrade);
+  HealOutcome out = HealProcess(p, p, 4242, InitRecord{0, 500, ""},
+                                {{RLIMIT_MEMLOCK, 16 * kM, 16 * kM}}, Rootless::kDegrade);
   ASSERT_TRUE(out.ok()) << out.error->Text();
   EXPECT_EQ(out.limits, (std::vector<Rlimit>{{RLIMIT_MEMLOCK, 8 * kM, 8 * kM}}));
   EXPECT_FALSE(out.warning.empty());
@@ -193,8 +194,8 @@ TEST(HealProcess, RootlessFitsToTheCurrentHardLimit) {
 
   FakeProcess strict;
   strict.initial_userns = false;
-  HealOutcome refused =
-      HealProcess(strict, strict, 4242, 500, {{RLIMIT_MEMLOCK, 16 * kM, 16 * kM}}, Rootless::kFail);
+  HealOutcome refused = HealProcess(strict, strict, 4242, InitRecord{0, 500, ""},
+                                    {{RLIMIT_MEMLOCK, 16 * kM, 16 * kM}}, Rootless::kFail);
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(strict.set_calls.empty());
 }
@@ -202,7 +203,7 @@ TEST(HealProcess, RootlessFitsToTheCurrentHardLimit) {
 TEST(HealProcess, RefusesPidOne) {
   FakeProcess p;
   HealOutcome out =
-      HealProcess(p, p, 1, std::nullopt, {{RLIMIT_MEMLOCK, 1, 1}}, Rootless::kDegrade);
+      HealProcess(p, p, 1, InitRecord{}, {{RLIMIT_MEMLOCK, 1, 1}}, Rootless::kDegrade);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.failure, ApplyFailure::kInvalidTarget);
   EXPECT_TRUE(p.set_calls.empty());
@@ -228,7 +229,7 @@ class SelfReadable : public FakeProcess {
 
 TEST(HealProcess, RefusesTheCallersOwnPid) {
   SelfReadable p;
-  HealOutcome out = HealProcess(p, p, getpid(), std::nullopt, {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}},
+  HealOutcome out = HealProcess(p, p, getpid(), InitRecord{}, {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}},
                                 Rootless::kDegrade);
   EXPECT_FALSE(out.ok());
   EXPECT_EQ(out.failure, ApplyFailure::kInvalidTarget);
@@ -248,41 +249,57 @@ class ZombieAfterSet : public FakeProcess {
 
 TEST(HealProcess, AZombieAfterTheSetIsNotAHeal) {
   ZombieAfterSet p;
-  HealOutcome out =
-      HealProcess(p, p, 4242, 500, {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}}, Rootless::kDegrade);
+  HealOutcome out = HealProcess(p, p, 4242, InitRecord{0, 500, ""},
+                                {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}}, Rootless::kDegrade);
   EXPECT_FALSE(p.sets.empty());
   EXPECT_FALSE(out.ok());
   EXPECT_EQ(out.failure, ApplyFailure::kTargetGone);
 }
 
-// With a proof, a process of another uid is left alone before any set.
-class Owned : public FakeProcess {
+// The proof's cgroup: the process's /proc/PID/cgroup must place it in the
+// recorded cgroup, read pinned, before any set.
+class InCgroup : public FakeProcess {
  public:
   Result<std::string> ReadFile(const std::string& path, size_t max) override {
-    if (path == "/proc/4242/status")
-      return "Uid:\t" + uid + "\t" + uid + "\t" + uid + "\t" + uid + "\n";
-    if (path == "/proc/4242/cgroup") return std::string("0::/user.slice/libpod-c1.scope\n");
+    if (path == "/proc/4242/cgroup") return cgroup;
+    if (path == "/proc/4242/status") return std::string("Uid:\t1000\t1000\t1000\t1000\n");
     return FakeProcess::ReadFile(path, max);
   }
-  std::string uid = "1000";
+  std::string cgroup = "0::/kubepods/pod1/c1\n";
 };
 
-TEST(HealProcess, AProofRefusesAnotherUidAndPassesTheOwner) {
-  Owned p;
-  p.uid = "0";
-  HealOutcome refused = HealProcess(p, p, 4242, 500, {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}},
-                                    Rootless::kDegrade, ContainerProof{1000, "c1"});
+TEST(HealProcess, ARecordedCgroupMustHoldTheProcess) {
+  InCgroup p;
+  const std::vector<Rlimit> want = {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}};
+  p.cgroup = "0::/user.slice/user-1000.slice/user@1000.service/c1\n";
+  HealOutcome refused = HealProcess(p, p, 4242, InitRecord{0, std::nullopt, "/kubepods/pod1/c1"},
+                                    want, Rootless::kDegrade);
   EXPECT_FALSE(refused.ok());
-  EXPECT_TRUE(p.sets.empty());
-  p.uid = "1000";
-  HealOutcome other = HealProcess(p, p, 4242, 500, {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}},
-                                  Rootless::kDegrade, ContainerProof{1000, "c2"});
-  EXPECT_FALSE(other.ok());
-  EXPECT_TRUE(p.sets.empty());
-  HealOutcome ok = HealProcess(p, p, 4242, 500, {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}},
-                               Rootless::kDegrade, ContainerProof{1000, "c1"});
+  EXPECT_EQ(refused.failure, ApplyFailure::kInvalidTarget);
+  EXPECT_TRUE(p.set_calls.empty());
+  p.cgroup = "0::/kubepods/pod1/c1\n";
+  HealOutcome ok = HealProcess(p, p, 4242, InitRecord{0, std::nullopt, "/kubepods/pod1/c1"}, want,
+                               Rootless::kDegrade);
   EXPECT_TRUE(ok.ok()) << ok.error->Text();
-  EXPECT_FALSE(p.sets.empty());
+  EXPECT_FALSE(p.set_calls.empty());
+}
+
+// A user's state names no process to root (this test runs as root): it is
+// left alone before it is even pinned, whatever else holds.
+TEST(HealProcess, AUsersRecordIsNeverActedOnByRoot) {
+  if (geteuid() != 0) GTEST_SKIP() << "the caller must be root";
+  InCgroup p;
+  HealOutcome out = HealProcess(p, p, 4242, InitRecord{1000, 500, "/kubepods/pod1/c1"},
+                                {{RLIMIT_MEMLOCK, 4 * kM, 4 * kM}}, Rootless::kDegrade);
+  EXPECT_FALSE(out.ok());
+  EXPECT_EQ(out.failure, ApplyFailure::kInvalidTarget);
+  EXPECT_NE(out.error->Text().find("unproven: its state is uid 1000's"), std::string::npos)
+      << out.error->Text();
+  EXPECT_TRUE(p.set_calls.empty());
+  ProcessLook look = LookAtProcess(p, p, 4242, InitRecord{1000, 500, ""});
+  EXPECT_FALSE(look.ok());
+  EXPECT_EQ(look.failure, ApplyFailure::kInvalidTarget);
+  EXPECT_EQ(p.opens, 0) << "never pinned";
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "effects/fs_ops.h"
+#include "effects/trusted_read_linux.h"
 #include "tests/testing/fifo_probe.h"
 #include "tests/testing/temp_dir.h"
 
@@ -159,6 +160,26 @@ TEST_F(ReadTrusted, RefusesAFifoWithoutOpeningIt) {
   std::string why;
   EXPECT_FALSE(testsupport::OpenedToRead(Path("id/state.json"), [&] { why = Refusal(Read()); }));
   EXPECT_NE(why.find("state.json\" is not a regular file"), std::string::npos) << why;
+}
+
+// A file renamed over the checked one between the O_PATH check and the
+// open to read (a racing writer) is never read: the read compares device
+// and inode with what the check saw.
+TEST_F(ReadTrusted, AFileSwappedAfterTheCheckIsNotRead) {
+  const int dir = open(Path("id").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(dir, 0);
+  struct stat checked {};
+  ASSERT_EQ(fstatat(dir, "state.json", &checked, AT_SYMLINK_NOFOLLOW), 0);
+  auto same = ReadIfStillChecked(dir, "state.json", Path("id/state.json"), checked, 10);
+  ASSERT_TRUE(same) << same.error().Text();
+  EXPECT_EQ(*same, "{}");
+  Write("id/swap", "{\"x\":1}");
+  ASSERT_EQ(rename(Path("id/swap").c_str(), Path("id/state.json").c_str()), 0);
+  auto swapped = ReadIfStillChecked(dir, "state.json", Path("id/state.json"), checked, 10);
+  close(dir);
+  ASSERT_FALSE(swapped) << *swapped;
+  EXPECT_NE(swapped.error().Text().find("was replaced while it was read"), std::string::npos)
+      << swapped.error().Text();
 }
 
 TEST_F(ReadTrusted, RefusesADirectoryAsTheFile) {

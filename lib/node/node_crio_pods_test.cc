@@ -69,6 +69,30 @@ TEST_F(CrioPods, AUsersFileIsNoPod) {
   EXPECT_TRUE(Found().empty());
 }
 
+// Only CRI-O's DRIVER-containers directories hold containers: a sandbox's
+// config.json in any other directory of the storage is no pod.
+TEST_F(CrioPods, OnlyADriversContainersDirectoryIsLookedIn) {
+  for (const char* dir : {"overlay-layers", "overlay-images", "overlay", "containers-x"}) {
+    const std::string at = Cat(host.path(), kStorage, "/", dir, "/aaa/userdata");
+    fs::create_directories(at);
+    std::ofstream(at + "/config.json")
+        << R"({"ociVersion":"1.0.2","annotations":{)" << Sandbox("oci-rlimit", dir) << "}}";
+  }
+  EXPECT_TRUE(Found().empty());
+}
+
+// A tree a user owns whole (its one owner, so ReadTrusted's own rule holds)
+// is still no pod: only root's storage counts.
+TEST_F(CrioPods, AUsersWholeTreeIsNoPod) {
+  Config("overlay", "aaa", Sandbox("oci-rlimit", "forged"));
+  std::string path = host.path() + kStorage;
+  for (const char* part : {"", "/overlay-containers", "/aaa", "/userdata", "/config.json"}) {
+    path += part;
+    ASSERT_EQ(chown(path.c_str(), 1001, 1001), 0) << path;
+  }
+  EXPECT_TRUE(Found().empty());
+}
+
 TEST_F(CrioPods, ListsThemByNameAndShortId) {
   EXPECT_EQ(CrioPodList({{"0123456789abcdef", "default/kept"}, {"fedcba9876543210", ""}}),
             "default/kept (0123456789ab), fedcba987654");

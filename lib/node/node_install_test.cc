@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "node/node_loop.h"
 #include "node/node_preflight.h"
@@ -252,7 +253,8 @@ TEST_F(NodeInstall, RemovesLeftoverTempFiles) {
 // issue 29: a restart that did not happen is remembered and asked for again
 // by a run that changes nothing, until containerd's process (in the node's
 // /proc) started after the config was written. It is the node's engine
-// (node_restart.h): root's, in the PID namespace of the node's init.
+// (node_restart.h): root's, in the PID namespace of the node's init, running
+// a root-owned executable from a root-owned directory.
 void FakeContainerd(const std::string& host, int64_t started) {
   const long tick = sysconf(_SC_CLK_TCK);
   fs::create_directories(host + "/proc/4242/ns");
@@ -260,6 +262,13 @@ void FakeContainerd(const std::string& host, int64_t started) {
   for (const char* pid : {"1", "4242"}) {
     const std::string link = host + "/proc/" + pid + "/ns/pid";
     if (!fs::is_symlink(link)) fs::create_symlink("pid:[4026531836]", link);
+  }
+  // Its executable, root's in a root-owned directory, seen through its root.
+  fs::create_directories(host + "/usr/bin");
+  std::ofstream(host + "/usr/bin/containerd") << "#!/bin/sh\n";
+  for (const auto& [link, to] : {std::pair{"/proc/4242/exe", host + "/usr/bin/containerd"},
+                                 std::pair{"/proc/4242/root", std::string("/")}}) {
+    if (!fs::is_symlink(host + link)) fs::create_symlink(to, host + link);
   }
   std::ofstream(host + "/proc/4242/status") << "Name:\tcontainerd\nUid:\t0\t0\t0\t0\n";
   std::ofstream(host + "/proc/stat") << "cpu 1 2 3\nbtime 1000\n";

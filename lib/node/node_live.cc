@@ -1,5 +1,7 @@
 #include "node/node_live.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <optional>
@@ -8,9 +10,8 @@
 
 #include "adapters/oci/runtime_state.h"
 #include "adapters/oci/spec.h"
-#include "effects/files.h"
+#include "effects/container_proof.h"
 #include "effects/fs_ops.h"
-#include "effects/heal.h"
 #include "formats/text.h"
 
 namespace ocirlimit::node {
@@ -20,10 +21,13 @@ namespace fs = std::filesystem;
 // CRI-O's annotation naming the handler a container was created for.
 constexpr const char* kCrioHandlerAnnotation = "io.kubernetes.cri-o.RuntimeHandler";
 
-std::optional<std::string> Read(const std::string& path) {
-  auto text = ReadFileBounded(path, kMaxRuntimeStateBytes);
+// A file of a bundle root's state names, read only as root wrote it: never
+// a FIFO, a device or a symlink, never a file a user could write.
+std::optional<std::string> Read(const std::string& host, const std::string& bundle,
+                                const char* name) {
+  auto text = LinuxFsOps().ReadTrusted(host + bundle, {name}, 0, kMaxRuntimeStateBytes);
   if (!text) return std::nullopt;
-  return *text;
+  return std::move(text->text);
 }
 
 std::string Basename(const std::string& path) {
@@ -34,11 +38,11 @@ std::string Basename(const std::string& path) {
 // Whether the container whose bundle is `bundle` (a node path) went through
 // the wrapper.
 bool Ours(const LiveQuery& q, const std::string& bundle) {
-  if (auto runtime = Read(q.host + bundle + "/runtime")) {
+  if (auto runtime = Read(q.host, bundle, "runtime")) {
     std::string bin(Trim(*runtime));
     return bin == q.wrapper || Basename(bin) == Basename(q.wrapper);
   }
-  auto config = Read(q.host + bundle + "/config.json");
+  auto config = Read(q.host, bundle, "config.json");
   if (!config) return false;
   auto spec = ParseJsonObject(*config, "config.json");
   if (!spec || !spec->contains("annotations") || !(*spec)["annotations"].is_object()) return false;
@@ -49,32 +53,17 @@ bool Ours(const LiveQuery& q, const std::string& bundle) {
          q.crio_handlers.end();
 }
 
-// Whether the user's state at `text` names a live process of `uid` whose
-// cgroup names container `id`, seen in the node's /proc: a user's fake state
-// never keeps the wrapper (docs/audit.md, "Whom audit trusts").
-bool LiveForUser(const std::string& host, std::string_view name, const std::string& text, uid_t uid,
-                 const std::string& id) {
-  auto state =
-      name == kRuncStateFile ? ParseRuncState(text, "state") : ParseCrunStatus(text, "status");
-  if (!state || state->pid <= 0) return false;
-  const std::string proc = Cat(host, "/proc/", std::to_string(state->pid));
-  auto status = Read(proc + "/status");
-  auto cgroup = Read(proc + "/cgroup");
-  return status && cgroup && StatusUidsAre(*status, uid) && CgroupNames(*cgroup, id);
-}
-
-// The container in directory ROOT/DIRS... (host paths), when it holds
-// runtime state that root owns, or a user's state live for that user's
-// container: the state root's one owner owns all of it (ReadTrusted).
-std::optional<std::string> BundleIn(const std::string& host, const std::string& root,
-                                    const std::vector<std::string>& dirs, const std::string& id) {
+// The bundle of the container in directory ROOT/DIRS... (host paths), when
+// its runtime state is root's (the state root's one owner owns all of it:
+// ReadTrusted). A user's state proves nothing to root (Distrust): it is
+// neither followed nor counted, whatever it names.
+std::optional<std::string> BundleIn(const std::string& root, const std::vector<std::string>& dirs) {
   for (std::string_view name : {kRuncStateFile, kCrunStateFile}) {
     std::vector<std::string> path = dirs;
     path.emplace_back(name);
     auto read = LinuxFsOps().ReadTrusted(root, path, std::nullopt, kMaxRuntimeStateBytes);
     if (!read) continue;
-    const uid_t owner = read->owner;
-    if (owner != 0 && !LiveForUser(host, name, read->text, owner, id)) return std::nullopt;
+    if (Distrust(InitRecord{read->owner, std::nullopt, ""}, geteuid())) return std::nullopt;
     return RecordedBundle(read->text);
   }
   return std::nullopt;
@@ -129,13 +118,13 @@ std::vector<LiveContainer> ContainersThroughWrapper(const LiveQuery& q) {
     seen_roots.push_back(root);
     for (const auto& entry : Subdirs(q.host + root)) {
       const std::string dir = Cat(root, "/", entry);
-      if (auto bundle = BundleIn(q.host, q.host + root, {entry}, entry)) {
+      if (auto bundle = BundleIn(q.host + root, {entry})) {
         if (Ours(q, *bundle)) out.push_back({entry, root});
         continue;
       }
       // A namespace directory (containerd's runc shim: ROOT/NAMESPACE/ID).
       for (const auto& id : Subdirs(q.host + dir)) {
-        auto bundle2 = BundleIn(q.host, q.host + root, {entry, id}, id);
+        auto bundle2 = BundleIn(q.host + root, {entry, id});
         if (bundle2 && Ours(q, *bundle2)) out.push_back({id, dir});
       }
     }

@@ -9,10 +9,11 @@
 // while any of them exists: stop, exec and delete all go through it. The
 // state files are read as audit reads them (adapters/oci/runtime_state.h),
 // but only for the bundle: a state that audit refuses (no init PID) still
-// keeps the wrapper. Only root's state counts, or a user's whose init is
-// live, that user's, and in a cgroup naming the container: a user's fake
-// state in /run/user/UID never blocks an uninstall. A state file is read
-// only as its root's one owner wrote it, no symlink followed (FsOps::ReadTrusted).
+// keeps the wrapper. Only root's state counts, and only a bundle of root's
+// says whose a container is: a user's state proves nothing to root
+// (effects/container_proof.h, Distrust), so it never keeps the wrapper, and
+// nothing it names is read. Every file is read only as its one owner wrote
+// it, no symlink followed, never a FIFO or a device (FsOps::ReadTrusted).
 #pragma once
 
 #include <string>

@@ -1,15 +1,18 @@
 // The uninstall's live-container scan over a real directory tree standing
-// for the node's root: root's state keeps the wrapper; a user's state keeps
-// it only while its init is live, that user's, and in a cgroup naming the
-// container (docs/audit.md, "Whom audit trusts").
+// for the node's root: root's state with root's bundle keeps the wrapper; a
+// user's state never does, whatever it names, and nothing it names is read
+// (docs/audit.md, "Whom audit trusts").
 #include "node/node_live.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
+#include "tests/testing/fifo_probe.h"
 #include "tests/testing/temp_dir.h"
 
 namespace ocirlimit::node {
@@ -54,17 +57,79 @@ TEST_F(LiveScan, AUsersFakeStateDoesNotCount) {
   EXPECT_EQ(Ids(), (std::vector<std::string>{"rootc"}));
 }
 
-TEST_F(LiveScan, AUsersLiveContainerCounts) {
+// A user's state whose init is live, the user's, in a cgroup named after
+// the id: all of it the user's to forge, so it proves nothing.
+TEST_F(LiveScan, AUsersLiveContainerDoesNotCount) {
   UserState(4343);
   Write("/proc/4343/status", "Uid:\t1001\t1001\t1001\t1001\n");
   Write("/proc/4343/cgroup", "0::/user.slice/user-1001.slice/libpod-userc.scope/container\n");
-  EXPECT_EQ(Ids(), (std::vector<std::string>{"rootc", "userc"}));
+  EXPECT_EQ(Ids(), (std::vector<std::string>{"rootc"}));
 }
 
 TEST_F(LiveScan, AUsersStateNamingRootsProcessDoesNotCount) {
   UserState(4343);
   Write("/proc/4343/status", "Uid:\t0\t0\t0\t0\n");
   Write("/proc/4343/cgroup", "0::/user.slice/libpod-userc.scope\n");
+  EXPECT_EQ(Ids(), (std::vector<std::string>{"rootc"}));
+}
+
+bool FifoOpenedBy(const std::string& path, const std::function<void()>& scan) {
+  EXPECT_EQ(mkfifo(path.c_str(), 0644), 0);
+  return testsupport::OpenedToRead(path, scan);
+}
+
+// The user's bundle is the user's: a FIFO there (or a symlink to root's
+// secret) is never opened, and never says the container is the wrapper's.
+TEST_F(LiveScan, AUsersBundleIsNeverOpened) {
+  Write("/run/user/1001/runc/userc/state.json",
+        R"({"id":"userc","init_process_pid":4343,"init_process_start":5,)"
+        R"("config":{"labels":["bundle=/ub"]}})");
+  fs::create_directories(host.path() + "/ub");
+  for (const char* p : {"/run/user/1001/runc", "/run/user/1001/runc/userc",
+                        "/run/user/1001/runc/userc/state.json", "/ub"}) {
+    ASSERT_EQ(chown((host.path() + p).c_str(), kUser, kUser), 0);
+  }
+  Write("/proc/4343/status", "Uid:\t1001\t1001\t1001\t1001\n");
+  Write("/proc/4343/cgroup", "0::/userc\n");
+  std::vector<std::string> ids;
+  EXPECT_FALSE(FifoOpenedBy(host.path() + "/ub/runtime", [&] { ids = Ids(); }));
+  EXPECT_EQ(ids, (std::vector<std::string>{"rootc"}));
+}
+
+// Root's own state naming a bundle whose files are a FIFO or a symlink to
+// the wrapper's name: neither is opened nor followed, so neither keeps it.
+TEST_F(LiveScan, RootsBundleIsReadOnlyAsRegularFilesOfRoots) {
+  Write("/run/runc/fifoc/state.json",
+        R"({"id":"fifoc","init_process_pid":4344,)"
+        R"("init_process_start":5,"config":{"labels":["bundle=/fb"]}})");
+  Write("/run/runc/linkc/state.json",
+        R"({"id":"linkc","init_process_pid":4345,)"
+        R"("init_process_start":5,"config":{"labels":["bundle=/lb"]}})");
+  fs::create_directories(host.path() + "/fb");
+  fs::create_directories(host.path() + "/lb");
+  fs::create_symlink(host.path() + "/b/runtime", host.path() + "/lb/runtime");
+  std::vector<std::string> ids;
+  EXPECT_FALSE(FifoOpenedBy(host.path() + "/fb/runtime", [&] { ids = Ids(); }));
+  EXPECT_EQ(ids, (std::vector<std::string>{"rootc"}));
+}
+
+// A bundle file a user may write (theirs, or group-writable) says nothing.
+TEST_F(LiveScan, ABundleFileAUserCouldWriteDoesNotCount) {
+  Write("/run/runc/userb/state.json",
+        R"({"id":"userb","init_process_pid":4346,)"
+        R"("init_process_start":5,"config":{"labels":["bundle=/ob"]}})");
+  Write("/ob/runtime", "/usr/bin/oci-rlimit-runtime");
+  ASSERT_EQ(chown((host.path() + "/ob/runtime").c_str(), kUser, kUser), 0);
+  EXPECT_EQ(Ids(), (std::vector<std::string>{"rootc"}));
+  ASSERT_EQ(chown((host.path() + "/ob/runtime").c_str(), 0, 0), 0);
+  EXPECT_EQ(Ids(), (std::vector<std::string>{"rootc", "userb"}));
+  ASSERT_EQ(chmod((host.path() + "/ob/runtime").c_str(), 0664), 0);
+  EXPECT_EQ(Ids(), (std::vector<std::string>{"rootc"}));
+  // A bundle a user owns whole, named by root's state: still the user's word.
+  ASSERT_EQ(chmod((host.path() + "/ob/runtime").c_str(), 0644), 0);
+  for (const char* p : {"/ob", "/ob/runtime"}) {
+    ASSERT_EQ(chown((host.path() + p).c_str(), kUser, kUser), 0);
+  }
   EXPECT_EQ(Ids(), (std::vector<std::string>{"rootc"}));
 }
 

@@ -21,4 +21,22 @@ std::string VersionNumber(const std::string& version_output) {
   return "";
 }
 
+std::string NodePidNamespace(const std::string& init, const std::string& self, bool own_root) {
+  if (!init.empty()) return init;
+  return own_root ? self : std::string();
+}
+
+bool InNamespace(const std::string& theirs, const std::string& node) {
+  return !theirs.empty() && theirs == node;
+}
+
+bool NodeMountNamespace(const std::string& theirs, const std::string& init) {
+  return init.empty() || InNamespace(theirs, init);
+}
+
+bool ServesNode(const RunningProcess& p) {
+  return p.root_uid && p.host_pid_namespace && p.node_mount_namespace && p.exe_root_owned &&
+         p.exe_dir_root_owned;
+}
+
 }  // namespace ocirlimit

@@ -30,7 +30,31 @@ struct RunningProcess {
   // Whether it shares the PID namespace of the node's init (the node's
   // /proc/1): the installer runs in a pod with hostPID but its own mounts.
   bool host_pid_namespace = false;
+  // Whether it shares the node's init's mount namespace; true where /proc/1
+  // cannot be read (then it cannot be told: NodeMountNamespace).
+  bool node_mount_namespace = false;
+  // Whether the directory of its executable, seen through /proc/PID/root,
+  // is root's and writable by nobody else.
+  bool exe_dir_root_owned = false;
 };
+
+// The node's PID namespace, from the links' text ("" when unreadable): its
+// init's (/proc/1/ns/pid). Where root may not read that link (a sandbox
+// hiding pid 1) and `own_root` (the node's own "/", not a fixture root), the
+// caller's, which shares the node's /proc; else unknown ("").
+[[nodiscard]] std::string NodePidNamespace(const std::string& init, const std::string& self,
+                                           bool own_root);
+// Whether the link `theirs` is the namespace `node`: never when either is
+// unknown.
+[[nodiscard]] bool InNamespace(const std::string& theirs, const std::string& node);
+// Whether `theirs` is the node's mount namespace, `init` (/proc/1/ns/mnt):
+// where that cannot be read it cannot be told, and the other facts decide.
+[[nodiscard]] bool NodeMountNamespace(const std::string& theirs, const std::string& init);
+// Whether the process is the engine that serves the node, by facts a pod
+// cannot fake: root's (every uid), in the node's PID namespace and mount
+// namespace, running a root-owned executable no one else may write, in a
+// directory root owns and no one else may write.
+[[nodiscard]] bool ServesNode(const RunningProcess& p);
 
 // NodeFiles (the node model's view of files, symlinks and PATH lookups)
 // plus what only doctor asks.

@@ -70,7 +70,7 @@ std::vector<int64_t> EngineStartTimes(NodeOps& ops, const std::string& engine) {
   const int64_t boot = BootTime(ops);
   std::vector<int64_t> out;
   for (const auto& p : ops.ProcessesNamed(engine)) {
-    if (!p.root_uid || !p.host_pid_namespace) continue;  // a user's, or one in a container
+    if (!ServesNode(p)) continue;  // a user's, or one in a container or a pod
     if (engine == "containerd" && OtherConfig(p.argv)) continue;
     out.push_back(StartTime(ops, p.pid, boot));
   }

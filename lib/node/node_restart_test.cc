@@ -1,7 +1,9 @@
 // The restart memory's proof (node_restart.h): which processes named like
 // the engine count as the node's engine. A user's rootless containerd, one
 // in a pod's PID namespace and one with another --config are not it
-// (issue 39 finding 5): they never keep a restart pending.
+// (issue 39 finding 5), nor a root one in its own mount namespace or
+// running an executable someone else may write: they never keep a restart
+// pending.
 #include "node/node_restart.h"
 
 #include <gtest/gtest.h>
@@ -50,6 +52,14 @@ RunningProcess Proc(std::vector<std::string> argv, bool root, bool host_pid) {
   p.argv = std::move(argv);
   p.root_uid = root;
   p.host_pid_namespace = host_pid;
+  p.node_mount_namespace = true;
+  p.exe_root_owned = true;
+  p.exe_dir_root_owned = true;
+  return p;
+}
+
+RunningProcess With(RunningProcess p, bool RunningProcess::*fact, bool value) {
+  p.*fact = value;
   return p;
 }
 
@@ -81,8 +91,38 @@ INSTANTIATE_TEST_SUITE_P(
                    false},
         EngineCase{"RootsCrio", "crio", Proc({"/usr/bin/crio"}, true, true), true},
         EngineCase{"AUsersCrio", "crio", Proc({"crio"}, false, true), false},
-        EngineCase{"ACrioInAPod", "crio", Proc({"crio"}, true, false), false}),
+        EngineCase{"ACrioInAPod", "crio", Proc({"crio"}, true, false), false},
+        // A hostPID pod's root crio: its own mounts, or an executable or a
+        // directory someone else may write, are not the node's.
+        EngineCase{"ACrioInItsOwnMountNamespace", "crio",
+                   With(Proc({"crio"}, true, true), &RunningProcess::node_mount_namespace, false),
+                   false},
+        EngineCase{"AnExecutableRootDoesNotOwnAlone", "crio",
+                   With(Proc({"crio"}, true, true), &RunningProcess::exe_root_owned, false), false},
+        EngineCase{
+            "InADirectoryRootDoesNotOwnAlone", "containerd",
+            With(Proc({"containerd"}, true, true), &RunningProcess::exe_dir_root_owned, false),
+            false}),
     CaseName{});
+
+// The node's namespaces from the links' text: its init's; where that link
+// cannot be read, the caller's only on the node's own root (a sandbox hiding
+// pid 1), never under a fixture root; an unreadable link is no namespace.
+TEST(NodeNamespaces, TheInitsThenTheCallersOnItsOwnRootOnly) {
+  EXPECT_EQ(NodePidNamespace("pid:[1]", "pid:[9]", true), "pid:[1]");
+  EXPECT_EQ(NodePidNamespace("pid:[1]", "pid:[9]", false), "pid:[1]");
+  EXPECT_EQ(NodePidNamespace("", "pid:[9]", true), "pid:[9]");
+  EXPECT_EQ(NodePidNamespace("", "pid:[9]", false), "");
+  EXPECT_TRUE(InNamespace("pid:[1]", "pid:[1]"));
+  EXPECT_FALSE(InNamespace("pid:[9]", "pid:[1]"));
+  EXPECT_FALSE(InNamespace("", ""));
+  EXPECT_FALSE(InNamespace("", "pid:[1]"));
+  EXPECT_FALSE(InNamespace("pid:[1]", ""));
+  EXPECT_TRUE(NodeMountNamespace("mnt:[1]", "mnt:[1]"));
+  EXPECT_FALSE(NodeMountNamespace("mnt:[2]", "mnt:[1]"));
+  EXPECT_FALSE(NodeMountNamespace("", "mnt:[1]"));
+  EXPECT_TRUE(NodeMountNamespace("mnt:[2]", ""));  // cannot be told: the other facts decide
+}
 
 }  // namespace
 }  // namespace ocirlimit::node

@@ -145,13 +145,18 @@ class Rooted : public NodeOps {
   void Identify(RunningProcess& p, const std::string& pid) {
     const std::string proc = Host("/proc/" + pid);
     p.exe = ReadLink(proc + "/exe");
-    struct stat st {};
-    p.exe_root_owned = !p.exe.empty() && stat((proc + "/exe").c_str(), &st) == 0 &&
-                       S_ISREG(st.st_mode) && st.st_uid == 0 && (st.st_mode & 022) == 0;
+    p.exe_root_owned = RootsAlone(proc + "/exe", S_IFREG) && !p.exe.empty();
+    const size_t slash = p.exe.rfind('/');
+    p.exe_dir_root_owned = slash != std::string::npos &&
+                           RootsAlone(proc + "/root" + p.exe.substr(0, slash + 1), S_IFDIR);
     auto status = ReadFileBounded(proc + "/status", kMaxCmdlineBytes);
     p.root_uid = status && StatusUidsAre(*status, 0);
     const std::string pid_ns = ReadLink(proc + "/ns/pid");
-    p.host_pid_namespace = !pid_ns.empty() && pid_ns == NodePidNamespace();
+    p.host_pid_namespace =
+        InNamespace(pid_ns, NodePidNamespace(ReadLink(Host("/proc/1/ns/pid")),
+                                             ReadLink("/proc/self/ns/pid"), root_.empty()));
+    p.node_mount_namespace =
+        NodeMountNamespace(ReadLink(proc + "/ns/mnt"), ReadLink(Host("/proc/1/ns/mnt")));
     p.host_namespaces = true;
     for (const char* ns : {"pid", "mnt"}) {
       const std::string theirs = ReadLink(proc + "/ns/" + ns);
@@ -159,6 +164,13 @@ class Rooted : public NodeOps {
         p.host_namespaces = false;
       }
     }
+  }
+
+  // Whether `path` (followed) is a `kind` root owns and no one else may write.
+  static bool RootsAlone(const std::string& path, mode_t kind) {
+    struct stat st {};
+    return stat(path.c_str(), &st) == 0 && (st.st_mode & S_IFMT) == kind && st.st_uid == 0 &&
+           (st.st_mode & 022) == 0;
   }
 
   static std::string ReadLink(const std::string& path) {
@@ -227,15 +239,6 @@ class Rooted : public NodeOps {
     return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
   }
   std::string Host(const std::string& node_path) const { return root_ + node_path; }
-
-  // The node's PID namespace: its /proc/1's. Where that link cannot be read
-  // (a sandbox that hides pid 1 from root: EACCES) and this is the node's own
-  // root, the caller's: root running on the node shares the node's /proc.
-  std::string NodePidNamespace() const {
-    std::string ns = ReadLink(Host("/proc/1/ns/pid"));
-    if (ns.empty() && root_.empty()) ns = ReadLink("/proc/self/ns/pid");
-    return ns;
-  }
 
   std::string root_;
 };

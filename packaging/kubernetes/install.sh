@@ -140,18 +140,26 @@ node_config_of() {
 }
 
 # Whether PID is the engine that serves the node's socket: root's (every uid
-# in its status), in the PID namespace of the host's init (a user's rootless
-# engine and one in a pod, kind or dind, are not), and reading the node's
+# in its status), in the PID and mount namespaces of the host's init (a
+# user's rootless engine and one in a pod, kind or dind, are not), running a
+# root-owned executable from a root-owned directory, and reading the node's
 # config (its --config, -c or --config=, else the default). The DaemonSet's
 # pod has hostPID, so the host's /proc pids are this shell's.
 serves_node() {
-  local engine=$1 proc=$host/proc/$2 ns init arg want prev="" line="" uids=()
+  local engine=$1 proc=$host/proc/$2 ns init mnt exe arg want prev="" line="" uids=()
   ns=$(readlink "$proc/ns/pid" 2>/dev/null) || return 1
   # Where root may not read init's link (a sandbox hiding pid 1) and this
   # runs on the node itself (host /), the node's namespace is this shell's.
   init=$(readlink "$host/proc/1/ns/pid" 2>/dev/null) ||
     { [[ -z ${host%/} ]] && init=$(readlink /proc/self/ns/pid 2>/dev/null); } || return 1
   [[ -n $ns && $ns == "$init" ]] || return 1
+  # Init's mounts, where its link can be read (a hostPID pod's engine has its
+  # own); its executable and that file's directory root's alone.
+  if mnt=$(readlink "$host/proc/1/ns/mnt" 2>/dev/null); then
+    [[ $(readlink "$proc/ns/mnt" 2>/dev/null) == "$mnt" ]] || return 1
+  fi
+  exe=$(readlink "$proc/exe" 2>/dev/null) || return 1
+  roots_alone "$proc/exe" && roots_alone "$proc/root${exe%/*}/" || return 1
   [[ -r $proc/status && -r $proc/cmdline ]] || return 1
   while IFS= read -r line && [[ $line != Uid:* ]]; do :; done <"$proc/status"
   read -r -a uids <<<"${line#Uid:}"
@@ -163,6 +171,13 @@ serves_node() {
     prev=$arg
   done <"$proc/cmdline"
   return 0
+}
+
+# Whether root owns PATH (followed) and no one else may write it.
+roots_alone() {
+  local st
+  st=$(stat -L -c '%u %a' "$1" 2>/dev/null) || return 1
+  [[ ${st%% *} == 0 ]] && (((8#${st#* } & 8#022) == 0))
 }
 
 # Without systemd (or with none of the units): signal the engine's process

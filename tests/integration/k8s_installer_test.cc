@@ -6,6 +6,7 @@
 // parsed as YAML.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -421,8 +422,9 @@ TEST_F(K8sInstallerTest, RefusesAWrapperTheNodeCannotRun) {
 // namespace, with the node's config. Four processes named containerd, in a
 // private PID and mount namespace whose /proc the host root links to: the
 // node's (root, no --config), a uid 65534 one (a user's rootless
-// containerd), a root one in its own PID namespace (kind, dind) and a root
-// one with another --config (dockerd's). Only the node's is signalled; with
+// containerd), a root one in its own PID namespace (kind, dind), a root one
+// in its own mount namespace (a hostPID pod's) and a root one with another
+// --config (dockerd's). Only the node's is signalled; with
 // none, the restart is not counted as done.
 struct SignalCase {
   std::string name;
@@ -446,12 +448,13 @@ e=$1/containerd
 if [ "$5" = yes ]; then "$e" & node=$!; fi
 setpriv --reuid=65534 --regid=65534 --clear-groups "$e" & user=$!
 unshare -p -f "$e" & pod=$!
+unshare -m "$e" & mounts=$!
 "$e" --config /var/run/docker/containerd/containerd.toml & other=$!
 sleep 0.3
 OCI_RLIMIT_RESTART_WAIT=2 bash "$2" --host-root "$3" --source "$4" --restart
 echo "rc=$?"
 sleep 0.3
-for n in node user pod other; do
+for n in node user pod mounts other; do
   eval "p=\${$n:-}"
   [ -n "$p" ] || continue
   if kill -0 "$p" 2>/dev/null; then echo "$n alive"; else echo "$n gone"; fi
@@ -463,7 +466,7 @@ done
               GetParam().node_engine ? "yes" : "no"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("rc=0\n"), std::string::npos) << r.out << r.err;
-  for (const char* alive : {"user alive\n", "pod alive\n", "other alive\n"}) {
+  for (const char* alive : {"user alive\n", "pod alive\n", "mounts alive\n", "other alive\n"}) {
     EXPECT_NE(r.out.find(alive), std::string::npos) << alive << r.out << r.err;
   }
   if (GetParam().node_engine) {
@@ -479,6 +482,75 @@ INSTANTIATE_TEST_SUITE_P(Installer, InstallerSignalTest,
                          ::testing::Values(SignalCase{"WithTheNodesContainerd", true},
                                            SignalCase{"WithOnlyOthers", false}),
                          [](const auto& info) { return info.param.name; });
+
+// Under a fixture root whose /proc has no init (pid 1's link cannot be read
+// there), the caller's PID namespace is not the node's: nothing is
+// signalled, even a root containerd in the caller's own namespace.
+TEST_F(K8sInstallerTest, UnderAFixtureRootWithoutInitNothingIsSignalled) {
+  OCI_RLIMIT_REQUIRE("unshare");
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  TempDir eng;
+  ASSERT_EQ(chmod(eng.path().c_str(), 0755), 0);
+  WriteFile(eng / "containerd", "#!/bin/sh\nwhile :; do sleep 1; done\n", 0755);
+  const std::string script = R"(
+"$1/containerd" & node=$!
+mkdir -p "$3/proc" && ln -s "/proc/$node" "$3/proc/$node"
+sleep 0.3
+OCI_RLIMIT_RESTART_WAIT=2 bash "$2" --host-root "$3" --source "$4" --restart
+echo "rc=$?"
+sleep 0.3
+if kill -0 "$node" 2>/dev/null; then echo "node alive"; kill "$node"; else echo "node gone"; fi
+)";
+  CmdResult r =
+      RunCmd({"unshare", "-p", "-f", "--mount-proc", "bash", "-c", script, "sh", eng.path(),
+              kInstaller, host_, fs::path(OurBinary("oci-rlimit-hook")).parent_path()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("node alive\n"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.err.find("install.sh: could not restart containerd"), std::string::npos)
+      << r.out << r.err;
+}
+
+// A root containerd in the node's namespaces whose executable anyone may
+// replace (its file, or its directory, writable by others) is not the
+// node's engine: it is never signalled.
+class ReplaceableEngineTest : public K8sInstallerTest,
+                              public ::testing::WithParamInterface<std::pair<mode_t, mode_t>> {};
+
+TEST_P(ReplaceableEngineTest, IsNotSignalled) {
+  OCI_RLIMIT_REQUIRE("unshare", "sleep");
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  const auto [dir_mode, file_mode] = GetParam();
+  fs::create_directory_symlink("/proc", host_ + "/proc");
+  std::string sleep_bin = RunCmd({"sh", "-c", "command -v sleep"}).out;
+  sleep_bin.erase(sleep_bin.find('\n'));
+  TempDir eng;
+  fs::copy_file(sleep_bin, eng / "containerd");
+  ASSERT_EQ(chmod((eng / "containerd").c_str(), file_mode), 0);
+  ASSERT_EQ(chmod(eng.path().c_str(), dir_mode), 0);
+  const std::string script = R"(
+"$1/containerd" 1000 & node=$!
+sleep 0.3
+OCI_RLIMIT_RESTART_WAIT=2 bash "$2" --host-root "$3" --source "$4" --restart
+echo "rc=$?"
+sleep 0.3
+if kill -0 "$node" 2>/dev/null; then echo "node alive"; kill "$node"; else echo "node gone"; fi
+)";
+  CmdResult r =
+      RunCmd({"unshare", "-p", "-f", "--mount-proc", "bash", "-c", script, "sh", eng.path(),
+              kInstaller, host_, fs::path(OurBinary("oci-rlimit-hook")).parent_path()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("node alive\n"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.err.find("install.sh: could not restart containerd"), std::string::npos)
+      << r.out << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Installer, ReplaceableEngineTest,
+                         ::testing::Values(std::pair<mode_t, mode_t>{0777, 0755},
+                                           std::pair<mode_t, mode_t>{0755, 0757}),
+                         [](const auto& info) {
+                           return info.param.first == 0777 ? std::string("WritableDirectory")
+                                                           : std::string("WritableFile");
+                         });
 
 // The image carries bin/amd64 and bin/arm64; the node's own one is installed.
 TEST_F(K8sInstallerTest, PicksTheNodesArchitecture) {
@@ -904,6 +976,62 @@ TEST_F(K8sInstallerTest, AUsersFakeRootlessStateDoesNotBlockUninstall) {
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_EQ(r.err.find("still exist"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(host_ + kWrapper)) << "a user's state kept the wrapper";
+}
+
+// The review's forgery against a live process: the test user's own sleep,
+// a state of theirs under /run/user/UID/runc named after a component of the
+// sleep's own cgroup, its bundle's `runtime` naming the wrapper (and a
+// second state whose bundle's config.json is a FIFO the user's writer waits
+// on). Uninstall is neither blocked nor steered, and the FIFO never opened.
+TEST_F(K8sInstallerTest, AUsersLiveForgedStateNeitherBlocksUninstallNorIsOpened) {
+  OCI_RLIMIT_REQUIRE("setpriv");
+  const passwd* pw = getpwnam("oci-rlimit-test");
+  if (pw == nullptr || geteuid() != 0) GTEST_SKIP() << "needs root and the user oci-rlimit-test";
+  ASSERT_EQ(Install({"--runtime", "containerd"}).status, 0);
+  fs::create_directory_symlink("/proc", host_ + "/proc");
+  const std::string uid = std::to_string(pw->pw_uid);
+  const std::string run = "/run/user/" + uid;
+  fs::create_directories(host_ + run);
+  ASSERT_EQ(chown((host_ + run).c_str(), pw->pw_uid, pw->pw_gid), 0);
+  ASSERT_EQ(chmod((host_ + run).c_str(), 0700), 0);
+  const std::string script = R"(
+sleep 1000 >/dev/null 2>&1 & s=$!
+cg=$(sed -n 's/^[0-9]*:[^:]*memory[^:]*://p' /proc/$s/cgroup)
+[ -n "$cg" ] || cg=$(sed -n 's/^0:://p' /proc/$s/cgroup)
+last=${cg##*/}; first=${cg#/}; first=${first%%/*}
+start=$(cut -d' ' -f22 /proc/$s/stat)
+state() {
+  mkdir -p "$H$R/runc/$1" "$H$R/$2"
+  printf '{"id":"%s","init_process_pid":%s,"init_process_start":%s,"config":{"labels":["bundle=%s"]}}' \
+    "$1" "$s" "$start" "$R/$2" > "$H$R/runc/$1/state.json"
+}
+state "${last:-sleeper}" b1
+printf '%s' "$W" > "$H$R/b1/runtime"
+if [ -n "$first" ] && [ "$first" != "$last" ]; then
+  state "$first" b2
+  mkfifo "$H$R/b2/config.json"
+  { (echo '{}' > "$H$R/b2/config.json"; touch "$H$R/opened") >/dev/null 2>&1 & }
+fi
+echo "$s"
+)";
+  ASSERT_EQ(chmod(dir_.path().c_str(), 0711), 0);
+  const std::string env = "export H='" + host_ + "' R='" + run + "' W='" + kWrapper + "'\n";
+  CmdResult forged = RunCmd(
+      {"setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", "sh", "-c", env + script});
+  ASSERT_EQ(forged.status, 0) << forged.err;
+  const pid_t sleeper = std::stoi(forged.out);
+  CmdResult r = Uninstall();
+  kill(sleeper, SIGKILL);
+  const std::string fifo = host_ + run + "/b2/config.json";
+  const bool opened = fs::exists(host_ + run + "/opened");
+  if (fs::exists(fifo)) {
+    const int release = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+    if (release >= 0) close(release);
+  }
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.err.find("still exist"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(host_ + kWrapper)) << "a user's state kept the wrapper";
+  EXPECT_FALSE(opened) << "root opened the user's FIFO";
 }
 
 // On a version 3 config (containerd 2.x, which looks a pod's handler up by

@@ -60,8 +60,7 @@ std::string Distrusted(const FoundContainer& c) {
   if (c.owner == 0)
     return "its bundle is not root's: judged without its devices, annotations or pod";
   return Cat("its state is uid ", std::to_string(c.owner),
-             "'s: judged without its devices, annotations or pod; healed only inside its "
-             "container, as that uid's process");
+             "'s: judged without its devices, annotations or pod, as that uid's own process");
 }
 
 AuditEntry AuditOne(const AuditRun& run, const FoundContainer& c) {
@@ -74,7 +73,10 @@ AuditEntry AuditOne(const AuditRun& run, const FoundContainer& c) {
   }
   e.runtime = c.state->runtime;
   e.pid = c.state->pid;
-  ProcessLook look = LookAtProcess(run.ops, run.fs, c.state->pid, c.state->start_time);
+  // Whose state named the process decides whether it proves anything
+  // (effects/container_proof.h): a user's state proves nothing to root.
+  const InitRecord record{c.owner, c.state->start_time, ""};
+  ProcessLook look = LookAtProcess(run.ops, run.fs, c.state->pid, record);
   if (!look.ok()) {
     e.verdict = UnknownVerdict(LookProblem(look));
     return e;
@@ -87,10 +89,7 @@ AuditEntry AuditOne(const AuditRun& run, const FoundContainer& c) {
                              look.limits, MarkerOf(c.root));
   if (!c.facts_trusted) e.verdict.notes.push_back(Distrusted(c));
   if (run.heal && Heals(e.verdict)) {
-    std::optional<ContainerProof> proof;
-    if (c.owner != 0) proof = ContainerProof{c.owner, c.id};
-    e.heal = HealProcess(run.ops, run.fs, c.state->pid, c.state->start_time, e.verdict.heal,
-                         run.cfg.rootless, proof);
+    e.heal = HealProcess(run.ops, run.fs, c.state->pid, record, e.verdict.heal, run.cfg.rootless);
     LogHeal(run, e);
   }
   return e;
