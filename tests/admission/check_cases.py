@@ -317,7 +317,7 @@ def wait_active(kubectl, work, namespaces, deadline_s=60):
             time.sleep(0.3)
 
 
-def check_type_checking(kubectl, deadline_s=60):
+def check_type_checking(kubectl, deadline_s=240):
     """The API server's own type check of each policy against the kinds it matches (the
     controller manager's validatingadmissionpolicy-status-controller): no warning."""
     t0 = time.time()

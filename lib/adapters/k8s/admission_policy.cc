@@ -1,6 +1,7 @@
 #include "adapters/k8s/admission_policy.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "adapters/k8s/cel_rlimits.h"
 #include "adapters/k8s/policy_checks.h"
@@ -123,8 +124,40 @@ constexpr std::string_view kInert = R"(  validations:
   - expression: "true"
 )";
 
-std::string PolicyDoc(const std::string& name, const std::vector<Variable>& variables,
+// Whether CEL `text` reads variables.NAME.
+bool Reads(std::string_view text, std::string_view name) {
+  const std::string ref = Cat("variables.", name);
+  for (size_t at = text.find(ref); at != std::string_view::npos; at = text.find(ref, at + 1)) {
+    const size_t end = at + ref.size();
+    if (end == text.size() ||
+        (std::isalnum(static_cast<unsigned char>(text[end])) == 0 && text[end] != '_')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The variables `checks` read, directly or through another (each reads only
+// earlier ones): the API server's type check compiles every variable again
+// for each expression and kind, so a policy carries none it does not read.
+std::vector<Variable> ReadBy(const std::vector<Variable>& all, const std::vector<Check>& checks) {
+  std::string read;
+  for (const Check& c : checks) read += Cat(c.expression, "\n", c.message_expression, "\n");
+  std::vector<bool> keep(all.size());
+  for (size_t i = all.size(); i-- > 0;) {
+    keep[i] = Reads(read, all[i].name);
+    if (keep[i]) read += all[i].expression + "\n";
+  }
+  std::vector<Variable> out;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (keep[i]) out.push_back(all[i]);
+  }
+  return out;
+}
+
+std::string PolicyDoc(const std::string& name, const std::vector<Variable>& all,
                       const std::vector<Check>& checks) {
+  const std::vector<Variable> variables = ReadBy(all, checks);
   std::string out = Cat("apiVersion: admissionregistration.k8s.io/v1\n",
                         "kind: ValidatingAdmissionPolicy\n", Metadata(name), "spec:\n", kMatch);
   if (checks.empty()) return out + std::string(kInert);
@@ -273,7 +306,7 @@ Result<std::string> AdmissionPolicyYaml(const Config& cfg, const PolicyOptions& 
   if (Has(o.actions, "Audit")) warn_actions.emplace_back("Audit");
   return Cat(Header(cfg, o), "---\n", PolicyDoc(o.name, vars, RefusedChecks(cfg)), "---\n",
              BindingDoc(o.name, o.actions, o), "---\n",
-             PolicyDoc(warn_name, vars, WarnedChecks(cfg, j)), "---\n",
+             PolicyDoc(warn_name, vars, WarnedChecks(cfg)), "---\n",
              BindingDoc(warn_name, warn_actions, o));
 }
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "adapters/k8s/verdict_checks.h"
 #include "formats/text.h"
 #include "tests/testing/case_name.h"
 
@@ -96,21 +97,21 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         // reject, fail: malformed and over both refused, by one check (the first error).
         ShapeCase{"reject_fail", "", "over-ceiling = \"reject\"\n", 1, 0},
-        // clamp, fail: malformed refused; each entry not in or over warned (16), and the
+        // clamp, fail: malformed refused; each entry not in or over warned (6), and the
         // count of those past 4 KiB.
-        ShapeCase{"clamp_fail", "", "over-ceiling = \"clamp\"\n", 1, 17},
+        ShapeCase{"clamp_fail", "", "over-ceiling = \"clamp\"\n", 1, 7},
         // reject, warn: the node starts every one without the request.
-        ShapeCase{"reject_warn", "on-error = \"warn\"\n", "over-ceiling = \"reject\"\n", 0, 17},
-        ShapeCase{"clamp_warn", "on-error = \"warn\"\n", "", 0, 17}),
+        ShapeCase{"reject_warn", "on-error = \"warn\"\n", "over-ceiling = \"reject\"\n", 0, 7},
+        ShapeCase{"clamp_warn", "on-error = \"warn\"\n", "", 0, 7}),
     CaseName{});
 
 TEST(AdmissionPolicy, WarnsEachEntryInTheNodesOrderWithinTheWarningBudget) {
   const auto docs = Documents(Yaml(Cfg("", "")));
   const std::string& warn = docs[2];
-  for (int i = 0; i < 16; ++i) {
+  for (size_t i = 0; i < kMaxWarnings; ++i) {
     const std::string at = std::to_string(i);
     EXPECT_TRUE(Has(warn, Cat("  - expression: |-\n      variables.warnKept <= ", at, "\n")));
-    EXPECT_TRUE(Has(warn, Cat("      variables.warnings[", at, "]\n")));
+    EXPECT_TRUE(Has(warn, Cat("      string(variables.warnings[", at, "])\n")));
   }
   // Each warning costs the API server's prefix for this policy's name and binding.
   const std::string prefix =

@@ -172,9 +172,10 @@ std::string CelQuote(std::string_view x) {
       Cat("(size(", x, ") >= ", max, " && size(bytes((", x, ").substring(0, ", max, "))) == ", max,
           " ? ", max, " : [", lengths, "].filter(k, k < size(", x, ") && size(bytes((", x,
           ").substring(0, k))) <= ", max, ").max())");
-  const std::string head = Cat("(", x, ").substring(0, ", cut, ")");
-  return Cat("(size(bytes(", x, ")) <= ", max, " ? '\"' + ", Escapes(x), " + '\"' : '\"' + ",
-             Escapes(head), " + '\\u2026\" (' + string(size(bytes(", x, "))) + ' bytes)')");
+  const std::string fits = Cat("size(bytes(", x, ")) <= ", max);
+  const std::string head = Cat("(", fits, " ? ", x, " : (", x, ").substring(0, ", cut, "))");
+  return Cat("('\"' + ", Escapes(head), " + (", fits,
+             " ? '\"' : '\\u2026\" (' + string(size(bytes(", x, "))) + ' bytes)'))");
 }
 
 std::string CelString(std::string_view s) {

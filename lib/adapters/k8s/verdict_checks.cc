@@ -9,12 +9,6 @@
 namespace ocirlimit::k8s {
 namespace {
 
-// At most this many warnings: 16 entries of the annotation, and per
-// ceiling type (or the one too-many note) of the ulimits.
-size_t MaxWarnings(const Config& cfg, const Judged& j) {
-  return kMaxEntries + (j.ulimits ? std::max<size_t>(1, cfg.requests.ceilings.size()) : 0);
-}
-
 std::string Indices(size_t n) {
   std::string out;
   for (size_t i = 0; i < n; ++i) out += Cat(i == 0 ? "" : ", ", std::to_string(i));
@@ -61,7 +55,7 @@ std::vector<Variable> VerdictVariables(const Config& cfg, const Judged& j,
       {"errors", Cat("[", errors, "].filter(e, e != '')")},
       {"notes", notes.empty() ? "[]" : notes},
       {"warnings", warnings},
-      {"warnIdx", Indices(MaxWarnings(cfg, j))},
+      {"warnIdx", Indices(kMaxWarnings)},
       {"warnKept", Cat("size(variables.warnIdx.filter(i, i < size(variables.warnings) && "
                        "variables.warnIdx.filter(k, k <= i).map(k, ",
                        std::to_string(prefix),
@@ -71,20 +65,21 @@ std::vector<Variable> VerdictVariables(const Config& cfg, const Judged& j,
 
 std::vector<Check> RefusedChecks(const Config& cfg) {
   if (cfg.on_error == OnError::kWarn) return {};
-  return {
-      {"what the nodes refuse: the first error, as the node says it", "size(variables.errors) == 0",
-       "the nodes refuse this pod's request; oci-rlimit explain says why", "variables.errors[0]"}};
+  return {{"what the nodes refuse: the first error, as the node says it",
+           "size(variables.errors) == 0",
+           "the nodes refuse this pod's request; oci-rlimit explain says why",
+           "string(variables.errors[0])"}};
 }
 
-std::vector<Check> WarnedChecks(const Config& cfg, const Judged& j) {
+std::vector<Check> WarnedChecks(const Config& cfg) {
   if (cfg.on_error == OnError::kFail && !Clamp(cfg)) return {};
   std::vector<Check> out;
-  const size_t n = MaxWarnings(cfg, j);
+  const size_t n = kMaxWarnings;
   for (size_t i = 0; i < n; ++i) {
     const std::string at = std::to_string(i);
     out.push_back({Cat("the node's warning ", at), Cat("variables.warnKept <= ", at),
                    "the nodes start this pod with a warning; oci-rlimit explain shows it",
-                   Cat("variables.warnings[", at, "]")});
+                   Cat("string(variables.warnings[", at, "])")});
   }
   out.push_back({"warnings past the API server's 4 KiB",
                  "variables.warnKept == size(variables.warnings)",

@@ -22,6 +22,10 @@ struct Judged {
 // The API server keeps this many characters (runes) of warnings per
 // request; one more warning cuts every one to 256 (its warning recorder).
 inline constexpr size_t kWarningRunes = 4096;
+// At most this many of the node's warnings, each its own validation: about
+// as many as fit in 4 KiB, and the API server's type check compiles every
+// variable again for each validation (a second of CPU each).
+inline constexpr size_t kMaxWarnings = 6;
 
 // `errors`, `notes`, `warnings` and what of them fits; `warn_name` is the
 // warning policy's name (and its binding's), which the API server puts
@@ -32,6 +36,6 @@ inline constexpr size_t kWarningRunes = 4096;
 // warns).
 [[nodiscard]] std::vector<Check> RefusedChecks(const Config& cfg);
 // NAME-warn's: none where the node never warns (reject, on-error = "fail").
-[[nodiscard]] std::vector<Check> WarnedChecks(const Config& cfg, const Judged& j);
+[[nodiscard]] std::vector<Check> WarnedChecks(const Config& cfg);
 
 }  // namespace ocirlimit::k8s
