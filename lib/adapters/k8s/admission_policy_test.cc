@@ -152,6 +152,24 @@ TEST(AdmissionPolicy, JudgesAnUpdateOnlyWhereItChangesWhatTheNodesJudge) {
   EXPECT_FALSE(Has(y, "/scale")) << "a Scale has no template; docs/policy.md says so";
 }
 
+TEST(AdmissionPolicy, MatchesPodsAndEveryPodTemplateOnCreateAndUpdate) {
+  const std::string y = Yaml(Cfg("", "over-ceiling = \"reject\"\n"));
+  EXPECT_TRUE(Has(y,
+                  "    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: "
+                  "[\"CREATE\", \"UPDATE\"]\n      resources: [\"deployments\", \"statefulsets\", "
+                  "\"daemonsets\", \"replicasets\"]\n"));
+  EXPECT_TRUE(Has(y,
+                  "    - apiGroups: [\"batch\"]\n      apiVersions: [\"v1\"]\n      operations: "
+                  "[\"CREATE\", \"UPDATE\"]\n      resources: [\"jobs\", \"cronjobs\"]\n"));
+  EXPECT_TRUE(
+      Has(y, "      operations: [\"UPDATE\"]\n      resources: [\"pods/ephemeralcontainers\"]\n"));
+  EXPECT_TRUE(Has(y, "object.spec.jobTemplate.spec.template"));
+  EXPECT_TRUE(Has(y, "variables.tmpl.spec.initContainers"));
+  EXPECT_TRUE(Has(y, "variables.tmpl.spec.ephemeralContainers"));
+  EXPECT_TRUE(Has(y, "failurePolicy: Ignore\n"))
+      << "an evaluation error leaves the pod to the node";
+}
+
 TEST(AdmissionPolicy, ChecksTheSizeBeforeAnyParsing) {
   const std::string y = Yaml(Cfg("", ""));
   const size_t size_check = y.find("size(variables.value) > 1024 ? [] : variables.value.split(");
