@@ -229,7 +229,10 @@ TEST(AdmissionPolicy, UlimitsOnlyWhenAskedAndBehindHas) {
                   "1].soft))), dyn((s[size(s) - 1].hard < 0 ? 18446744073709551615u : "
                   "uint(s[size(s) - 1].hard)))"));
   // The runtime's own nofile entry comes first in process.rlimits.
-  EXPECT_TRUE(Has(y, ".filter(i, c.securityContext.ulimits[i].name == 'nofile') + "));
+  EXPECT_TRUE(Has(y,
+                  ".filter(i, c.securityContext.ulimits[i].name == 'nofile') + "
+                  "variables.ulimitsIdx.filter(i, i < size(c.securityContext.ulimits) && "));
+  EXPECT_TRUE(Has(y, ".filter(i, c.securityContext.ulimits[i].name != 'nofile')).map(i, "));
   // The node's order of sources: the spec's entries, then the annotation.
   EXPECT_TRUE(Has(y, "[variables.ulimitsError, variables.annotationError].filter(e, e != '')"));
 }
