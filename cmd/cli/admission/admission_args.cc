@@ -1,5 +1,10 @@
 #include "cli/admission/admission_args.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+
+#include "effects/config_loader.h"
 #include "formats/argv.h"
 #include "formats/text.h"
 
@@ -50,6 +55,16 @@ Result<AdmissionArgs> ParseAdmissionArgs(const std::vector<std::string>& args) {
     if (auto st = Set(out, **item); !st) return st.error();
   }
   return out;
+}
+
+Status ConfigFound(const ConfigPath& where) {
+  struct stat st {};
+  if (where.must_exist || stat(where.path.c_str(), &st) == 0 || errno != ENOENT) return Ok{};
+  auto dropins = ListDropIns(DropInDir(where.path));
+  if (dropins && !dropins->empty()) return Ok{};
+  return MakeError(Cat(
+      "no config found: ", Quote(where.path), " does not exist and ", Quote(DropInDir(where.path)),
+      " holds no drop-in; give --config PATH (the config the nodes run) or set ", kConfigEnv));
 }
 
 }  // namespace ocirlimit::cli

@@ -8,6 +8,7 @@
 
 #include "adapters/k8s/admission_policy.h"
 #include "cli/admission/command.h"
+#include "core/config.h"
 #include "formats/error.h"
 
 namespace ocirlimit::cli {
@@ -35,10 +36,16 @@ inline constexpr const char* kAdmissionUsage =
     "  --ulimits-field also judge securityContext.ulimits (KEP-5758, alpha: only for API\n"
     "                  servers with the ContainerUlimits gate; needs the \"spec\" source)\n"
     "  --name NAME     the policy and binding (default oci-rlimit-requests; NAME-warn too)\n"
-    "  --output FILE   write FILE (replaced atomically) instead of stdout\n";
+    "  --output FILE   write FILE (replaced through a temp file beside it) instead of stdout;\n"
+    "                  - is stdout. A write error exits 1 and leaves no partial file.\n";
 
 // argv after "admission-policy". Errors are one line naming the flag:
 // core/argv's, `unexpected argument "x"`, and the actions' and selectors'.
 [[nodiscard]] Result<AdmissionArgs> ParseAdmissionArgs(const std::vector<std::string>& args);
+
+// An error ("no config found: ...") where the config is the built-in default
+// path, absent, with no drop-in: a policy made from no config would judge
+// nothing, and the nodes' config is somewhere else.
+[[nodiscard]] Status ConfigFound(const ConfigPath& where);
 
 }  // namespace ocirlimit::cli

@@ -1,38 +1,27 @@
 // oci-rlimit admission-policy: the nodes' [requests] ceilings as a
 // ValidatingAdmissionPolicy (adapters/k8s/admission_policy.h), on stdout or
-// in --output FILE.
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
+// in --output FILE (admission_output.h).
 #include <iostream>
 
 #include "cli/admission/admission_args.h"
+#include "cli/admission/admission_output.h"
 #include "cli/admission/command.h"
 #include "effects/config_loader.h"
-#include "effects/files.h"
 #include "formats/text.h"
 
 namespace ocirlimit::cli {
 namespace {
 
-// AtomicWriteFile replaces a file, keeping its owner and mode: a first run
-// makes it, empty and 0644, never through a symlink.
-Status MakeIfMissing(const std::string& path) {
-  constexpr mode_t kMode = 0644;
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, kMode);
-  if (fd >= 0) {
-    close(fd);
-    return Ok{};
-  }
-  if (errno == EEXIST) return Ok{};
-  return MakeError("create " + Quote(path), errno);
+constexpr const char* kName = "oci-rlimit admission-policy";
+
+int Fail(const Error& e) {
+  std::cerr << kName << ": " << e.Text() << "\n";
+  return 1;
 }
 
 }  // namespace
 
 int AdmissionPolicyCommand(const std::vector<std::string>& args) {
-  constexpr const char* kName = "oci-rlimit admission-policy";
   auto a = ParseAdmissionArgs(args);
   if (!a) {
     std::cerr << kName << ": " << a.error().Text() << "\n" << kAdmissionUsage;
@@ -43,26 +32,13 @@ int AdmissionPolicyCommand(const std::vector<std::string>& args) {
     return 0;
   }
   const ConfigPath where = ResolveConfigPath(a->config, ProcessEnv());
+  if (auto found = ConfigFound(where); !found) return Fail(found.error());
   auto cfg = LoadConfigFrom(where, ProcessEnv());
-  if (!cfg) {
-    std::cerr << kName << ": " << cfg.error().Text() << "\n";
-    return 1;
-  }
+  if (!cfg) return Fail(cfg.error());
   a->policy.config_origin = where.path;
   auto yaml = k8s::AdmissionPolicyYaml(*cfg, a->policy);
-  if (!yaml) {
-    std::cerr << kName << ": " << yaml.error().Text() << "\n";
-    return 1;
-  }
-  if (a->output.empty()) {
-    std::cout << *yaml;
-    return 0;
-  }
-  auto made = MakeIfMissing(a->output);
-  if (auto st = made ? AtomicWriteFile(a->output, *yaml) : made; !st) {
-    std::cerr << kName << ": " << st.error().Wrap("--output " + a->output).Text() << "\n";
-    return 1;
-  }
+  if (!yaml) return Fail(yaml.error());
+  if (auto st = WriteOutput(a->output, *yaml); !st) return Fail(st.error());
   return 0;
 }
 

@@ -1,9 +1,11 @@
 #include "adapters/k8s/admission_policy.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "adapters/k8s/cel_rlimits.h"
 #include "adapters/k8s/policy_checks.h"
+#include "adapters/k8s/verdict_checks.h"
 #include "core/policy.h"
 #include "core/requests.h"
 #include "formats/text.h"
@@ -53,12 +55,17 @@ std::string List(const std::vector<std::string>& items) {
   return "[" + out + "]";
 }
 
+// Pods on CREATE and on an UPDATE that changes the annotation (a recreated
+// sandbox reads the new value), an ephemeral container's UPDATE, and the
+// pod templates of the workloads. The scale subresource is not matched: a
+// Scale carries no template, and the pods a scale-up makes are judged on
+// CREATE.
 constexpr std::string_view kMatch = R"(  failurePolicy: Ignore
   matchConstraints:
     resourceRules:
     - apiGroups: [""]
       apiVersions: ["v1"]
-      operations: ["CREATE"]
+      operations: ["CREATE", "UPDATE"]
       resources: ["pods"]
     - apiGroups: [""]
       apiVersions: ["v1"]
@@ -74,13 +81,88 @@ constexpr std::string_view kMatch = R"(  failurePolicy: Ignore
       resources: ["jobs", "cronjobs"]
 )";
 
-std::string PolicyDoc(const Config& cfg, const std::string& name,
+// The annotation's value in `x` ('' for none), and `x`'s pod template.
+std::string AnnotationOf(std::string_view x) {
+  const std::string key = CelString(kRequestAnnotation);
+  return Cat("(has(", x, ".metadata.annotations) && ", key, " in ", x, ".metadata.annotations ? ",
+             x, ".metadata.annotations[", key, "] : '')");
+}
+
+std::string TemplateOf(std::string_view x) {
+  return Cat("(", x, ".kind == 'CronJob' ? ", x, ".spec.jobTemplate.spec.template : ", x,
+             ".spec.template)");
+}
+
+// A deletion is never held (a finalizer's removal from an object being
+// deleted), and an UPDATE is judged only where it changes what the nodes
+// judge: a Pod's annotation, a workload's pod template (not its replicas,
+// labels or finalizers).
+std::string MatchConditions() {
+  return Cat(
+      "  matchConditions:\n  - name: not-being-deleted\n    expression: "
+      "'!has(object.metadata.deletionTimestamp)'\n"
+      "  - name: changes-what-the-nodes-judge\n    ",
+      Block("expression",
+            Cat("request.operation != 'UPDATE' || request.subResource != '' || "
+                "(object.kind == 'Pod' ? ",
+                AnnotationOf("object"), " != ", AnnotationOf("oldObject"), " : ",
+                TemplateOf("object"), " != ", TemplateOf("oldObject"), ")"),
+            4));
+}
+
+// Every document's metadata: its name and labels (annotations go here too).
+std::string Metadata(const std::string& name) {
+  return Cat("metadata:\n  name: ", name,
+             "\n  labels:\n    app.kubernetes.io/managed-by: oci-rlimit\n");
+}
+
+// A policy with nothing to judge under this config passes every object: it
+// is written all the same, so that applying this file replaces what an
+// older config bound under that name.
+constexpr std::string_view kInert = R"(  validations:
+  # nothing: the nodes never do this under this config
+  - expression: "true"
+)";
+
+// Whether CEL `text` reads variables.NAME.
+bool Reads(std::string_view text, std::string_view name) {
+  const std::string ref = Cat("variables.", name);
+  for (size_t at = text.find(ref); at != std::string_view::npos; at = text.find(ref, at + 1)) {
+    const size_t end = at + ref.size();
+    if (end == text.size() ||
+        (std::isalnum(static_cast<unsigned char>(text[end])) == 0 && text[end] != '_')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The variables `checks` read, directly or through another (each reads only
+// earlier ones): the API server's type check compiles every variable again
+// for each expression and kind, so a policy carries none it does not read.
+std::vector<Variable> ReadBy(const std::vector<Variable>& all, const std::vector<Check>& checks) {
+  std::string read;
+  for (const Check& c : checks) read += Cat(c.expression, "\n", c.message_expression, "\n");
+  std::vector<bool> keep(all.size());
+  for (size_t i = all.size(); i-- > 0;) {
+    keep[i] = Reads(read, all[i].name);
+    if (keep[i]) read += all[i].expression + "\n";
+  }
+  std::vector<Variable> out;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (keep[i]) out.push_back(all[i]);
+  }
+  return out;
+}
+
+std::string PolicyDoc(const std::string& name, const std::vector<Variable>& all,
                       const std::vector<Check>& checks) {
+  const std::vector<Variable> variables = ReadBy(all, checks);
   std::string out = Cat("apiVersion: admissionregistration.k8s.io/v1\n",
-                        "kind: ValidatingAdmissionPolicy\nmetadata:\n  name: ", name,
-                        "\n  labels:\n    app.kubernetes.io/managed-by: oci-rlimit\nspec:\n",
-                        kMatch, "  variables:\n");
-  for (const Variable& v : PolicyVariables(cfg)) {
+                        "kind: ValidatingAdmissionPolicy\n", Metadata(name), "spec:\n", kMatch);
+  if (checks.empty()) return out + std::string(kInert);
+  out += MatchConditions() + "  variables:\n";
+  for (const Variable& v : variables) {
     out += Cat("  - name: ", v.name, "\n    ", Block("expression", v.expression, 4));
   }
   out += "  validations:\n";
@@ -95,8 +177,7 @@ std::string PolicyDoc(const Config& cfg, const std::string& name,
 std::string BindingDoc(const std::string& name, const std::vector<std::string>& actions,
                        const PolicyOptions& o) {
   std::string out = Cat("apiVersion: admissionregistration.k8s.io/v1\n",
-                        "kind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: ", name,
-                        "\n  labels:\n    app.kubernetes.io/managed-by: oci-rlimit\nspec:\n",
+                        "kind: ValidatingAdmissionPolicyBinding\n", Metadata(name), "spec:\n",
                         "  policyName: ", name, "\n  validationActions: ", List(actions), "\n");
   if (!o.namespace_selector.empty() || !o.object_selector.empty()) {
     out += "  matchResources:\n";
@@ -110,8 +191,9 @@ std::string BindingDoc(const std::string& name, const std::vector<std::string>& 
   return out;
 }
 
-std::string Header(const Config& cfg, const PolicyOptions& o) {
-  std::string text = Cat(
+// What the YAML's reader must know before the documents.
+std::string Intro(const Config& cfg, const PolicyOptions& o) {
+  return Cat(
       "Generated by `oci-rlimit admission-policy` from ", o.config_origin, "\n(over-ceiling = \"",
       cfg.requests.over_ceiling == OverCeiling::kReject ? "reject" : "clamp", "\", on-error = \"",
       cfg.on_error == OnError::kFail ? "fail" : "warn",
@@ -120,16 +202,27 @@ std::string Header(const Config& cfg, const PolicyOptions& o) {
       o.name,
       ", with the actions\nyou chose) with the node's own message; one they start with a "
       "warning is only warned about\n(",
-      o.name, "-warn). Regenerate this whenever the nodes' config changes.\n\n",
+      o.name,
+      "-warn). Regenerate this whenever the nodes' config changes: both policies and both\n"
+      "bindings are always written (one judges nothing where the config gives it nothing), so\n"
+      "`kubectl apply -f` of the new file replaces what an older one bound.\n\n",
       "Judged here: the pod annotation ", kRequestAnnotation,
       " (the pod's, so every container gets it; the\nmessage names the first the kubelet "
-      "starts) of Pods and of the pod templates of Deployments,\nStatefulSets, DaemonSets, "
-      "ReplicaSets, Jobs and CronJobs",
+      "starts) of Pods (CREATE, an UPDATE that changes it, an\nephemeral container) and of the "
+      "pod templates of Deployments, StatefulSets, DaemonSets,\nReplicaSets, Jobs and CronJobs "
+      "(CREATE, an UPDATE that changes the template)",
       o.ulimits_field ? ";\nsecurityContext.ulimits (KEP-5758), per container" : "",
-      ".\n\nLeft to the node, never guessed:\n- an annotation value longer than ",
-      std::to_string(kMaxJudgedChars),
-      " characters (CEL's cost limits; every value the node\n  accepts without padding is "
-      "shorter);\n");
+      ".\nNever held: an object being deleted, an UPDATE that leaves those as they were "
+      "(replicas,\nlabels, finalizers), the scale subresource (a Scale has no template; the "
+      "pods a scale-up\nmakes are judged on CREATE).\n\n");
+}
+
+std::string Header(const Config& cfg, const PolicyOptions& o) {
+  std::string text =
+      Cat(Intro(cfg, o), "Left to the node, never guessed:\n- an annotation value longer than ",
+          std::to_string(kMaxJudgedChars),
+          " characters (CEL's cost limits; every value the node\n  accepts without "
+          "padding is shorter);\n");
   if (HasSource(cfg, RequestSource::kUlimitAdjuster)) {
     text += Cat("- the NRI sample's ", kUlimitAdjusterKey,
                 "NAME annotations (source \"ulimit-adjuster\"):\n  their value is YAML, which CEL "
@@ -199,27 +292,22 @@ Result<std::vector<std::string>> ParseActions(std::string_view text) {
 
 Result<std::string> AdmissionPolicyYaml(const Config& cfg, const PolicyOptions& o) {
   if (auto st = CheckInput(cfg, o); !st) return st.error();
-  std::vector<Check> checks;
-  if (HasSource(cfg, RequestSource::kOciRlimit)) checks = AnnotationChecks(cfg);
-  if (o.ulimits_field) {
-    for (auto& c : UlimitsChecks(cfg)) checks.push_back(std::move(c));
+  const Judged j{HasSource(cfg, RequestSource::kOciRlimit), o.ulimits_field};
+  const std::string warn_name = o.name + "-warn";
+  std::vector<Variable> vars = TemplateVariables(cfg);
+  if (j.annotation) {
+    for (auto& v : AnnotationVariables(cfg)) vars.push_back(std::move(v));
   }
-  std::vector<Check> refused;
-  std::vector<Check> warned;
-  for (auto& c : checks) {
-    (c.outcome == NodeOutcome::kRefused ? refused : warned).push_back(std::move(c));
+  if (j.ulimits) {
+    for (auto& v : UlimitsVariables(cfg)) vars.push_back(std::move(v));
   }
-  std::string out = Header(cfg, o);
-  if (!refused.empty()) {
-    out += Cat("---\n", PolicyDoc(cfg, o.name, refused), "---\n", BindingDoc(o.name, o.actions, o));
-  }
-  if (!warned.empty()) {
-    std::vector<std::string> actions = {"Warn"};
-    if (Has(o.actions, "Audit")) actions.emplace_back("Audit");
-    const std::string name = o.name + "-warn";
-    out += Cat("---\n", PolicyDoc(cfg, name, warned), "---\n", BindingDoc(name, actions, o));
-  }
-  return out;
+  for (auto& v : VerdictVariables(cfg, j, warn_name)) vars.push_back(std::move(v));
+  std::vector<std::string> warn_actions = {"Warn"};
+  if (Has(o.actions, "Audit")) warn_actions.emplace_back("Audit");
+  return Cat(Header(cfg, o), "---\n", PolicyDoc(o.name, vars, RefusedChecks(cfg)), "---\n",
+             BindingDoc(o.name, o.actions, o), "---\n",
+             PolicyDoc(warn_name, vars, WarnedChecks(cfg)), "---\n",
+             BindingDoc(warn_name, warn_actions, o));
 }
 
 }  // namespace ocirlimit::k8s

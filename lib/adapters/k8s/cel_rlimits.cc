@@ -160,10 +160,22 @@ std::string CelLimitText(std::string_view value) {
 }
 
 std::string CelQuote(std::string_view x) {
-  const std::string cut = Cat("(", x, ").substring(0, ", std::to_string(kMaxQuotedBytes), ")");
-  return Cat("(size(bytes(", x, ")) <= ", std::to_string(kMaxQuotedBytes), " ? '\"' + ", Escapes(x),
-             " + '\"' : '\"' + ", Escapes(cut), " + '\\u2026\" (' + string(size(bytes(", x,
-             "))) + ' bytes)')");
+  const std::string max = std::to_string(kMaxQuotedBytes);
+  // Where the node cuts: the longest prefix of at most 256 bytes. Its first
+  // 256 characters when they are ASCII; else between 64 (4-byte
+  // characters) and 255 characters.
+  std::string lengths;
+  for (size_t k = kMaxQuotedBytes / 4; k < kMaxQuotedBytes; ++k) {
+    lengths += Cat(lengths.empty() ? "" : ", ", std::to_string(k));
+  }
+  const std::string cut =
+      Cat("(size(", x, ") >= ", max, " && size(bytes((", x, ").substring(0, ", max, "))) == ", max,
+          " ? ", max, " : [", lengths, "].filter(k, k < size(", x, ") && size(bytes((", x,
+          ").substring(0, k))) <= ", max, ").max())");
+  const std::string fits = Cat("size(bytes(", x, ")) <= ", max);
+  const std::string head = Cat("(", fits, " ? ", x, " : (", x, ").substring(0, ", cut, "))");
+  return Cat("('\"' + ", Escapes(head), " + (", fits,
+             " ? '\"' : '\\u2026\" (' + string(size(bytes(", x, "))) + ' bytes)'))");
 }
 
 std::string CelString(std::string_view s) {

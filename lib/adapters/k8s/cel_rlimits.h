@@ -55,8 +55,8 @@ inline constexpr size_t kMaxEntries = 16;
 [[nodiscard]] std::string CelLimitText(std::string_view value);
 // A string as Quote writes it: `"..."`, `"` and `\` escaped, controls as \n
 // \r \t \xNN, C1 controls and bidi marks as \uNNNN, a value over 256 bytes
-// cut with `…" (N bytes)` (exact for ASCII; a longer non-ASCII value is cut
-// by characters).
+// cut where the node cuts it (the longest prefix of at most 256 bytes, no
+// character split) with `…" (N bytes)`.
 [[nodiscard]] std::string CelQuote(std::string_view x);
 
 // A CEL string literal of `s` (printable ASCII).

@@ -108,5 +108,41 @@ TEST(CelValue, AppliesTheSuffixAndKnowsTheSpecialWords) {
   EXPECT_NE(CelFits("t").find("'18446744073709551615'"), std::string::npos);
 }
 
+// The whole expression: uint() sees only digits that fit 64 bits (20 digits
+// and at most 2^64-1; a longer text never reaches it), and the suffix's
+// multiple must fit too. What the API server makes of it is the admission
+// suite's (cases mal-overflow, unit-t-overflow, unit-t-largest, max-u64).
+TEST(CelFits, NeverLetsMoreThan64BitsReachUint) {
+  const std::string sig = "(t).find(r'[1-9][0-9]*')";
+  EXPECT_EQ(CelFits("t"),
+            "((t).lowerAscii() in ['unlimited', 'infinity', '-1'] || (size(" + sig +
+                ") < 20 || size(" + sig + ") == 20 && " + sig + " <= '18446744073709551615') && (" +
+                sig + " == '' || uint(" + sig +
+                ") <= 18446744073709551615u / ((t).endsWith('k') || (t).endsWith('K') ? 1024u : "
+                "(t).endsWith('m') || (t).endsWith('M') ? 1048576u : (t).endsWith('g') || "
+                "(t).endsWith('G') ? 1073741824u : (t).endsWith('t') || (t).endsWith('T') ? "
+                "1099511627776u : 1u)))");
+}
+
+// The node cuts a quoted value at 256 bytes, backing off to a character's
+// start: the first 256 characters when they are ASCII, else the longest
+// prefix of 64 to 255 characters within 256 bytes (the suite's mal-bytes-*
+// cases on the real API server).
+TEST(CelQuote, CutsAt256BytesNeverInsideACharacter) {
+  const std::string q = CelQuote("x");
+  EXPECT_NE(q.find("(size(bytes(x)) <= 256 ? x : (x).substring(0, (size(x) >= 256 && "
+                   "size(bytes((x).substring(0, 256))) == 256 ? 256 : [64, 65, 66, "),
+            std::string::npos)
+      << q;
+  EXPECT_NE(q.find(", 254, 255].filter(k, k < size(x) && size(bytes((x).substring(0, k))) <= "
+                   "256).max()))"),
+            std::string::npos)
+      << q;
+  EXPECT_NE(q.find(" + (size(bytes(x)) <= 256 ? '\"' : '\\u2026\" (' + string(size(bytes(x))) + "
+                   "' bytes)'))"),
+            std::string::npos)
+      << q;
+}
+
 }  // namespace
 }  // namespace ocirlimit::k8s

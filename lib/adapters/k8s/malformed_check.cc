@@ -79,12 +79,9 @@ std::vector<Variable> MalformedVariables() {
   };
 }
 
-Check MalformedCheck(const Config& cfg) {
-  return {
-      "the annotation is malformed (the node refuses it whatever over-ceiling says)",
-      OutcomeOf(cfg, true), "!variables.malformed",
-      Cat("annotation \"", kRequestAnnotation, "\" is malformed"),
-      Cat(MessageHead(cfg, true), "'rlimit ' + variables.badQuoted[0] + ': ' + ", ParseError())};
+std::string MalformedError(const Config& cfg) {
+  return Cat("(", MessageHead(cfg, true, "variables.container", "variables.annotation"),
+             "'rlimit ' + variables.badQuoted[0] + ': ' + ", ParseError(), ")");
 }
 
 }  // namespace ocirlimit::k8s

@@ -24,64 +24,43 @@ std::string Lesser(std::string_view a, std::string_view b) {
   return Cat("(", a, " < ", b, " ? ", a, " : ", b, ")");
 }
 
-}  // namespace
-
-std::string MessageHead(const Config& cfg, bool left_out) {
-  const bool warn = left_out && cfg.on_error == OnError::kWarn;
-  return Cat("variables.container + ", warn ? CelString(kLeftOut) + " + " : "",
-             "variables.annotation + ': ' + ");
+// Whether entry `l` is past the ceilings: its type not in them, or its
+// soft or hard value over the ceiling's.
+std::string Over(std::string_view l) {
+  return Cat("(!(", l, "[0] in variables.ceilings) || ", l, "[1] > variables.ceilings[", l,
+             "[0]][0] || ", l, "[2] > variables.ceilings[", l, "[0]][1])");
 }
 
-NodeOutcome OutcomeOf(const Config& cfg, bool refused_under_fail) {
-  return refused_under_fail && cfg.on_error == OnError::kFail ? NodeOutcome::kRefused
-                                                              : NodeOutcome::kStartedWithWarning;
-}
-
-namespace {
-
-Check Refused(const Config& cfg) {
+// The node's refusal of the first entry past the ceilings (reject).
+std::string RefusedDetail() {
   const std::string o = "variables.refused[0]";
-  const std::string detail =
-      Cat("(!(", o, "[0] in variables.ceilings) ? ", Formatted(o), " + ': ' + ", o,
-          "[0] + ' is not in requests.ceilings", kReject, "' : ", Formatted(o),
-          " + ' is over the ceiling ' + variables.ceilingTexts[", o, "[0]] + '", kReject, "')");
-  return {"a type not in the ceilings, or a value over its ceiling (over-ceiling = \"reject\")",
-          OutcomeOf(cfg, true), "size(variables.refused) == 0",
-          Cat("annotation \"", kRequestAnnotation, "\" asks past requests.ceilings"),
-          MessageHead(cfg, true) + detail};
+  return Cat("(!(", o, "[0] in variables.ceilings) ? ", Formatted(o), " + ': ' + ", o,
+             "[0] + ' is not in requests.ceilings", kReject, "' : ", Formatted(o),
+             " + ' is over the ceiling ' + variables.ceilingTexts[", o, "[0]] + '", kReject, "')");
 }
 
-Check Ignored(const Config& cfg) {
-  const std::string o = "variables.ignored[0]";
-  return {"a type not in the ceilings (over-ceiling = \"clamp\": ignored)",
-          NodeOutcome::kStartedWithWarning, "size(variables.ignored) == 0",
-          Cat("annotation \"", kRequestAnnotation, "\" asks for a type not in requests.ceilings"),
-          MessageHead(cfg, false) +
-              Cat(Formatted(o), " + ': ' + ", o, "[0] + ' is not in requests.ceilings; ignored'")};
-}
-
-Check Clamped(const Config& cfg) {
-  const std::string o = "variables.clamped[0]";
-  const std::string c = Cat("variables.ceilings[", o, "[0]]");
-  const std::string detail =
-      Cat(Formatted(o), " + ' is over the ceiling ' + variables.ceilingTexts[", o,
-          "[0]] + '; clamped to ' + ", o, "[0] + '=' + ",
-          CelLimitText(Lesser(Cat(o, "[1]"), Cat(c, "[0]"))), " + ':' + ",
-          CelLimitText(Lesser(Cat(o, "[2]"), Cat(c, "[1]"))));
-  return {"a value over its ceiling (over-ceiling = \"clamp\": clamped)",
-          NodeOutcome::kStartedWithWarning, "size(variables.clamped) == 0",
-          Cat("annotation \"", kRequestAnnotation, "\" asks past requests.ceilings"),
-          MessageHead(cfg, false) + detail};
+// The node's warning for judged entry `l` under clamp: ignored, clamped, or
+// '' for an entry within its ceiling.
+std::string Note(const Config& cfg, std::string_view l) {
+  const std::string c = Cat("variables.ceilings[", l, "[0]]");
+  const std::string head = MessageHead(cfg, false, "variables.container", "variables.annotation");
+  return Cat("!(", l, "[0] in variables.ceilings) ? ", head, Formatted(l), " + ': ' + ", l,
+             "[0] + ' is not in requests.ceilings; ignored' : ", Over(l), " ? ", head, Formatted(l),
+             " + ' is over the ceiling ' + variables.ceilingTexts[", l, "[0]] + '; clamped to ' + ",
+             l, "[0] + '=' + ", CelLimitText(Lesser(Cat(l, "[1]"), Cat(c, "[0]"))), " + ':' + ",
+             CelLimitText(Lesser(Cat(l, "[2]"), Cat(c, "[1]"))), " : ''");
 }
 
 }  // namespace
 
-std::vector<Variable> PolicyVariables(const Config& cfg) {
-  const std::string key = CelString(kRequestAnnotation);
-  const std::string over =
-      "!(l[0] in variables.ceilings) || l[1] > variables.ceilings[l[0]][0] || l[2] > "
-      "variables.ceilings[l[0]][1]";
-  std::vector<Variable> out = {
+std::string MessageHead(const Config& cfg, bool error, std::string_view container,
+                        std::string_view where) {
+  const bool left_out = error && cfg.on_error == OnError::kWarn;
+  return Cat(container, " + ", left_out ? CelString(kLeftOut) + " + " : "", where, " + ': ' + ");
+}
+
+std::vector<Variable> TemplateVariables(const Config& cfg) {
+  return {
       {"tmpl",
        "object.kind == 'Pod' ? object : object.kind == 'CronJob' ? "
        "object.spec.jobTemplate.spec.template : object.spec.template"},
@@ -92,6 +71,14 @@ std::vector<Variable> PolicyVariables(const Config& cfg) {
       {"container",
        "'container \"' + (size(variables.containers) == 0 ? '' : variables.containers[0].name) + "
        "'\": '"},
+      {"ceilings", CelCeilings(cfg.requests.ceilings)},
+      {"ceilingTexts", CelCeilingTexts(cfg.requests.ceilings)},
+  };
+}
+
+std::vector<Variable> AnnotationVariables(const Config& cfg) {
+  const std::string key = CelString(kRequestAnnotation);
+  std::vector<Variable> out = {
       {"value",
        Cat("has(variables.tmpl.metadata) && has(variables.tmpl.metadata.annotations) && ", key,
            " in variables.tmpl.metadata.annotations ? variables.tmpl.metadata.annotations[", key,
@@ -103,29 +90,22 @@ std::vector<Variable> PolicyVariables(const Config& cfg) {
            " ? [] : variables.value.split(',').map(e, ", CelTrim("e"), ").filter(e, e != '')")},
   };
   for (auto& v : MalformedVariables()) out.push_back(std::move(v));
+  const bool reject = cfg.requests.over_ceiling == OverCeiling::kReject;
+  const std::string head = MessageHead(cfg, true, "variables.container", "variables.annotation");
   std::vector<Variable> judged = {
       // [name, soft, hard, text] of each entry once none is bad: dyn, as
       // the API server's CEL takes only lists of one type.
       {"judged", Cat("variables.malformed ? [] : variables.parts.map(p, [dyn(p[1]), dyn(",
                      CelValue("p[2]"), "), dyn(", CelValue("p[3]"), "), dyn(p[0])])")},
-      {"ceilings", CelCeilings(cfg.requests.ceilings)},
-      {"ceilingTexts", CelCeilingTexts(cfg.requests.ceilings)},
-      {"refused", Cat("variables.judged.filter(l, ", over, ")")},
-      {"ignored", "variables.judged.filter(l, !(l[0] in variables.ceilings))"},
-      {"clamped", Cat("variables.judged.filter(l, l[0] in variables.ceilings && (", over, "))")},
+      {"refused", Cat("variables.judged.filter(l, ", Over("l"), ")")},
+      {"annotationError",
+       Cat("variables.malformed ? ", MalformedError(cfg), " : ",
+           reject ? Cat("size(variables.refused) > 0 ? ", head, RefusedDetail(), " : ") : "",
+           "''")},
+      {"annotationNotes",
+       reject ? "[]" : Cat("variables.judged.map(l, ", Note(cfg, "l"), ").filter(n, n != '')")},
   };
   for (auto& v : judged) out.push_back(std::move(v));
-  return out;
-}
-
-std::vector<Check> AnnotationChecks(const Config& cfg) {
-  std::vector<Check> out = {MalformedCheck(cfg)};
-  if (cfg.requests.over_ceiling == OverCeiling::kReject) {
-    out.push_back(Refused(cfg));
-  } else {
-    out.push_back(Ignored(cfg));
-    out.push_back(Clamped(cfg));
-  }
   return out;
 }
 
