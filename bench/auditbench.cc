@@ -361,8 +361,8 @@ bool RunSize(int n, int runs, const std::string& dir, const std::string& binary,
       n);
   std::printf("|---|---|---|---|---|---|---|---|\n");
   Row("read /proc/PID/limits of each (baseline)", base, base, floor);
-  Row("floor: json::accept over every state.json and config.json (" +
-          std::to_string(bytes / 1024) + " KiB in memory)",
+  Row("floor: json::accept over every state.json and config.json (" + std::to_string(bytes / 1024) +
+          " KiB in memory)",
       lex, base, floor);
   Row("baseline + floor", floor, base, floor);
   Row("RunAudit in-process", audit, base, floor);
@@ -418,8 +418,8 @@ int Main(int argc, char** argv) {
       binary = a;
     }
   }
-  const bool sizes_ok = !sizes.empty() && std::all_of(sizes.begin(), sizes.end(),
-                                                      [](int n) { return n > 0; });
+  const bool sizes_ok =
+      !sizes.empty() && std::all_of(sizes.begin(), sizes.end(), [](int n) { return n > 0; });
   if (binary.empty() || !sizes_ok || runs <= 0) {
     std::cerr << "usage: auditbench [--containers N[,N...]] [--runs N] [--dir DIR] [--no-spawn] "
                  "OCI_RLIMIT_BINARY\n";
@@ -432,8 +432,8 @@ int Main(int argc, char** argv) {
   }
   bool ok = true;
   bool skipped = false;
-  for (int n : sizes) ok = RunSize(n, runs, dir + "/" + std::to_string(n), binary, no_spawn,
-                                   &skipped) && ok;
+  for (int n : sizes)
+    ok = RunSize(n, runs, dir + "/" + std::to_string(n), binary, no_spawn, &skipped) && ok;
   RunBinary({"/bin/rm", "-rf", dir});
   if (!ok) return 1;
   if (skipped) {

@@ -67,7 +67,10 @@ class FdConn : public Conn {
 
   Result<ReadResult> Read() override {
     ReadResult r;
-    r.data.resize(size_t{64} * 1024);
+    // A CreateContainer is about 1 KiB; a larger message takes more reads.
+    // The buffer is heap the plugin keeps touched (its 4 MiB budget).
+    constexpr size_t kReadChunk = size_t{16} * 1024;
+    r.data.resize(kReadChunk);
     ssize_t n = read(fd_, r.data.data(), r.data.size());
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
       n = 0;  // nothing after all; the loop polls again

@@ -34,14 +34,16 @@ const std::vector<JsonMember> kSpecMembers = {
 INSTANTIATE_TEST_SUITE_P(
     Cases, JsonMembersTable,
     ::testing::Values(
-        MembersCase{"TopLevel", R"({"a":1,"b":{"c":[1,2]},"d":"x"})", {{"b"}, {"d"}},
+        MembersCase{"TopLevel",
+                    R"({"a":1,"b":{"c":[1,2]},"d":"x"})",
+                    {{"b"}, {"d"}},
                     R"({"b":{"c":[1,2]},"d":"x"})"},
         MembersCase{"Nested",
                     R"({"process":{"args":["sh"],"env":["A=1"],"cwd":"/"},"mounts":[{"a":1}]})",
                     kSpecMembers, R"({"process":{"env":["A=1"]}})"},
         MembersCase{"KeptWholeWhateverItHolds",
-                    R"({"annotations":{"x":{"process":{"env":1}},"y":[{"z":null}]}})",
-                    kSpecMembers, R"({"annotations":{"x":{"process":{"env":1}},"y":[{"z":null}]}})"},
+                    R"({"annotations":{"x":{"process":{"env":1}},"y":[{"z":null}]}})", kSpecMembers,
+                    R"({"annotations":{"x":{"process":{"env":1}},"y":[{"z":null}]}})"},
         // A key of the same name deeper down, in a dropped member, is not one.
         MembersCase{"SameNameElsewhere",
                     R"({"mounts":[{"process":{"env":["B=2"]}}],"root":{"annotations":{}}})",
@@ -58,8 +60,10 @@ INSTANTIATE_TEST_SUITE_P(
                     R"({"init_process_pid":5,"config":{"mounts":[],"labels":["bundle=/b"]},"x":1})",
                     {{"init_process_pid"}, {"config", "labels"}},
                     R"({"init_process_pid":5,"config":{"labels":["bundle=/b"]}})"},
-        MembersCase{"EveryScalar", R"({"k":[null,true,false,-1,18446744073709551615,1.5,"s"]})",
-                    {{"k"}}, R"({"k":[null,true,false,-1,18446744073709551615,1.5,"s"]})"}),
+        MembersCase{"EveryScalar",
+                    R"({"k":[null,true,false,-1,18446744073709551615,1.5,"s"]})",
+                    {{"k"}},
+                    R"({"k":[null,true,false,-1,18446744073709551615,1.5,"s"]})"}),
     CaseName{});
 
 struct BadCase {
