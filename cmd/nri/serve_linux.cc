@@ -27,11 +27,7 @@ volatile sig_atomic_t g_stop = 0;
 
 void OnSignal(int sig) {
   int saved = errno;
-  if (sig == SIGHUP) {
-    g_reload = 1;
-  } else {
-    g_stop = 1;
-  }
+  (sig == SIGHUP ? g_reload : g_stop) = 1;
   char c = 0;
   [[maybe_unused]] ssize_t n = write(g_pipe[1], &c, 1);
   errno = saved;
@@ -67,7 +63,7 @@ class FdConn : public Conn {
 
   Result<ReadResult> Read() override {
     ReadResult r;
-    r.data.resize(size_t{64} * 1024);
+    r.data.resize(size_t{16} * 1024);  // a CreateContainer is ~1 KiB: little heap kept touched
     ssize_t n = read(fd_, r.data.data(), r.data.size());
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
       n = 0;  // nothing after all; the loop polls again

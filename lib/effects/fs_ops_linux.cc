@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -84,8 +85,24 @@ Result<std::string> ReadIfStillChecked(int dir, const std::string& name, const s
   if (st.st_dev != checked.st_dev || st.st_ino != checked.st_ino || !S_ISREG(st.st_mode)) {
     return MakeError(Quote(path) + " was replaced while it was read: not trusted");
   }
-  auto text = ReadFdBounded(fd.get(), max_bytes, 1000);
-  if (!text) return text.error().Wrap("read " + Quote(path));
+  // A regular file never blocks: read at once into a buffer one byte larger
+  // than fstat said, where a short read is its end (audit reads two files
+  // per container: no poll, and no read that returns 0).
+  std::string text(std::min(static_cast<size_t>(st.st_size), max_bytes) + 1, '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = read(fd.get(), text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return MakeError("read " + Quote(path), errno);
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+    if (got > max_bytes) {
+      return MakeError(Cat(Quote(path), " is larger than ", std::to_string(max_bytes), " bytes"));
+    }
+    if (got < text.size()) break;                           // short: the end
+    text.resize(std::min(text.size() * 2, max_bytes + 1));  // it grew since fstat
+  }
+  text.resize(got);
   return text;
 }
 

@@ -9,6 +9,7 @@
 
 #include "adapters/engines/containerd_meta.h"
 #include "adapters/oci/facts.h"
+#include "adapters/oci/json_members.h"
 #include "adapters/oci/runtime_state.h"
 #include "adapters/oci/spec.h"
 #include "formats/text.h"
@@ -63,11 +64,8 @@ Result<ContainerFacts> ReadFacts(FsOps& fs, FoundContainer& c, const std::string
   auto read = fs.ReadTrusted(dir, {"config.json"}, OwnerOf(c), kMaxSpecBytes);
   if (!read) return read.error();
   const uid_t owner = read->owner;
-  const std::string path = dir + "/config.json";
-  auto spec = ParseJsonObject(read->text, path);
-  if (!spec) return spec.error();
-  auto facts = FactsFromSpec(*spec);
-  if (!facts) return facts.error().Wrap(Quote(path));
+  auto facts = FactsFromSpecText(read->text, dir + "/config.json");
+  if (!facts) return facts.error();
   if (owner != 0 || c.owner != 0) {
     c.facts_trusted = false;
     DropNodeFacts(*facts);
@@ -107,9 +105,10 @@ void ReadContainerFacts(FsOps& fs, FoundContainer& c, bool crun, bool has_copy) 
   c.problem = first ? Cat("no bundle: ", first->Text()) : "no bundle: the runtime recorded none";
 }
 
-void ReadContainer(FsOps& fs, FoundContainer& c, bool need_facts) {
+// `entries`: the container directory's, listed once by the caller.
+void ReadContainer(FsOps& fs, FoundContainer& c, const Result<std::vector<FsOps::Entry>>& entries,
+                   bool need_facts) {
   const std::string dir = c.root + "/" + c.id;
-  auto entries = fs.ListDir(dir);
   if (!entries) {
     c.problem = Cat("unreadable: ", entries.error().Text());
     return;
@@ -149,7 +148,8 @@ void ReadOrigin(FsOps& fs, FoundContainer& c) {
   const std::string path = c.state->bundle + "/options.json";
   auto read = fs.ReadTrusted(c.state->bundle, {"options.json"}, c.owner, kMaxOptionsBytes);
   if (!read) return;
-  auto j = ParseJsonObject(read->text, path);
+  static const std::vector<JsonMember> kBinaryName = {{"binary_name"}};
+  auto j = ParseJsonMembers(read->text, path, kBinaryName);
   if (!j) return;
   auto b = j->find("binary_name");
   if (b != j->end() && b->is_string()) c.binary_name = b->get<std::string>();
@@ -190,8 +190,8 @@ void LinkSandboxes(std::vector<FoundContainer>& cs, size_t from) {
 
 // A directory with no state of its own whose subdirectories hold a
 // runtime's state: a namespace (containerd's runc root), not a container.
-bool IsNamespaceDir(FsOps& fs, const std::string& dir) {
-  auto entries = fs.ListDir(dir);
+bool IsNamespaceDir(FsOps& fs, const std::string& dir,
+                    const Result<std::vector<FsOps::Entry>>& entries) {
   if (!entries || HasFile(*entries, kRuncStateFile) || HasFile(*entries, kCrunStateFile)) {
     return false;
   }
@@ -248,8 +248,33 @@ void AddContainerdPodAnnotations(FsOps& fs, const std::string& containerd_root, 
   }
 }
 
+namespace {
+
+// The handler a CRI-O sandbox's config.json in its storage names, or "".
+std::string CrioSandboxHandler(FsOps& fs, const std::string& storage_root,
+                               const std::vector<FsOps::Entry>& drivers,
+                               const std::string& sandbox) {
+  static const std::vector<JsonMember> kAnnotations = {{"annotations"}};
+  for (const auto& drv : drivers) {
+    if (!drv.dir || !drv.name.ends_with("-containers")) continue;
+    auto read = fs.ReadTrusted(storage_root, {drv.name, sandbox, "userdata", "config.json"}, 0,
+                               kMaxRuntimeStateBytes);
+    if (!read) continue;
+    auto spec = ParseJsonMembers(read->text, "config.json", kAnnotations);
+    if (!spec || !spec->contains("annotations") || !(*spec)["annotations"].is_object()) continue;
+    const Json& a = (*spec)["annotations"];
+    auto h = a.find(std::string(kCrioHandler));
+    return h != a.end() && h->is_string() ? h->get<std::string>() : "";
+  }
+  return "";
+}
+
+}  // namespace
+
 void AddCrioPodHandlers(FsOps& fs, const std::string& storage_root, Discovery& d) {
   std::optional<std::vector<FsOps::Entry>> drivers;
+  // A pod's containers share its sandbox: each sandbox is read once per run.
+  std::map<std::string, std::string> handlers;
   for (auto& c : d.containers) {
     if (!c.facts || c.owner != 0 || !c.runtime_handler.empty()) continue;
     const std::string sandbox = Lookup(c.facts->annotations, kCrioSandboxId);
@@ -259,18 +284,11 @@ void AddCrioPodHandlers(FsOps& fs, const std::string& storage_root, Discovery& d
       if (!listed) return;
       drivers = std::move(*listed);
     }
-    for (const auto& drv : *drivers) {
-      if (!drv.dir || !drv.name.ends_with("-containers")) continue;
-      auto read = fs.ReadTrusted(storage_root, {drv.name, sandbox, "userdata", "config.json"}, 0,
-                                 kMaxRuntimeStateBytes);
-      if (!read) continue;
-      auto spec = ParseJsonObject(read->text, "config.json");
-      if (!spec || !spec->contains("annotations") || !(*spec)["annotations"].is_object()) continue;
-      const Json& a = (*spec)["annotations"];
-      auto h = a.find(std::string(kCrioHandler));
-      if (h != a.end() && h->is_string()) c.runtime_handler = h->get<std::string>();
-      break;
+    auto it = handlers.find(sandbox);
+    if (it == handlers.end()) {
+      it = handlers.emplace(sandbox, CrioSandboxHandler(fs, storage_root, *drivers, sandbox)).first;
     }
+    c.runtime_handler = it->second;
   }
 }
 
@@ -296,14 +314,16 @@ Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns
     const size_t first = out.containers.size();
     for (const auto& e : *entries) {
       if (!e.dir || e.name.starts_with(".")) continue;  // lock files, crun's .crun
-      if (IsNamespaceDir(fs, root + "/" + e.name)) {
-        out.namespace_dirs.push_back(root + "/" + e.name);
+      const std::string dir = root + "/" + e.name;
+      const auto listed = fs.ListDir(dir);
+      if (IsNamespaceDir(fs, dir, listed)) {
+        out.namespace_dirs.push_back(dir);
         continue;
       }
       FoundContainer c;
       c.root = root;
       c.id = e.name;
-      ReadContainer(fs, c, need_facts);
+      ReadContainer(fs, c, listed, need_facts);
       if (need_origin) ReadOrigin(fs, c);
       out.containers.push_back(std::move(c));
     }

@@ -219,6 +219,30 @@ TEST(AuditScopeRun, CrioHandlerComesFromTheStorageWithoutSandboxState) {
   EXPECT_EQ(d.containers[1].runtime_handler, "") << "a user's file names no handler";
 }
 
+// Each container directory is listed once and each file read once; the
+// sandbox two containers of one CRI-O pod share is read once per run.
+TEST(AuditDiscover, ReadsEachFileOnceAndASharedSandboxOnce) {
+  FakeNode node;
+  const std::string root = "/run/crun";
+  const std::string storage = "/var/lib/containers/storage";
+  for (const char* id : {"c1", "c2"}) {
+    node.File(root + "/" + id + "/state.json",
+              FakeNode::RuncState(id, 4343, 100, std::string("/b/") + id));
+    node.File(std::string("/b/") + id + "/config.json",
+              R"({"annotations":{"io.kubernetes.cri-o.SandboxID":"sb1"}})");
+  }
+  node.File(storage + "/overlay-containers/sb1/userdata/config.json",
+            R"({"annotations":{"io.kubernetes.cri-o.RuntimeHandler":"oci-rlimit"}})");
+  Discovery d = DiscoverContainers(node, {root}, true);
+  ASSERT_EQ(d.containers.size(), 2u);
+  EXPECT_EQ(node.lists, 3) << "the root, then each container's directory once";
+  EXPECT_EQ(node.reads, 4) << "each state.json and config.json once";
+  AddCrioPodHandlers(node, storage, d);
+  EXPECT_EQ(d.containers[0].runtime_handler, "oci-rlimit");
+  EXPECT_EQ(d.containers[1].runtime_handler, "oci-rlimit");
+  EXPECT_EQ(node.reads, 5) << "the shared sandbox's config.json once";
+}
+
 // ctr's root holds a directory per namespace: a hint, not unknown containers.
 TEST(AuditDiscover, NamespaceDirectoriesAreAHint) {
   FakeNode node;

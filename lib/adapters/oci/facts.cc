@@ -1,5 +1,6 @@
 #include "adapters/oci/facts.h"
 
+#include "adapters/oci/json_members.h"
 #include "formats/text.h"
 
 namespace ocirlimit {
@@ -56,6 +57,16 @@ Result<ContainerFacts> FactsFromSpec(const Json& spec) {
   // and CRI-O write theirs over the pod's own.
   SetPodFromRuntimeAnnotations(f);
   return f;
+}
+
+Result<ContainerFacts> FactsFromSpecText(std::string_view text, const std::string& what) {
+  static const std::vector<JsonMember> members = {
+      {"annotations"}, {"process", "env"}, {"process", "rlimits"}, {"linux", "devices"}};
+  auto spec = ParseJsonMembers(text, what, members);
+  if (!spec) return spec.error();
+  auto facts = FactsFromSpec(*spec);
+  if (!facts) return facts.error().Wrap(Quote(what));
+  return facts;
 }
 
 Result<Decision> DecideForSpecText(const Config& cfg, std::string_view text,

@@ -17,6 +17,11 @@ namespace ocirlimit {
 // is an error.
 Result<ContainerFacts> FactsFromSpec(const Json& spec);
 
+// FactsFromSpec of a spec's text, building only the members it reads
+// (json_members.h): audit reads a bundle's config.json per container.
+// `what` names the text in errors.
+Result<ContainerFacts> FactsFromSpecText(std::string_view text, const std::string& what);
+
 // FactsFromSpec, then Decide.
 Result<Decision> DecideForSpec(const Config& cfg, const Json& spec, const std::string& where);
 

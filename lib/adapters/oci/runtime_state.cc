@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "adapters/oci/json_members.h"
 #include "adapters/oci/spec.h"
 #include "formats/text.h"
 
@@ -49,10 +50,28 @@ std::string CrunBundle(const Json& j) {
   return bundle != j.end() && bundle->is_string() ? bundle->get<std::string>() : std::string();
 }
 
+// The members the readers below use: a state.json is mostly runc's copy of
+// the container's config (mounts, namespaces, cgroups), never built.
+const std::vector<JsonMember>& RuncMembers() {
+  static const std::vector<JsonMember> members = {
+      {"init_process_pid"}, {"init_process_start"}, {"config", "labels"}};
+  return members;
+}
+
+const std::vector<JsonMember>& CrunMembers() {
+  static const std::vector<JsonMember> members = {{"pid"}, {"process-start-time"}, {"bundle"}};
+  return members;
+}
+
+const std::vector<JsonMember>& BundleMembers() {
+  static const std::vector<JsonMember> members = {{"bundle"}, {"config", "labels"}};
+  return members;
+}
+
 }  // namespace
 
 Result<RuntimeState> ParseRuncState(std::string_view text, const std::string& where) {
-  auto j = ParseJsonObject(text, where);
+  auto j = ParseJsonMembers(text, where, RuncMembers());
   if (!j) return j.error();
   RuntimeState s;
   s.runtime = "runc";
@@ -67,7 +86,7 @@ Result<RuntimeState> ParseRuncState(std::string_view text, const std::string& wh
 }
 
 Result<RuntimeState> ParseCrunStatus(std::string_view text, const std::string& where) {
-  auto j = ParseJsonObject(text, where);
+  auto j = ParseJsonMembers(text, where, CrunMembers());
   if (!j) return j.error();
   RuntimeState s;
   s.runtime = "crun";
@@ -94,7 +113,7 @@ const std::vector<std::string>& DefaultStateRoots() {
 }
 
 std::optional<std::string> RecordedBundle(std::string_view text) {
-  auto j = ParseJsonObject(text, "state");
+  auto j = ParseJsonMembers(text, "state", BundleMembers());
   if (!j) return std::nullopt;
   std::string bundle = CrunBundle(*j);
   if (bundle.empty()) bundle = RuncBundle(*j);
