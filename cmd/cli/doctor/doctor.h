@@ -62,6 +62,11 @@ struct DoctorOptions {
   // installer's pending restart (node_restart.h); unset: the node's /proc
   // (none under --root: a copy's engine is not running).
   std::function<std::vector<int64_t>(const std::string& engine)> engine_starts = {};
+  // The running pods (CRI-O) or containers (containerd, through the wrapper)
+  // of a handler whose chain fails, as doctor names them; unset: CRI-O's
+  // storage and the runtimes' state on the node (none under --root).
+  std::function<std::vector<std::string>(const std::string& area, const std::string& handler)>
+      handler_pods = {};
 };
 
 DoctorReport RunDoctor(NodeOps& ops, const DoctorOptions& options = {});

@@ -1,0 +1,131 @@
+// NVIDIA's real toolkit (v1.20.0, from OCI_RLIMIT_NVIDIA_DIR: .ci/run points
+// it at ../shared/nvidia) beside oci-rlimit on the real CRI-O 1.31.13:
+// `nvidia-ctk runtime configure --runtime=crio` writes 99-nvidia.toml beside
+// our handler; the `--nvidia` handler chains the real nvidia-container-runtime,
+// and its pods are stopped and removed after NVIDIA's toolkit is gone; a
+// refused uninstall is finished by the same command, and doctor is not clean
+// until crio restarts after it (issue 44, breaks 3, 4 and 5).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "crio_node.h"
+#include "crio_probe.h"
+#include "pinned.h"
+
+namespace ocirlimit::itest::crio {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kInstall = {"--runtime", "crio", "--rlimits", "memlock=8M"};
+constexpr const char* kNvidiaRuntime = "/usr/local/bin/nvidia-container-runtime";
+constexpr const char* kNvidiaDropIn = "/etc/crio/crio.conf.d/99-nvidia.toml";
+constexpr const char* kStale = "before its config last changed";
+
+class CrioNvidiaTest : public CrioNodeTest {
+ protected:
+  void SetUp() override {
+    CrioNodeTest::SetUp();
+    if (crio_ == nullptr || HasFatalFailure() || IsSkipped()) return;
+    nv_ = FindNvidiaToolkit(OCI_RLIMIT_NVIDIA_CACHE);
+    ASSERT_EQ(nv_.error, "");
+    if (!nv_.skip.empty()) GTEST_SKIP() << nv_.skip;
+  }
+  // NVIDIA's runtime on the node's PATH, and its drop-in as nvidia-ctk writes it.
+  void ConfigureNvidia() {
+    fs::copy_file(nv_.Path("nvidia-container-runtime"), crio_->Host(kNvidiaRuntime),
+                  fs::copy_options::overwrite_existing);
+    CmdResult r = crio_->InNs({nv_.Path("nvidia-ctk"), "runtime", "configure", "--runtime=crio",
+                               "--nvidia-runtime-path", kNvidiaRuntime});
+    config_changed_ = true;
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    ASSERT_TRUE(fs::exists(crio_->Host(kNvidiaDropIn))) << r.err;
+  }
+  void StopAndRemove(const std::string& id, const std::string& pod) {
+    EXPECT_TRUE(crio_->cri().StopContainer(id, 0)) << Tail(crio_->Log());
+    EXPECT_TRUE(crio_->cri().RemoveContainer(id)) << Tail(crio_->Log());
+    EXPECT_TRUE(crio_->cri().StopPodSandbox(pod)) << Tail(crio_->Log());
+    EXPECT_TRUE(crio_->cri().RemovePodSandbox(pod)) << Tail(crio_->Log());
+  }
+  NvidiaBinaries nv_;
+};
+
+TEST_F(CrioNvidiaTest, NvidiaCtkConfigureBesideOurHandler) {
+  ASSERT_NO_FATAL_FAILURE(ConfigureNvidia());
+  CmdResult i = InstallSh(kInstall);
+  ASSERT_EQ(i.status, 0) << i.out << i.err;
+  ASSERT_NO_FATAL_FAILURE(RestartCrio());
+  EXPECT_TRUE(fs::exists(crio_->Host(kNvidiaDropIn))) << "NVIDIA's drop-in stays";
+  Probe ours = RunProbe(*crio_, crio_->NewPod("ours", kHandler));
+  ASSERT_EQ(ours.error, "") << Tail(crio_->Log());
+  EXPECT_EQ(ours.init, kInstalled) << "a pod with runtimeClassName oci-rlimit";
+  Probe nvidia = RunProbe(*crio_, crio_->NewPod("nvidia", "nvidia"));
+  ASSERT_EQ(nvidia.error, "") << Tail(crio_->Log());
+  EXPECT_EQ(nvidia.init, kCrioMemlock) << "NVIDIA's own handler, through its real runtime";
+  const std::string line = DoctorLine({"CRI-O", "runtime handler \"nvidia\""});
+  EXPECT_NE(line, "");
+  EXPECT_FALSE(line.starts_with("FAIL")) << line;
+  EXPECT_EQ(DoctorLine({kStale}), "");
+}
+
+// Break 5: NVIDIA's runtime and drop-in removed, crio restarted: a new pod
+// of the --nvidia handler fails, doctor's FAIL names the running one, and
+// that one is still stopped and removed (the wrapper's lifecycle commands
+// reach runc).
+TEST_F(CrioNvidiaTest, NvidiaHandlerPodsAreRemovedAfterTheToolkitIsGone) {
+  ASSERT_NO_FATAL_FAILURE(ConfigureNvidia());
+  std::vector<std::string> args = kInstall;
+  args.insert(args.end(), {"--nvidia", "--nvidia-runtime", kNvidiaRuntime});
+  CmdResult i = InstallSh(args);
+  ASSERT_EQ(i.status, 0) << i.out << i.err;
+  ASSERT_NO_FATAL_FAILURE(RestartCrio());
+  Probe gpu = RunProbe(*crio_, crio_->NewPod("gpu", kHandler));
+  ASSERT_EQ(gpu.error, "") << Tail(crio_->Log());
+  EXPECT_EQ(gpu.init, kInstalled) << "through oci-rlimit-runtime and NVIDIA's runtime";
+
+  fs::remove(crio_->Host(kNvidiaRuntime));
+  fs::remove(crio_->Host(kNvidiaDropIn));
+  ASSERT_NO_FATAL_FAILURE(RestartCrio());
+  const std::string fail = DoctorLine({"runtimeClassName oci-rlimit fail to start"});
+  EXPECT_NE(fail.find("1 still run (default/gpu ("), std::string::npos) << fail;
+  Probe fresh = RunProbe(*crio_, crio_->NewPod("fresh", kHandler));
+  EXPECT_NE(fresh.error, "") << "a GPU pod must not start without its GPU";
+  StopAndRemove(gpu.id, gpu.pod);
+  if (!fresh.pod.empty()) {
+    EXPECT_TRUE(crio_->cri().StopPodSandbox(fresh.pod));
+    EXPECT_TRUE(crio_->cri().RemovePodSandbox(fresh.pod));
+  }
+}
+
+// Breaks 3 and 4: a refused uninstall keeps the CLI and the record, so the
+// same command (from a copy of the script, with no --source) finishes it;
+// after that, until crio restarts, doctor from the build is not clean.
+TEST_F(CrioNvidiaTest, ARefusedUninstallIsFinishedLaterAndDoctorWaitsForTheRestart) {
+  CmdResult i = InstallSh(kInstall);
+  ASSERT_EQ(i.status, 0) << i.out << i.err;
+  ASSERT_NO_FATAL_FAILURE(RestartCrio());
+  Probe p = RunProbe(*crio_, crio_->NewPod("kept", kHandler));
+  ASSERT_EQ(p.error, "");
+  CmdResult refused = UninstallSh();
+  EXPECT_EQ(refused.status, 3) << refused.out << refused.err;
+  EXPECT_TRUE(fs::exists(crio_->Host("/usr/local/bin/oci-rlimit")));
+  EXPECT_TRUE(fs::exists(crio_->Host("/var/lib/oci-rlimit/node-install/manifest")));
+  StopAndRemove(p.id, p.pod);
+
+  const std::string copy = crio_->dir() + "/install-copy.sh";
+  fs::copy_file(std::string(OCI_RLIMIT_SOURCE_DIR) + "/packaging/kubernetes/install.sh", copy,
+                fs::copy_options::overwrite_existing);
+  CmdResult done = crio_->InNs({"bash", copy, "--uninstall", "--host-root", "/"});
+  ASSERT_EQ(done.status, 0) << done.out << done.err;
+  EXPECT_NE(done.out.find("crio must restart"), std::string::npos) << done.out;
+  EXPECT_FALSE(fs::exists(crio_->Host("/var/lib/oci-rlimit")));
+  EXPECT_TRUE(DoctorLine({kStale}).starts_with("FAIL")) << DoctorLine({kStale});
+  Probe stale = RunProbe(*crio_, crio_->NewPod("stale", kHandler));
+  EXPECT_NE(stale.error, "") << "crio still serves the removed handler";
+  ASSERT_NO_FATAL_FAILURE(RestartCrio());
+  EXPECT_EQ(DoctorLine({kStale}), "");
+}
+
+}  // namespace
+}  // namespace ocirlimit::itest::crio
