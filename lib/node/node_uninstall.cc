@@ -274,6 +274,24 @@ int Kept(const Removal& r, bool live, const std::string& wrapper,
   return 0;
 }
 
+// The files that stay: the handler's, kept for its pods; the wrapper and its
+// drop-in while anything needs them; with `live` (refused) every file, so the
+// same command (the CLI, the record) finishes it later.
+std::vector<std::string> KeptFiles(const NodeRecord& rec, const Removal& r, bool live,
+                                   const std::string& wrapper) {
+  std::vector<std::string> keep = r.kept_files;
+  if (live) {
+    for (const auto& e : rec.entries()) {
+      if (e.kind == "created") keep.push_back(e.path);
+    }
+  }
+  if (live || !r.copy_in.empty()) {
+    keep.push_back(wrapper);
+    keep.emplace_back(kDropin);
+  }
+  return keep;
+}
+
 }  // namespace
 
 int RunUninstall(const UninstallArgs& a, std::ostream& out, std::ostream& err) {
@@ -307,17 +325,7 @@ int RunUninstall(HostFs& fs, const UninstallArgs& a, std::ostream& out, std::ost
     err << "oci-rlimit node: " << st.error().Text() << "\n";
     return 1;
   }
-  std::vector<std::string> keep = r.kept_files;
-  if (live) {
-    // Refused: no file goes, so the same command (the CLI, the record) finishes it later.
-    for (const auto& e : rec->entries()) {
-      if (e.kind == "created") keep.push_back(e.path);
-    }
-  }
-  if (live || !r.copy_in.empty()) {
-    keep.push_back(wrapper);
-    keep.emplace_back(kDropin);
-  }
+  const std::vector<std::string> keep = KeptFiles(*rec, r, live, wrapper);
   std::vector<ManifestEntry> left = RemoveFiles(*rec, keep, err);
   if (r.kept_handler) {
     for (const auto& e : rec->entries()) {
