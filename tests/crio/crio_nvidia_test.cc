@@ -6,11 +6,15 @@
 // refused uninstall is finished by the same command, and doctor is not clean
 // until crio restarts after it (issue 44, breaks 3, 4 and 5).
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "crio_node.h"
 #include "crio_probe.h"
+#include "daemons.h"
 #include "pinned.h"
 
 namespace ocirlimit::itest::crio {
@@ -22,6 +26,9 @@ const std::vector<std::string> kInstall = {"--runtime", "crio", "--rlimits", "me
 constexpr const char* kNvidiaRuntime = "/usr/local/bin/nvidia-container-runtime";
 constexpr const char* kNvidiaDropIn = "/etc/crio/crio.conf.d/99-nvidia.toml";
 constexpr const char* kStale = "before its config last changed";
+// Where nvidia-ctk-installer puts the toolkit here: under the namespace's
+// overlaid /usr/local/bin (its default /usr/local/nvidia is the machine's).
+constexpr const char* kToolkitDir = "/usr/local/bin/nvidia-toolkit";
 
 class CrioNvidiaTest : public CrioNodeTest {
  protected:
@@ -47,6 +54,59 @@ class CrioNvidiaTest : public CrioNodeTest {
     EXPECT_TRUE(crio_->cri().RemoveContainer(id)) << Tail(crio_->Log());
     EXPECT_TRUE(crio_->cri().StopPodSandbox(pod)) << Tail(crio_->Log());
     EXPECT_TRUE(crio_->cri().RemovePodSandbox(pod)) << Tail(crio_->Log());
+  }
+  // The toolkit pod's source root (README: usr/bin with NVIDIA's programs
+  // and stand-ins for libnvidia-container's).
+  std::string SourceRoot() {
+    const std::string src = crio_->dir() + "/nvidia-src";
+    fs::create_directories(src + "/usr/bin");
+    fs::create_directories(src + "/usr/lib/x86_64-linux-gnu");
+    for (const auto& p : kNvidiaToolkit) {
+      fs::copy_file(nv_.Path(p.name), src + "/usr/bin/" + p.name,
+                    fs::copy_options::overwrite_existing);
+    }
+    for (const char* copy : {".cdi", ".legacy"}) {
+      fs::copy_file(nv_.Path("nvidia-container-runtime"),
+                    src + "/usr/bin/nvidia-container-runtime" + copy,
+                    fs::copy_options::overwrite_existing);
+    }
+    WriteFile(src + "/usr/bin/nvidia-container-cli", "#!/bin/sh\nexit 1\n", 0755);
+    for (const char* lib : {"libnvidia-container.so.1", "libnvidia-container-go.so.1"}) {
+      const std::string dir = src + "/usr/lib/x86_64-linux-gnu/";
+      fs::copy_file("/lib/x86_64-linux-gnu/libutil.so.1", dir + lib + ".0.0",
+                    fs::copy_options::overwrite_existing);
+      std::error_code ec;
+      fs::create_symlink(std::string(lib) + ".0.0", dir + lib, ec);
+    }
+    return src;
+  }
+  // nvidia-ctk-installer in the namespace, as the operator runs it on CRI-O.
+  void StartInstaller(BackgroundProcess& p, const std::vector<std::string>& extra, int n) {
+    std::vector<std::string> argv = crio_->NsPrefix();
+    argv.insert(argv.end(), {"env", "RUNTIME=crio", "NVIDIA_RUNTIME_SET_AS_DEFAULT=false",
+                             nv_.Path("nvidia-ctk-installer"), "--toolkit-source-root",
+                             SourceRoot(), "--toolkit-install-dir", kToolkitDir, "--host-root", "/",
+                             "--restart-mode", "none"});
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    config_changed_ = true;
+    auto err = p.Start(argv, {}, crio_->dir() + "/nvidia-installer-" + std::to_string(n) + ".log");
+    ASSERT_FALSE(err) << *err;
+    auto ready = p.WaitReady(
+        "nvidia-ctk-installer's drop-in",
+        [&]() -> std::optional<std::string> {
+          if (fs::exists(crio_->Host(kNvidiaDropIn))) return std::nullopt;
+          return "no " + std::string(kNvidiaDropIn);
+        },
+        BackgroundProcess::Clock::now() + std::chrono::seconds(60));
+    ASSERT_FALSE(ready) << *ready;
+  }
+  // SIGTERM, as kubelet stops the toolkit pod; the installer's cleanup runs.
+  static void Terminate(BackgroundProcess& p) {
+    kill(p.pid(), SIGTERM);
+    for (int i = 0; i < 200 && p.Running(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_FALSE(p.Running()) << "nvidia-ctk-installer did not exit on SIGTERM\n" << p.Log();
   }
   NvidiaBinaries nv_;
 };
@@ -125,6 +185,58 @@ TEST_F(CrioNvidiaTest, ARefusedUninstallIsFinishedLaterAndDoctorWaitsForTheResta
   EXPECT_NE(stale.error, "") << "crio still serves the removed handler";
   ASSERT_NO_FATAL_FAILURE(RestartCrio());
   EXPECT_EQ(DoctorLine({kStale}), "");
+}
+
+// nvidia-ctk-installer as the GPU Operator's toolkit pod runs it on CRI-O:
+// it writes 99-nvidia.toml and waits; our handler beside it; SIGTERM leaves
+// CRI-O's config alone and a rerun writes the same bytes. With
+// --enable-nri-plugin on CRI-O's NRI socket, beside oci-rlimit-nri, doctor
+// says NVIDIA's plugin is connected while crio has it, and not after.
+TEST_F(CrioNvidiaTest, NvidiaInstallerAsTheOperatorRunsIt) {
+  BackgroundProcess first;
+  ASSERT_NO_FATAL_FAILURE(StartInstaller(first, {}, 1));
+  const std::string written = ReadFile(crio_->Host(kNvidiaDropIn));
+  EXPECT_NE(written.find("[crio.runtime.runtimes.nvidia]"), std::string::npos) << written;
+  CmdResult i = InstallSh(kInstall);
+  ASSERT_EQ(i.status, 0) << i.out << i.err;
+  ASSERT_NO_FATAL_FAILURE(RestartCrio());
+  Probe ours = RunProbe(*crio_, crio_->NewPod("ours", kHandler));
+  ASSERT_EQ(ours.error, "") << Tail(crio_->Log());
+  EXPECT_EQ(ours.init, kInstalled);
+  Probe nvidia = RunProbe(*crio_, crio_->NewPod("nvidia", "nvidia"));
+  EXPECT_EQ(nvidia.error, "") << "NVIDIA's handler, through the runtime its installer placed";
+  ASSERT_NO_FATAL_FAILURE(Terminate(first));
+  EXPECT_EQ(ReadFile(crio_->Host(kNvidiaDropIn)), written)
+      << "SIGTERM removes nothing from CRI-O's";
+
+  // Its NRI plugin on CRI-O's socket, beside ours.
+  BackgroundProcess ours_nri;
+  WriteFile(crio_->dir() + "/nri-config.toml", "rlimits = [\"memlock=8M\"]\n");
+  std::vector<std::string> argv = crio_->NsPrefix();
+  argv.insert(argv.end(),
+              {OurBinary("oci-rlimit-nri"), "--config", crio_->dir() + "/nri-config.toml",
+               "--socket", crio_->nri_socket(), "--status-file", crio_->dir() + "/nri.status"});
+  ASSERT_FALSE(ours_nri.Start(argv, {}, crio_->dir() + "/oci-rlimit-nri.log"));
+  BackgroundProcess plugin;
+  ASSERT_NO_FATAL_FAILURE(StartInstaller(plugin,
+                                         {"--enable-nri-plugin", "--nri-namespace", "gpu-operator",
+                                          "--nri-socket", crio_->nri_socket()},
+                                         2));
+  EXPECT_EQ(ReadFile(crio_->Host(kNvidiaDropIn)), written) << "the rerun writes the same bytes";
+  std::string connected;
+  for (int i = 0; i < 100 && connected.empty(); ++i) {
+    connected = DoctorLine({"NVIDIA's NRI plugin", "is connected to CRI-O"});
+    if (connected.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_TRUE(connected.starts_with("ok")) << connected << "\n" << plugin.Log();
+  EXPECT_TRUE(plugin.Running()) << "NVIDIA's plugin stays up only while it is connected\n"
+                                << plugin.Log();
+  ASSERT_NO_FATAL_FAILURE(Terminate(plugin));
+  EXPECT_EQ(DoctorLine({"NVIDIA's NRI plugin", "is connected"}), "");
+  ours_nri.Stop();
+  crio_->RemoveAll();  // NVIDIA's handler stops its pod through the toolkit it placed
+  std::error_code ec;
+  fs::remove_all(crio_->Host(kToolkitDir), ec);
 }
 
 }  // namespace
