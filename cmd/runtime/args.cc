@@ -139,6 +139,13 @@ Result<CommandFlags> ParseCommandFlags(const std::vector<std::string>& args, siz
   return c;
 }
 
+bool EditsNoSpec(std::string_view subcommand) {
+  for (std::string_view c : {"delete", "kill", "state", "ps", "events", "pause", "resume"}) {
+    if (subcommand == c) return true;
+  }
+  return false;
+}
+
 Result<RuntimeArgs> ParseRuntimeArgs(const std::vector<std::string>& args) {
   RuntimeArgs out;
   auto global = ParseGlobalFlags(args);

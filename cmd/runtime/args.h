@@ -49,7 +49,7 @@ inline constexpr FlagSpec kRuncGlobalValueFlags[] = {
     {.name = "--cgroup-manager", .metavar = "MANAGER"},
     {.name = "--log-level", .metavar = "LEVEL"},
 };
-// Flags of runc/crun create, run and exec that take a value. The rest are
+// Flags of runc/crun create, run, exec, ps and events that take a value. The rest are
 // booleans (--detach, --tty, --no-pivot, ...).
 inline constexpr FlagSpec kRuncCommandValueFlags[] = {
     {.name = "--bundle", .metavar = "PATH", .short_name = "-b"},
@@ -66,6 +66,8 @@ inline constexpr FlagSpec kRuncCommandValueFlags[] = {
     {.name = "--process-label", .metavar = "LABEL"},
     {.name = "--apparmor", .metavar = "PROFILE"},
     {.name = "--cgroup", .metavar = "PATH"},
+    {.name = "--format", .metavar = "FORMAT", .short_name = "-f"},  // ps
+    {.name = "--interval", .metavar = "DURATION"},                  // events
 };
 
 struct GlobalFlags {
@@ -108,6 +110,11 @@ struct RuntimeArgs {
   GlobalFlags global;
   CommandFlags command;  // defaults unless the command is create, run or exec
 };
+
+// The lifecycle commands that edit no spec (delete, kill, state, ps, events,
+// pause, resume): they reach the base runtime even when the chained one is
+// gone, so the containers it started can still be stopped and removed.
+[[nodiscard]] bool EditsNoSpec(std::string_view subcommand);
 
 // Both of the above.
 [[nodiscard]] Result<RuntimeArgs> ParseRuntimeArgs(const std::vector<std::string>& args);

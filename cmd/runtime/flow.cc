@@ -79,6 +79,7 @@ class Wrapper {
     if (!runtime && global_.self == SelfRequest::kVersion) {
       return Fail(runtime.error().Wrap("no runtime to ask for its version"));
     }
+    if (!runtime && EditsNoSpec(global_.subcommand)) runtime = BaseRuntime(args, runtime.error());
     if (!runtime) return Fail(runtime.error());
     runtime_ = *runtime;
 
@@ -168,6 +169,22 @@ class Wrapper {
     const std::string path = ops_.Getenv("PATH").value_or(kDefaultPath);
     return ResolveRuntime(cfg_.runtimes, path, *self,
                           [this](const std::string& p) { return ops_.Probe(p); });
+  }
+
+  // For a lifecycle command when none of [runtime] runtimes is left
+  // (BaseRuntimeFor); create and run never come here.
+  Result<std::string> BaseRuntime(const std::vector<std::string>& args, const Error& why) {
+    auto self = ops_.Self();
+    auto flags = ParseCommandFlags(args, global_.subcommand_at + 1, global_.subcommand);
+    if (!self || !flags) return why;
+    auto base = BaseRuntimeFor(
+        flags->id, global_.root, ops_.Getenv("PATH").value_or(kDefaultPath), *self,
+        [this](const std::string& p) { return ops_.Probe(p); },
+        [this](const std::string& p) { return ops_.ReadFile(p, kMaxStateOutputBytes).ok(); });
+    if (!base) return why;
+    Warn(Cat(why.Text(), "; ", global_.subcommand, " goes to the base runtime ", *base,
+             " so the container can still be stopped and removed"));
+    return *base;
   }
 
   // Outside the initial user namespace (a rootless engine) the runtime we

@@ -969,5 +969,78 @@ TEST(RuntimeWrapperConfigFlag, HelpNamesTheConfigItReads) {
       << env_only.stdout_text;
 }
 
+// The `--nvidia` handler's chain with NVIDIA's runtime removed (issue 44):
+// the lifecycle commands that edit no spec reach the base runtime whose state
+// holds the container; create and run still fail.
+constexpr const char* kNvidiaRuntime = "/usr/local/nvidia/toolkit/nvidia-container-runtime";
+
+struct StrandCase {
+  std::string name;
+  std::vector<std::string> argv;  // after the program's name
+  std::string want_exec;          // "" when nothing may run
+};
+
+class StrandedChain : public ::testing::TestWithParam<StrandCase> {};
+
+TEST_P(StrandedChain, LifecycleCommandsReachTheBaseRuntime) {
+  const StrandCase& c = GetParam();
+  FakeOps ops;
+  ops.config = WithMemlock({kNvidiaRuntime});
+  ops.files["/run/crun/c1/status"] = "{}";
+  ops.files["/r/c2/state.json"] = "{}";
+  ops.files["/b/config.json"] = kSpec;
+  std::vector<std::string> argv = {"oci-rlimit-runtime"};
+  argv.insert(argv.end(), c.argv.begin(), c.argv.end());
+  const int rc = RunRuntimeWrapper(argv, ops);
+  if (c.want_exec.empty()) {
+    EXPECT_EQ(rc, 1);
+    EXPECT_FALSE(ops.exec_argv.has_value()) << ops.exec_path;
+    EXPECT_TRUE(ops.written.empty());
+    ASSERT_FALSE(ops.stderr_lines.empty());
+    EXPECT_NE(ops.stderr_lines.back().find("none is an executable"), std::string::npos);
+    return;
+  }
+  EXPECT_EQ(ops.exec_path, c.want_exec);
+  argv[0] = c.want_exec;
+  ASSERT_TRUE(ops.exec_argv.has_value());
+  EXPECT_EQ(*ops.exec_argv, argv) << "the argv goes on untouched";
+  ASSERT_FALSE(ops.stderr_lines.empty());  // the warning, then the fake exec's error
+  EXPECT_NE(ops.stderr_lines[0].find("goes to the base runtime " + c.want_exec), std::string::npos)
+      << ops.stderr_lines[0];
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Runtime, StrandedChain,
+    ::testing::Values(
+        StrandCase{"ForceDeleteInCrunsRoot",
+                   {"--root", "/run/crun", "delete", "--force", "c1"},
+                   "/usr/bin/crun"},
+        StrandCase{"KillAllByDefaultRoot", {"kill", "--all", "c1", "KILL"}, "/usr/bin/crun"},
+        StrandCase{"StateInRuncsState", {"--root", "/r", "state", "c2"}, "/usr/sbin/runc"},
+        StrandCase{
+            "PsWithFormat", {"--root", "/r", "ps", "--format", "json", "c2"}, "/usr/sbin/runc"},
+        StrandCase{"EventsWithInterval", {"events", "--interval", "5s", "c1"}, "/usr/bin/crun"},
+        StrandCase{"PauseUnknownIdTakesTheFirst", {"pause", "c9"}, "/usr/sbin/runc"},
+        StrandCase{"Resume", {"--root", "/r", "resume", "c2"}, "/usr/sbin/runc"},
+        StrandCase{"DeleteWithoutForce", {"--root", "/run/crun", "delete", "c1"}, "/usr/bin/crun"},
+        StrandCase{"CreateStillFails", {"create", "--bundle", "/b", "c3"}, ""},
+        StrandCase{"RunStillFails", {"run", "--bundle", "/b", "c3"}, ""},
+        StrandCase{"ExecStillFails", {"exec", "--process", "/p.json", "c1"}, ""},
+        StrandCase{"CheckpointIsNotALifecycleCommand", {"checkpoint", "c1"}, ""}),
+    CaseName{});
+
+// With NVIDIA's runtime still there, every command goes to it.
+TEST(RuntimeWrapper, TheChainedRuntimeKeepsLifecycleCommandsWhileItExists) {
+  FakeOps ops;
+  ops.config = WithMemlock({kNvidiaRuntime});
+  ops.executables[kNvidiaRuntime] = 12;
+  ops.files["/run/crun/c1/status"] = "{}";
+  RunRuntimeWrapper({"oci-rlimit-runtime", "--root", "/run/crun", "delete", "--force", "c1"}, ops);
+  EXPECT_EQ(ops.exec_path, kNvidiaRuntime);
+  for (const auto& line : ops.stderr_lines) {
+    EXPECT_EQ(line.find("base runtime"), std::string::npos) << line;
+  }
+}
+
 }  // namespace
 }  // namespace ocirlimit

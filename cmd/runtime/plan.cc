@@ -60,6 +60,27 @@ Result<std::string> ResolveRuntime(const std::vector<std::string>& runtimes,
       ": none is an executable other than oci-rlimit-runtime (PATH=" + std::string(path_env) + ")");
 }
 
+std::optional<std::string> BaseRuntimeFor(const std::string& id, const std::string& root,
+                                          std::string_view path_env, const FileId& self,
+                                          const ProbeExecutable& probe,
+                                          const std::function<bool(const std::string&)>& exists) {
+  struct Base {
+    const char* name;
+    const char* root;   // its default state root
+    const char* state;  // the file it keeps per container there
+  };
+  constexpr Base kBases[] = {{"runc", "/run/runc", "state.json"}, {"crun", "/run/crun", "status"}};
+  std::optional<std::string> first;
+  for (const Base& b : kBases) {
+    auto found = ResolveRuntime({b.name}, path_env, self, probe);
+    if (!found) continue;
+    if (!first) first = *found;
+    const std::string dir = root.empty() ? std::string(b.root) : root;
+    if (!id.empty() && exists(Cat(dir, "/", id, "/", b.state))) return *found;
+  }
+  return first;
+}
+
 Result<std::optional<std::string>> MergeBundleSpec(std::string_view text, const std::string& path,
                                                    const std::vector<Rlimit>& limits) {
   if (limits.empty()) return std::optional<std::string>();

@@ -28,6 +28,16 @@ Result<std::string> ResolveRuntime(const std::vector<std::string>& runtimes,
                                    std::string_view path_env, const FileId& self,
                                    const ProbeExecutable& probe);
 
+// The base runtime under a chained one (NVIDIA's execs runc or crun), for a
+// lifecycle command that edits no spec once the chained one is gone: of runc
+// and crun on `path_env`, the one whose state under `root` (else its default
+// root) holds container `id`, else the first found. The containers a removed
+// runtime started can still be stopped and removed; nothing new starts.
+std::optional<std::string> BaseRuntimeFor(const std::string& id, const std::string& root,
+                                          std::string_view path_env, const FileId& self,
+                                          const ProbeExecutable& probe,
+                                          const std::function<bool(const std::string&)>& exists);
+
 // config.json with `limits` merged into process.rlimits, or nullopt when
 // nothing is configured (the file is then left alone). `path` names the file
 // in errors.

@@ -143,5 +143,27 @@ TEST_F(CrioInstall, UninstallKeepsTheHandlerWhileACrioPodOfItRemains) {
   EXPECT_FALSE(fs::exists(host_ + "/usr/local/bin/oci-rlimit-runtime"));
 }
 
+// A refused uninstall removes no file (the CLI, the record, the programs),
+// so the same command finishes once the pods are gone; that run names the
+// engine that still serves the removed handler until it restarts.
+TEST_F(CrioInstall, ARefusedUninstallIsFinishedByTheSameCommand) {
+  Write(host_ + "/etc/crio/crio.conf", "[crio]\nroot = '/store'\n");
+  ASSERT_EQ(Install(), 0) << err_.str();
+  Pod("/store", "0123456789abcdef", "oci-rlimit");
+  const auto before = Node();
+  EXPECT_EQ(Uninstall(), 3);
+  EXPECT_EQ(Node(), before) << out_.str() << err_.str();
+  EXPECT_TRUE(fs::exists(host_ + "/usr/local/bin/oci-rlimit"));
+  EXPECT_EQ(out_.str().find("must restart"), std::string::npos) << out_.str();
+  fs::remove_all(host_ + "/store/overlay-containers/0123456789abcdef");
+  EXPECT_EQ(Uninstall(), 0) << err_.str();
+  EXPECT_FALSE(fs::exists(host_ + "/usr/local/bin/oci-rlimit"));
+  EXPECT_FALSE(fs::exists(host_ + "/var/lib/oci-rlimit"));
+  EXPECT_NE(out_.str().find("plan restart=crio\ncrio must restart: until then it still serves "
+                            "the removed handler oci-rlimit"),
+            std::string::npos)
+      << out_.str();
+}
+
 }  // namespace
 }  // namespace ocirlimit::node

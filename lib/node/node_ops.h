@@ -4,6 +4,7 @@
 // rooted_node_ops.h; tests use fakes (tests/testing/fake_node_files.h).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,6 +72,9 @@ class NodeOps : public NodeFiles {
   // the node's /proc, or the fixture root's. A socket a process sees is
   // Socket("/proc/PID/root" + path).
   virtual std::vector<RunningProcess> ProcessesNamed(const std::string& comm) = 0;
+  // When `path` (a file or a directory: a file removed from it changes it)
+  // last changed, in epoch seconds; nullopt when unknown.
+  virtual std::optional<int64_t> ModifiedAt(const std::string& /*path*/) { return std::nullopt; }
 };
 
 // The first line of `X --version` with the version number, e.g. "1.1.5".

@@ -224,6 +224,15 @@ Status RemoveHandlers(const NodeRecord& rec, bool live, Removal* r, std::ostream
   return RemoveCrioHandler(rec, live && !r->crio_pods.empty(), r, out);
 }
 
+// Which engines still serve what this run removed: the engine's own memory
+// outlives the record, which is gone after a full uninstall.
+void SayRestarts(const std::vector<std::string>& engines, std::ostream& out) {
+  for (const auto& e : engines) {
+    out << e << " must restart: until then it still serves the removed handler oci-rlimit, "
+        << "whose new pods fail (systemctl restart " << e << ")\n";
+  }
+}
+
 // What stays for whom, on stderr; the exit status (0: nothing kept).
 int Kept(const Removal& r, bool live, const std::string& wrapper,
          const std::vector<std::string>& ids, std::ostream& err) {
@@ -244,7 +253,8 @@ int Kept(const Removal& r, bool live, const std::string& wrapper,
         << ": " << r.crio_pods.size() << " CRI-O pod(s) of handler oci-rlimit still exist ("
         << CrioPodList(r.crio_pods)
         << "), and crio stops, execs into and removes them through that handler; delete them "
-           "(kubectl delete pod, or drain the node), then run --uninstall again\n";
+           "(kubectl delete pod, or drain the node), then run the same --uninstall again: "
+           "everything else it installed stays until then\n";
     return 3;
   }
   if (live) {
@@ -252,8 +262,9 @@ int Kept(const Removal& r, bool live, const std::string& wrapper,
         << (r.kept_handler ? std::string(" and containerd's handler oci-rlimit") : std::string())
         << ": " << ids.size() << " container(s) created through it still exist ("
         << Joined(Cells(ids), ", ")
-        << "), and stopping, exec and removing them run it; drain them (docs/deployment.md), "
-           "then run --uninstall again, or pass --force\n";
+        << "), and stopping, exec and removing them run it; everything else it installed "
+           "stays too: drain them (docs/deployment.md), then run the same --uninstall again, or "
+           "pass --force\n";
     return 3;
   }
   if (!ids.empty()) {
@@ -261,6 +272,24 @@ int Kept(const Removal& r, bool live, const std::string& wrapper,
         << " container(s) created through it still exist (" << Joined(Cells(ids), ", ") << ")\n";
   }
   return 0;
+}
+
+// The files that stay: the handler's, kept for its pods; the wrapper and its
+// drop-in while anything needs them; with `live` (refused) every file, so the
+// same command (the CLI, the record) finishes it later.
+std::vector<std::string> KeptFiles(const NodeRecord& rec, const Removal& r, bool live,
+                                   const std::string& wrapper) {
+  std::vector<std::string> keep = r.kept_files;
+  if (live) {
+    for (const auto& e : rec.entries()) {
+      if (e.kind == "created") keep.push_back(e.path);
+    }
+  }
+  if (live || !r.copy_in.empty()) {
+    keep.push_back(wrapper);
+    keep.emplace_back(kDropin);
+  }
+  return keep;
 }
 
 }  // namespace
@@ -296,11 +325,7 @@ int RunUninstall(HostFs& fs, const UninstallArgs& a, std::ostream& out, std::ost
     err << "oci-rlimit node: " << st.error().Text() << "\n";
     return 1;
   }
-  std::vector<std::string> keep = r.kept_files;
-  if (live || !r.copy_in.empty()) {
-    keep.push_back(wrapper);
-    keep.emplace_back(kDropin);
-  }
+  const std::vector<std::string> keep = KeptFiles(*rec, r, live, wrapper);
   std::vector<ManifestEntry> left = RemoveFiles(*rec, keep, err);
   if (r.kept_handler) {
     for (const auto& e : rec->entries()) {
@@ -317,7 +342,10 @@ int RunUninstall(HostFs& fs, const UninstallArgs& a, std::ostream& out, std::ost
     err << "oci-rlimit node: " << st.error().Text() << "\n";
     return 1;
   }
+  std::sort(r.restart.begin(), r.restart.end());
+  r.restart.erase(std::unique(r.restart.begin(), r.restart.end()), r.restart.end());
   out << "plan restart=" << Joined(r.restart, " ") << "\n";
+  SayRestarts(r.restart, out);
   if (int rc = Kept(r, live, wrapper, ids, err); rc != 0) return rc;
   out << "uninstalled from " << (a.host.empty() ? "/" : a.host) << "\n";
   return 0;

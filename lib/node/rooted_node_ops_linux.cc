@@ -94,6 +94,12 @@ class Rooted : public NodeOps {
     return *id;
   }
 
+  std::optional<int64_t> ModifiedAt(const std::string& path) override {
+    struct stat st {};
+    if (stat(Host(path).c_str(), &st) != 0) return std::nullopt;
+    return static_cast<int64_t>(st.st_mtim.tv_sec);
+  }
+
   std::vector<RunningProcess> ProcessesNamed(const std::string& comm) override {
     std::vector<RunningProcess> out;
     DIR* d = opendir(Host("/proc").c_str());

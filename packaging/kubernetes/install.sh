@@ -13,7 +13,8 @@
 # handler, and remembers the node's mode (a rerun without --nvidia keeps
 # NVIDIA; --no-nvidia removes it). Uninstall removes the handlers first and
 # keeps oci-rlimit-runtime while containers created through it exist (exit 3;
-# --force removes it anyway). docs/deployment.md has the whole story.
+# --force removes it anyway); a refused uninstall removes no file, so the
+# same command finishes it. docs/deployment.md has the whole story.
 # This script only picks the node's architecture, checks that the programs
 # run on the node, and restarts the engines whose config changed.
 set -euo pipefail
@@ -198,6 +199,19 @@ signal_engine() {
   return "$sent"
 }
 
+# "ENGINE:PID" for each process that serves the node of the engines in the plan.
+engine_pids() {
+  local e comm pid
+  for e in ${plan_restart:-}; do
+    for comm in "$host"/proc/[0-9]*/comm; do
+      [[ $(cat "$comm" 2>/dev/null) == "$e" ]] || continue
+      pid=${comm#"$host"/proc/}; pid=${pid%/comm}
+      serves_node "$e" "$pid" && echo "$e:$pid"
+    done
+  done
+  return 0
+}
+
 restart_one() {
   local unit
   for unit in $(units_of "$1"); do
@@ -239,8 +253,18 @@ tool=$(node_tool) || exit 1
 if ((uninstall)); then
   rc=0
   run_tool uninstall --host-root "${host:-/}" "${force[@]}" || rc=$?
+  # The tool said which engines must restart; with --restart, one whose
+  # process is the same after the restart (a SIGHUP'd crio) still serves
+  # the removed handler, and the record that would remember it is gone.
+  before=$(engine_pids)
   restart_engines
-  say_restart_needed
+  if ((restart)); then
+    for ep in $before; do
+      serves_node "${ep%%:*}" "${ep#*:}" || continue
+      echo "$prog: ${ep%%:*} (pid ${ep#*:}) did not restart and still serves the removed handler oci-rlimit: restart it (systemctl restart ${ep%%:*})" >&2
+      rc=1
+    done
+  fi
   exit "$rc"
 fi
 src=$(pick_source)

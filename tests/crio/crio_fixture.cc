@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cri_containerd.h"
+#include "pinned.h"
 
 namespace ocirlimit::itest::crio {
 namespace fs = std::filesystem;
@@ -22,10 +23,6 @@ constexpr auto kReady = std::chrono::seconds(60);
 constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
 
 // sha256 of the uncompressed binaries (../shared/cluster/README.md).
-struct Pinned {
-  const char* name;
-  const char* sha256;
-};
 constexpr Pinned kPinned[] = {
     {"crio", "2adc10083d38004fadce46deb536420993b4636127c678a8149119b9de51d327"},
     {"pinns", "c3ccdb9152f62c3d7e8fa10dd8eab406e2952ef244f47e085db36e131b4b3def"},
@@ -43,32 +40,6 @@ constexpr std::pair<const char*, const char*> kOverlays[] = {
 std::string Trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
-}
-
-std::string Sha256(const std::string& file) {
-  CmdResult r = RunCmd({"sha256sum", file});
-  return r.status == 0 ? r.out.substr(0, r.out.find(' ')) : "";
-}
-
-// Unpacks `xz` into `out` (through a temp file) unless `out` already holds
-// the pinned binary. An error text, or nullopt.
-std::optional<std::string> Unpack(const std::string& xz, const std::string& out,
-                                  const std::string& sha) {
-  if (Sha256(out) == sha) return std::nullopt;
-  std::error_code ec;
-  fs::create_directories(fs::path(out).parent_path(), ec);
-  const std::string tmp = out + ".tmp." + std::to_string(getpid());
-  CmdResult r = RunCmd({"sh", "-c", "xz -dc \"$0\" > \"$1\"", xz, tmp});
-  std::string got = Sha256(tmp);
-  if (r.status != 0 || got != sha) {
-    fs::remove(tmp, ec);
-    return "unpacking " + xz + ": " +
-           (r.status != 0 ? Trim(r.err) : "sha256 " + got + ", not " + sha);
-  }
-  chmod(tmp.c_str(), 0755);
-  fs::rename(tmp, out, ec);
-  if (ec) return "rename " + tmp + ": " + ec.message();
-  return std::nullopt;
 }
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }  // TOML literal string
@@ -268,7 +239,7 @@ Binaries FindBinaries(const std::string& cache) {
       return b;
     }
     const std::string out = fs::absolute(cache).string() + "/" + p.name;  // linked to
-    if (auto err = Unpack(xz, out, p.sha256)) {
+    if (auto err = UnpackPinned(xz, out, p.sha256)) {
       b.error = *err;
       return b;
     }

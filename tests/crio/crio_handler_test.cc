@@ -1,6 +1,6 @@
 // The runtime handler on a real CRI-O 1.31.13: packaging/kubernetes/install.sh
 // writes /etc/crio/crio.conf.d/99-oci-rlimit.conf (beside NVIDIA's
-// 99-nvidia.conf) and /usr/local/bin/oci-rlimit-runtime in the fixture's
+// 99-nvidia.toml) and /usr/local/bin/oci-rlimit-runtime in the fixture's
 // namespace, crio restarts, and a pod with runtimeClassName oci-rlimit reads
 // the installed limit in its init and in ExecSync. doctor's lines are held
 // against what crio did before and after the restart.
@@ -51,7 +51,7 @@ TEST_F(CrioHandlerTest, AHandlerPodReadsTheLimitInInitAndExecOnceCrioRestarted) 
   ASSERT_NO_FATAL_FAILURE(AddNvidiaDropIn());
   ASSERT_NO_FATAL_FAILURE(RestartCrio());
   ASSERT_NO_FATAL_FAILURE(Install());
-  EXPECT_TRUE(fs::exists(crio_->Host("/etc/crio/crio.conf.d/99-nvidia.conf")))
+  EXPECT_TRUE(fs::exists(crio_->Host("/etc/crio/crio.conf.d/99-nvidia.toml")))
       << "NVIDIA's drop-in stays";
   // Before the restart crio does not know the handler.
   Probe early = RunProbe(*crio_, crio_->NewPod("before-restart", kHandler));

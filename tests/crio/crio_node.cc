@@ -135,11 +135,11 @@ void CrioNodeTest::WriteInNs(const std::string& path, const std::string& text, m
 void CrioNodeTest::AddNvidiaDropIn() {
   WriteInNs("/usr/local/bin/nvidia-container-runtime", "#!/bin/sh\nexec /usr/sbin/runc \"$@\"\n",
             0755);
-  // As nvidia-ctk runtime configure --runtime=crio --config-source=command writes it.
-  WriteInNs("/etc/crio/crio.conf.d/99-nvidia.conf",
+  // Byte for byte as NVIDIA's nvidia-ctk v1.20.0 `runtime configure --runtime=crio
+  // --nvidia-runtime-path PATH` writes it (crio_nvidia_test.cc runs the real one).
+  WriteInNs("/etc/crio/crio.conf.d/99-nvidia.toml",
             "\n[crio]\n\n  [crio.runtime]\n\n    [crio.runtime.runtimes]\n\n"
             "      [crio.runtime.runtimes.nvidia]\n"
-            "        monitor_path = \"/usr/bin/conmon\"\n"
             "        runtime_path = \"/usr/local/bin/nvidia-container-runtime\"\n"
             "        runtime_type = \"oci\"\n");
   config_changed_ = true;

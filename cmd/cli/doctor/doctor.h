@@ -65,6 +65,11 @@ struct DoctorOptions {
   // Named by --config or $OCI_RLIMIT_CONFIG: a missing file then fails, as it
   // fails every program that reads it.
   bool config_named = false;
+  // The running pods (CRI-O) or containers (containerd, through the wrapper)
+  // of a handler whose chain fails, as doctor names them; unset: CRI-O's
+  // storage and the runtimes' state on the node (none under --root).
+  std::function<std::vector<std::string>(const std::string& area, const std::string& handler)>
+      handler_pods = {};
 };
 
 // --config, else $OCI_RLIMIT_CONFIG, else the default: the rule every program

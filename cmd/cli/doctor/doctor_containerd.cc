@@ -237,6 +237,7 @@ void CheckContainerd(Context& c) {
   c.Add("containerd", CheckStatus::kOk,
         "containerd " + (version.empty() ? "(version unknown)" : version), *bin);
   const std::string path(engines::kContainerdConfig);
+  CheckEngineReadsItsConfig(c, "containerd", "containerd", path, "/etc/containerd/conf.d");
   auto files = engines::ReadContainerdConfig(c.ops(), engines::ContainerdMajor(version));
   ContainerdConfig cfg;
   if (!files) {

@@ -68,6 +68,12 @@ void LoadInstallerMode(Context& c);  // doctor_handlers.cc
 // the engine has run since before that (node_restart.h): the write's time.
 std::optional<int64_t> RestartPendingSince(Context& c, const std::string& engine);
 
+// A FAIL when `engine` started before its config (`file`, the directory
+// `dir` and its files) last changed: it serves what it read then
+// (doctor_engine_state.cc). Silent while the installer's record already says so.
+void CheckEngineReadsItsConfig(Context& c, const std::string& area, const std::string& engine,
+                               const std::string& file, const std::string& dir);
+
 // One engine's NRI endpoint (doctor_nri.cc).
 struct NriEndpoint {
   std::string engine;  // "containerd", "CRI-O"
@@ -116,5 +122,9 @@ struct DefaultHandler {
   std::string who = "pods without a runtimeClassName";
 };
 void ReportDefault(Context& c, const HandlerSet& set, const DefaultHandler& def);
+// For a handler whose chain fails: "; N still run (PODS): WAY OUT", or ""
+// when none of its pods runs (doctor_engine_state.cc).
+std::string RunningPodsAdvice(Context& c, const std::string& area, const Handler& h,
+                              const engines::Chain& ch);
 
 }  // namespace ocirlimit::doctor

@@ -82,6 +82,8 @@ void CheckCrio(Context& c) {
   if (!bin) return;  // hooks.d says which engines are here
   const std::string version = c.VersionOf(*bin);
   c.Add(kArea, CheckStatus::kOk, "crio " + (version.empty() ? "(version unknown)" : version), *bin);
+  CheckEngineReadsItsConfig(c, kArea, "crio", std::string(engines::kCrioConf),
+                            std::string(engines::kCrioConfDir));
   if (RestartPendingSince(c, "crio")) {
     c.Add(kArea, CheckStatus::kWarn,
           "restart pending: oci-rlimit's installer changed crio's config after crio started, and "

@@ -107,7 +107,9 @@ bool ReportOne(Context& c, const HandlerSet& set, const Handler& h, const engine
   const std::string chain = ch.Text().empty() ? "" : ": " + ch.Text();
   if (ch.end == engines::ChainEnd::kMissing || ch.end == engines::ChainEnd::kLoop) {
     c.Add(set.area, CheckStatus::kFail,
-          Cat(head, chain, ": ", ch.problem, ": ", h.who, " fail to start"), h.path,
+          Cat(head, chain, ": ", ch.problem, ": ", h.who, " fail to start",
+              RunningPodsAdvice(c, set.area, h, ch)),
+          h.path,
           ch.end == engines::ChainEnd::kLoop
               ? "point the later runtime at runc or crun, not back at an earlier one"
               : "install it, or name a runtime that exists (absolute paths resolve anywhere)");

@@ -30,9 +30,13 @@ class GpuNode : public testing::FakeFilesT<NodeOps> {
     return MakeError("no version");
   }
   bool IsExe(const std::string& path) override { return path == "/usr/bin/containerd"; }
+  // Path -> inode: containerd's NRI socket, and what a case adds (another
+  // engine's, or containerd's seen through a process's /proc/PID/root).
+  std::map<std::string, ino_t> sockets = {{"/run/nri/nri.sock", 7}};
   std::optional<FileId> Socket(const std::string& path) override {
-    if (Real(path) == "/run/nri/nri.sock") return FileId{1, 7, S_IFSOCK | 0755};
-    return std::nullopt;
+    auto it = sockets.find(Real(path));
+    if (it == sockets.end()) return std::nullopt;
+    return FileId{1, it->second, S_IFSOCK | 0755};
   }
   std::vector<RunningProcess> ProcessesNamed(const std::string& comm) override {
     std::vector<RunningProcess> out;
@@ -55,7 +59,9 @@ struct NvidiaCase {
   std::string name;
   bool listed = false;  // [cdi] injectors = ["nvidia-nri"]
   std::vector<RunningProcess> nvidia = {};
-  std::vector<std::string> want = {};  // the nri lines that name NVIDIA or nvidia-nri
+  std::vector<std::string> want = {};     // the nri lines that name NVIDIA or nvidia-nri
+  std::string environ = "PATH=/usr/bin";  // pid 77's /proc/77/environ, NUL-separated
+  std::map<std::string, ino_t> sockets = {};
 };
 
 class NvidiaNriTable : public ::testing::TestWithParam<NvidiaCase> {};
@@ -74,6 +80,8 @@ TEST_P(NvidiaNriTable, NamesTheConnectedPluginAndWhatEachGpuPathGives) {
                       Installed(42, {"oci-rlimit-nri", "--socket", "/run/nri/nri.sock"},
                                 "/usr/bin/oci-rlimit-nri"));
   for (const auto& p : c.nvidia) n.processes.emplace("nvidia-ctk-inst", p);
+  n.files["/proc/77/environ"] = c.environ;
+  n.sockets.insert(c.sockets.begin(), c.sockets.end());
   DoctorReport r = RunDoctor(n);
   std::vector<std::string> got;
   for (const auto& check : r.checks) {
@@ -105,6 +113,25 @@ constexpr const char* kCdiUnlisted =
 constexpr const char* kListedAlone =
     "warn  [cdi] injectors lists nvidia-nri, but doctor sees no NVIDIA NRI plugin connected to "
     "containerd: CDI names in pod annotations are then the author's word alone";
+
+RunningProcess Argv(std::vector<std::string> args) {
+  args.insert(args.begin(), "nvidia-ctk-installer");
+  return Installed(77, std::move(args), "/usr/bin/nvidia-ctk-installer");
+}
+// As in the GPU Operator's toolkit pod: the node's PID namespace, its own mounts.
+RunningProcess InItsPod() {
+  RunningProcess p = Argv({"--enable-nri-plugin", "--nri-namespace", "gpu-operator"});
+  p.host_namespaces = false;
+  p.host_pid_namespace = true;
+  return p;
+}
+constexpr const char* kOff =
+    "info  nvidia-ctk-installer runs (pid 77) with its NRI plugin off (no --enable-nri-plugin, "
+    "-p or ENABLE_NRI_PLUGIN)";
+constexpr const char* kOnCrioSocket =
+    "info  nvidia-ctk-installer (pid 77) runs NVIDIA's NRI plugin on the socket "
+    "/run/crio/nri.sock (--nri-socket), which is not containerd's NRI socket: it is not "
+    "connected to containerd";
 
 RunningProcess Impostor() {
   RunningProcess p = kNvidia;
@@ -139,12 +166,51 @@ INSTANTIATE_TEST_SUITE_P(
                    .nvidia = {Renamed()},
                    .want = {"warn  a process named nvidia-ctk-installer (pid 77) is not believed: "
                             "its executable is \"/tmp/x/sh\", not nvidia-ctk-installer"}},
-        NvidiaCase{
-            .name = "WithoutTheFlagCannotTell",
-            .nvidia = {Installed(77, {"nvidia-ctk-installer"}, "/usr/bin/nvidia-ctk-installer")},
-            .want = {"info  nvidia-ctk-installer runs (pid 77) without --enable-nri-plugin "
-                     "in its argv; whether ENABLE_NRI_PLUGIN is set in its environment "
-                     "doctor cannot tell"}}),
+        NvidiaCase{.name = "WithoutFlagOrVariableIsOff", .nvidia = {Argv({})}, .want = {kOff}},
+        // The seven setups of issue 44, as NVIDIA's v1.20.0 reads its flags.
+        NvidiaCase{.name = "ShortFlag",
+                   .listed = true,
+                   .nvidia = {Argv({"--runtime", "containerd", "-p"})},
+                   .want = {kConnected, kDevicePlugin, kCdiMatches}},
+        NvidiaCase{.name = "FlagWithValueOne",
+                   .listed = true,
+                   .nvidia = {Argv({"--enable-nri-plugin=1"})},
+                   .want = {kConnected, kDevicePlugin, kCdiMatches}},
+        NvidiaCase{.name = "VariableOnly",
+                   .listed = true,
+                   .nvidia = {Argv({"--runtime", "containerd"})},
+                   .want = {kConnected, kDevicePlugin, kCdiMatches},
+                   .environ = std::string("PATH=/bin\0ENABLE_NRI_PLUGIN=true\0", 34)},
+        NvidiaCase{.name = "FlagFalseWinsOverTheVariable",
+                   .nvidia = {Argv({"-enable-nri-plugin=false"})},
+                   .want = {"info  nvidia-ctk-installer runs (pid 77) with its NRI plugin off "
+                            "(-enable-nri-plugin=false)"},
+                   .environ = std::string("ENABLE_NRI_PLUGIN=1\0", 20)},
+        NvidiaCase{.name = "SocketFlagAtCrioIsNotContainerds",
+                   .listed = true,
+                   .nvidia = {Argv({"-p", "--nri-socket", "/run/crio/nri.sock"})},
+                   .want = {kOnCrioSocket, kListedAlone},
+                   .sockets = {{"/run/crio/nri.sock", 9}}},
+        NvidiaCase{.name = "SocketVariableAtContainerds",
+                   .nvidia = {Argv({"-p"})},
+                   .want = {kConnected, kDevicePlugin, kCdiUnlisted},
+                   .environ = std::string("NRI_SOCKET=/run/nri/nri.sock\0", 29)},
+        NvidiaCase{.name = "OwnMountNamespaceIsSeenUnproven",
+                   .listed = true,
+                   .nvidia = {InItsPod()},
+                   .want = {"warn  nvidia-ctk-installer (pid 77) runs NVIDIA's NRI plugin "
+                            "(--enable-nri-plugin) on containerd's NRI socket from its own mount "
+                            "namespace, as in the GPU Operator's toolkit pod: seen, unproven (a "
+                            "pod could run such a process): doctor cannot tell that the GPUs it "
+                            "injects are NVIDIA's"},
+                   .sockets = {{"/proc/77/root/run/nri/nri.sock", 7}}},
+        NvidiaCase{.name = "OwnMountNamespaceWithoutTheSocket",
+                   .listed = true,
+                   .nvidia = {InItsPod()},
+                   .want = {"info  nvidia-ctk-installer (pid 77) runs NVIDIA's NRI plugin on "
+                            "the socket /run/nri/nri.sock (NRI's default), which doctor does not "
+                            "find in its mount namespace: it is not connected to containerd",
+                            kListedAlone}}),
     CaseName{});
 
 }  // namespace
