@@ -90,7 +90,7 @@ TEST_F(CrioHandlerTest, AHandlerPodReadsTheLimitInInitAndExecOnceCrioRestarted) 
                       "to the ceilings)"),
             std::string::npos)
       << line;
-  EXPECT_FALSE(line.starts_with("fail ")) << line;
+  EXPECT_FALSE(line.starts_with("FAIL ")) << line;  // StatusName: ok, info, warn, FAIL
 }
 
 // CRI-O 1.31 logs "Updating runtime configuration" on SIGHUP but does not add
