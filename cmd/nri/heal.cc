@@ -3,8 +3,10 @@
 #include <cerrno>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "core/audit.h"
+#include "core/policy_digest.h"
 #include "effects/apply.h"
 #include "effects/heal.h"
 #include "formats/log_line.h"
@@ -67,6 +69,7 @@ struct Healer::One {
   ContainerFacts facts;
   LogRecord rec;
   std::optional<uint64_t> start_time = std::nullopt;  // from the runtime's state, when read there
+  AuditVerdict given = {};  // its decision: the recorded one, else the policy's now
 };
 
 void Healer::Connected(const std::string& time, Output& out) {
@@ -97,6 +100,7 @@ void Healer::Synchronize(const Config& cfg, const pb::SynchronizeRequest& req, O
     }
     ++last_.by.at(static_cast<size_t>(r));
   }
+  Prune();
   pending_.Clear();
   status_.synchronized = now();
   status_.containers = last_.containers;
@@ -119,15 +123,10 @@ HealResult Healer::HealOne(const Config& cfg, const pb::PodSandbox* pod, const p
   if (pod != nullptr) *as.mutable_pod() = *pod;
   *as.mutable_container() = c;
   One one{c, static_cast<pid_t>(c.pid()), FactsFromCreate(as).facts, {}};
-  // What the policy gives, before anything touches the process (compared
-  // with placeholder limits, so that its target and a refusal show).
-  // No sandbox mark: Synchronize lists no sandboxes, so a container that
-  // carries one is a workload claiming it (docs/nri.md).
-  const AuditVerdict given =
-      AuditContainer(cfg, one.facts, EntryPoint::kNri, Placeholders(), SandboxMarker::kNone);
+  one.rec.time = time;
+  const AuditVerdict& given = one.given = Decided(cfg, one);
   if (given.target.empty() && given.status != AuditStatus::kRefused) return HealResult::kNothing;
   if (given.status == AuditStatus::kRefused) ++last_.refused;
-  one.rec.time = time;
   one.rec.id = c.id();
   one.rec.pid = one.pid;
   one.rec.via = std::string(kHealVia);
@@ -198,14 +197,14 @@ HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
     if (look.failure == ApplyFailure::kTargetGone) return HealResult::kGone;
     return report(HealResult::kCannot, "cannot heal: " + look.error->Text());
   }
-  const AuditVerdict v =
-      AuditContainer(cfg, one.facts, EntryPoint::kNri, look.limits, SandboxMarker::kNone);
+  const AuditVerdict v = CompareLimits(one.given.target, look.limits);
   if (v.status == AuditStatus::kUnknown)
     return report(HealResult::kCannot, "cannot heal: " + v.why);
-  if (v.status == AuditStatus::kRefused) one.rec.warnings.push_back(Refused(v));
-  for (const auto& n : v.notes) one.rec.warnings.push_back(n);
+  const bool refused = one.given.status == AuditStatus::kRefused;
+  if (refused) one.rec.warnings.push_back(Refused(one.given));
+  for (const auto& n : one.given.notes) one.rec.warnings.push_back(n);
   if (v.heal.empty()) {
-    if (v.status == AuditStatus::kRefused) out.LogLine(cfg, FormatLogLine(one.rec));
+    if (refused) out.LogLine(cfg, FormatLogLine(one.rec));
     return HealResult::kOk;
   }
   const HealOutcome done =
@@ -226,6 +225,54 @@ HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
   }
   out.LogLine(cfg, FormatLogLine(one.rec));
   return HealResult::kHealed;
+}
+
+// The limits this container was given: its record's, or with none the
+// policy's now (compared with placeholder limits, so that its target and a
+// refusal show), recorded then as its decision. No sandbox mark: Synchronize
+// lists no sandboxes, so a container that carries one is a workload claiming
+// it (docs/nri.md).
+AuditVerdict Healer::Decided(const Config& cfg, One& one) {
+  if (decisions_ != nullptr) {
+    auto recorded = decisions_->Read(one.c.id());
+    if (recorded && *recorded) {
+      AuditVerdict v;
+      v.target = (*recorded)->limits;
+      v.notes.push_back("the decision recorded when it was created (by " + (*recorded)->by + ")");
+      return v;
+    }
+    if (!recorded)
+      one.rec.warnings.push_back("decision record not believed: " + recorded.error().Text());
+  }
+  AuditVerdict v =
+      AuditContainer(cfg, one.facts, EntryPoint::kNri, Placeholders(), SandboxMarker::kNone);
+  if (decisions_ == nullptr) return v;
+  v.notes.insert(v.notes.begin(), std::string(kNoRecordedDecision));
+  if (ops_.InHostPidNamespace()) {
+    (void)decisions_->Write({.id = one.c.id(),
+                             .by = std::string(kHealVia),
+                             .policy = PolicyDigest(cfg),
+                             .time = one.rec.time,
+                             .limits = v.target});
+  }
+  return v;
+}
+
+// Records the heal made or the plugin wrote for containers the runtime no
+// longer lists. The wrapper's are left to it and to audit --heal: one may
+// belong to a container whose create is still in flight.
+void Healer::Prune() {
+  if (decisions_ == nullptr) return;
+  auto ids = decisions_->Ids();
+  if (!ids) return;
+  std::set<std::string> listed;
+  for (const auto& c : pending_.containers()) listed.insert(c.id());
+  for (const auto& p : pending_.pods()) listed.insert(p.id());
+  for (const auto& id : *ids) {
+    if (listed.contains(id)) continue;
+    auto d = decisions_->Read(id);
+    if (d && *d && (*d)->by != kDecidedByWrapper) (void)decisions_->Remove(id);
+  }
 }
 
 void Healer::Summarize(Output& out, int64_t took_ms) {

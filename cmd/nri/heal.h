@@ -1,9 +1,11 @@
 // The Synchronize heal: at every (re)connect the runtime lists its running
 // pods and containers (Container.pid is the init's host PID; CRI-O gives 0,
-// and the init is then read from the runtime's root-owned state). Each container
-// the policy gives limits (Admit with EntryPoint::kNri, on the facts a
-// CreateContainer would carry) whose init lacks them, or is over them, was
-// created while no plugin was connected: its init gets them now, through a
+// and the init is then read from the runtime's root-owned state). A container
+// with a decision record (effects/decisions.h) gets the limits recorded when
+// it was created, never a new decision. One without (created while no plugin
+// was connected, or before the upgrade) is decided now (Admit with
+// EntryPoint::kNri, on the facts a CreateContainer would carry) and that
+// decision recorded. An init that lacks its limits, or is over them, gets them now, through a
 // pidfd-pinned prlimit(2), once its cgroup shows the PID is still that
 // container's. A container whose request the policy refuses gets the node's
 // limits without its request, logged as refused-but-running. Init only: an
@@ -21,7 +23,9 @@
 #include <vector>
 
 #include "adapters/nri/facts.h"
+#include "core/audit.h"
 #include "core/config.h"
+#include "effects/decisions.h"
 #include "formats/nri_status.h"
 #include "nri/heal_ops.h"
 #include "nri/plugin.h"
@@ -30,6 +34,10 @@ namespace ocirlimit::nri {
 
 // The log line's via for a heal: `TIME id="ID" pid=N via="nri-sync" memlock 1:2->3:4`.
 inline constexpr std::string_view kHealVia = "nri-sync";
+// The note on the line of a container decided at the heal, having no record.
+inline constexpr std::string_view kNoRecordedDecision =
+    "no recorded decision (created while no plugin was connected, or before the upgrade): "
+    "decided now, with the facts at Synchronize, and recorded";
 // The warning on the line of a container whose request the policy refuses.
 inline constexpr std::string_view kRefusedButRunning = "refused-but-running";
 
@@ -69,6 +77,10 @@ class Healer {
   void Synchronize(const Config& cfg, const pb::SynchronizeRequest& req, Output& out,
                    const std::function<std::string()>& now);
 
+  // Where decisions are recorded (effects/decisions.h); nullptr: none, and
+  // every container is decided with the facts at Synchronize.
+  void SetDecisions(DecisionStore* decisions) { decisions_ = decisions; }
+
   [[nodiscard]] const HealCounts& last() const { return last_; }
   [[nodiscard]] const NriStatus& status() const { return status_; }
 
@@ -78,11 +90,14 @@ class Healer {
                      Output& out, const std::string& time);
   HealResult Apply(const Config& cfg, One& one, Output& out);
   bool FindInit(One& one);
+  AuditVerdict Decided(const Config& cfg, One& one);
+  void Prune();
   void Summarize(Output& out, int64_t took_ms);
   void SaveStatus(Output& out);
 
   HealOps& ops_;
   HealOptions opt_;
+  DecisionStore* decisions_ = nullptr;
   pb::SynchronizeRequest pending_;
   HealCounts last_;
   NriStatus status_;
