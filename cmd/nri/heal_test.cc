@@ -627,7 +627,7 @@ constexpr const char* kTwoRules =
     "[[rule]]\nname = \"devices\"\nrlimits = [\"memlock=5M:8M\"]\n"
     "match = { annotations = { \"example.com/heal\" = \"true\" } }\n";
 
-Decision Recorded(const std::string& id, std::vector<Rlimit> limits, std::string by = "nri") {
+DecisionRecord Recorded(const std::string& id, std::vector<Rlimit> limits, std::string by = "nri") {
   return {
       .id = id, .by = std::move(by), .policy = "old", .time = "T0", .limits = std::move(limits)};
 }

@@ -155,11 +155,11 @@ std::optional<std::string> NriPlugin::RecordDecision(const Config& cfg, const st
                                                      const Verdict& v) {
   if (decisions_ == nullptr) return "no decision store";
   if (v.action == Action::kFail) return std::nullopt;
-  Decision d{.id = id,
-             .by = std::string(kDecidedByNri),
-             .policy = PolicyDigest(cfg),
-             .time = now_(),
-             .limits = v.action == Action::kApply ? v.limits : std::vector<Rlimit>{}};
+  DecisionRecord d{.id = id,
+                   .by = std::string(kDecidedByNri),
+                   .policy = PolicyDigest(cfg),
+                   .time = now_(),
+                   .limits = v.action == Action::kApply ? v.limits : std::vector<Rlimit>{}};
   auto written = decisions_->Write(d);
   if (written) return std::nullopt;
   if (!said_unrecorded_) {

@@ -485,7 +485,7 @@ TEST(PluginDecision, RecordsWhatTheContainerGetsAndForgetsItAtRemoval) {
                           CreateRequest({.pod_annotations = {{"example.com/gpu", "true"}}}));
   ASSERT_EQ(r.status.code, 0);
   ASSERT_TRUE(decisions.records.contains("c0ffee"));
-  const Decision& d = decisions.records["c0ffee"];
+  const DecisionRecord& d = decisions.records["c0ffee"];
   EXPECT_EQ(d.by, kDecidedByNri);
   EXPECT_EQ(d.policy, PolicyDigest(h.cfg));
   EXPECT_EQ(DecidedLimits(d.limits), "nofile=1024:4096 memlock=unlimited:unlimited");

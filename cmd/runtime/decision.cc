@@ -4,7 +4,7 @@
 
 namespace ocirlimit {
 
-Verdict RecordedVerdict(const Decision& d, std::string_view command) {
+Verdict RecordedVerdict(const DecisionRecord& d, std::string_view command) {
   Verdict v;
   v.action = Action::kApply;
   v.limits = d.limits;
@@ -16,10 +16,10 @@ Verdict RecordedVerdict(const Decision& d, std::string_view command) {
   return v;
 }
 
-bool DefersTo(const Decision& d) { return d.by != kDecidedByWrapper; }
+bool DefersTo(const DecisionRecord& d) { return d.by != kDecidedByWrapper; }
 
-Decision WrapperDecision(const std::string& id, const Config& cfg, std::vector<Rlimit> limits,
-                         std::string time) {
+DecisionRecord WrapperDecision(const std::string& id, const Config& cfg, std::vector<Rlimit> limits,
+                               std::string time) {
   return {.id = id,
           .by = std::string(kDecidedByWrapper),
           .policy = PolicyDigest(cfg),

@@ -17,15 +17,15 @@ namespace ocirlimit {
 
 // The verdict a record gives: its limits, applied as they are, with a note
 // naming who decided. `command`: "create", "run" or "exec".
-[[nodiscard]] Verdict RecordedVerdict(const Decision& d, std::string_view command);
+[[nodiscard]] Verdict RecordedVerdict(const DecisionRecord& d, std::string_view command);
 
 // Whether create/run defers to `d`: one another program (the NRI plugin)
 // recorded. The wrapper's own record for this id is an earlier container's
 // (the id reused after `runc run --rm`): decided again.
-[[nodiscard]] bool DefersTo(const Decision& d);
+[[nodiscard]] bool DefersTo(const DecisionRecord& d);
 
 // The wrapper's record of what it decided at create.
-[[nodiscard]] Decision WrapperDecision(const std::string& id, const Config& cfg,
-                                       std::vector<Rlimit> limits, std::string time);
+[[nodiscard]] DecisionRecord WrapperDecision(const std::string& id, const Config& cfg,
+                                             std::vector<Rlimit> limits, std::string time);
 
 }  // namespace ocirlimit

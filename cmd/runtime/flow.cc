@@ -203,7 +203,7 @@ class Wrapper {
 
   // The decision recorded for this container, when one is there and
   // believed; one that is not believed is said, and the wrapper decides.
-  std::optional<Decision> Recorded(const std::string& id) {
+  std::optional<DecisionRecord> Recorded(const std::string& id) {
     DecisionStore* store = ops_.Decisions();
     if (store == nullptr) return std::nullopt;
     auto rec = store->Read(id);
@@ -231,7 +231,7 @@ class Wrapper {
   }
 
   Status EditBundle(const CommandFlags& flags) {
-    std::optional<Decision> recorded = Recorded(flags.id);
+    std::optional<DecisionRecord> recorded = Recorded(flags.id);
     if (recorded && !DefersTo(*recorded)) recorded.reset();
     if (!recorded && NothingConfigured()) {
       // No file and no environment entry: say so once per container (on
@@ -351,7 +351,7 @@ class Wrapper {
   // decided from its spec's facts, as at create.
   Status EditProcess(const CommandFlags& flags) {
     if (flags.process.empty()) return Ok{};
-    const std::optional<Decision> recorded = Recorded(flags.id);
+    const std::optional<DecisionRecord> recorded = Recorded(flags.id);
     if (!recorded && NothingConfigured()) return Ok{};
     auto text = ops_.ReadFile(flags.process, kMaxProcessBytes);
     if (!text) return ContainerFailed(flags, text.error());

@@ -921,7 +921,7 @@ constexpr const char* kMemlock6M =
     R"({"ociVersion":"1.0.2","process":{"args":["sh"],"rlimits":[{"type":"RLIMIT_MEMLOCK",)"
     R"("hard":8388608,"soft":6291456}]}})";
 
-Decision ByNri(const std::string& id, std::vector<Rlimit> limits) {
+DecisionRecord ByNri(const std::string& id, std::vector<Rlimit> limits) {
   return {.id = id, .by = "nri", .policy = "p", .time = "T", .limits = std::move(limits)};
 }
 
@@ -985,7 +985,7 @@ TEST(RuntimeWrapperDecision, AnExecAppliesTheRecordWithoutAskingTheRuntime) {
   RunRuntimeWrapper(kExecRunc, ops);
   EXPECT_EQ(
       ops.files["/p.json"],
-      R"({"args":["cat"],"rlimits":[{"hard":8388608,"soft":6291456,"type":"RLIMIT_MEMLOCK"}]})");
+      R"({"args":["cat"],"rlimits":[{"type":"RLIMIT_MEMLOCK","hard":8388608,"soft":6291456}]})");
   EXPECT_TRUE(ops.runs.empty()) << "no `runc state`: the record is the decision";
   EXPECT_TRUE(ops.exec_argv.has_value());
 }

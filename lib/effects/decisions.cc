@@ -40,11 +40,11 @@ class LinuxStore final : public DecisionStore {
  public:
   LinuxStore(FsOps& fs, std::string dir) : fs_(fs), dir_(std::move(dir)) {}
 
-  Result<std::optional<Decision>> Read(const std::string& id) override {
+  Result<std::optional<DecisionRecord>> Read(const std::string& id) override {
     return ReadDecision(fs_, dir_, id);
   }
 
-  Status Write(const Decision& d) override {
+  Status Write(const DecisionRecord& d) override {
     if (!IsPlainName(d.id)) return MakeError("container id " + Quote(d.id) + ": not a file name");
     if (auto made = EnsureDir(dir_); !made) return made.error().Wrap("decision record");
     // A new record is linked into place whole; one there is replaced whole.
@@ -87,12 +87,12 @@ class LinuxStore final : public DecisionStore {
 
 }  // namespace
 
-Result<std::optional<Decision>> ReadDecision(FsOps& fs, const std::string& dir,
-                                             const std::string& id) {
+Result<std::optional<DecisionRecord>> ReadDecision(FsOps& fs, const std::string& dir,
+                                                   const std::string& id) {
   if (!IsPlainName(id)) return MakeError("container id " + Quote(id) + ": not a file name");
   auto text = fs.ReadTrusted(dir, {id}, uid_t{0}, kMaxDecisionBytes);
   if (!text) {
-    if (text.error().err == ENOENT) return std::optional<Decision>{};
+    if (text.error().err == ENOENT) return std::optional<DecisionRecord>{};
     return text.error().Wrap("decision record");
   }
   auto d = ParseDecision(text->text);
@@ -101,7 +101,7 @@ Result<std::optional<Decision>> ReadDecision(FsOps& fs, const std::string& dir,
     return MakeError("decision record " + Quote(dir + "/" + id) + " names container " +
                      Quote(d->id) + ": not believed");
   }
-  return std::optional<Decision>(std::move(*d));
+  return std::optional<DecisionRecord>(std::move(*d));
 }
 
 std::string DecisionsDir(const std::optional<std::string>& env) {

@@ -32,9 +32,9 @@ class DecisionStore {
   // The record of `id`; nullopt when there is none. An error when one is
   // there but is not root's whole (an owner, a mode, a symlink) or does not
   // parse: never believed, and the caller says so.
-  virtual Result<std::optional<Decision>> Read(const std::string& id) = 0;
+  virtual Result<std::optional<DecisionRecord>> Read(const std::string& id) = 0;
   // Replaces the record of d.id, making the directory when missing.
-  virtual Status Write(const Decision& d) = 0;
+  virtual Status Write(const DecisionRecord& d) = 0;
   // No record afterwards (none before is fine).
   virtual Status Remove(const std::string& id) = 0;
   // The ids that have a record (temp files left out).
@@ -44,8 +44,8 @@ class DecisionStore {
 
 // ReadTrusted(dir, {id}, root) and ParseDecision; a record naming another
 // id is an error. ENOENT (no record, no directory) is nullopt.
-[[nodiscard]] Result<std::optional<Decision>> ReadDecision(FsOps& fs, const std::string& dir,
-                                                           const std::string& id);
+[[nodiscard]] Result<std::optional<DecisionRecord>> ReadDecision(FsOps& fs, const std::string& dir,
+                                                                 const std::string& id);
 
 // $OCI_RLIMIT_DECISIONS_DIR when set and absolute, else kDecisionsDir.
 [[nodiscard]] std::string DecisionsDir(const std::optional<std::string>& env);

@@ -20,14 +20,14 @@ namespace {
 class DecisionStoreTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_EQ(geteuid(), 0u) << "needs root to chown"; }
-  [[nodiscard]] static Decision Sample(const std::string& id) {
+  [[nodiscard]] static DecisionRecord Sample(const std::string& id) {
     return {.id = id,
             .by = std::string(kDecidedByWrapper),
             .policy = "digest",
             .time = "t",
             .limits = {{RLIMIT_MEMLOCK, 6291456, 8388608}}};
   }
-  [[nodiscard]] ::testing::AssertionResult Written(const Decision& d) const {
+  [[nodiscard]] ::testing::AssertionResult Written(const DecisionRecord& d) const {
     auto w = store_->Write(d);
     if (w) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << w.error().Text();
@@ -50,7 +50,7 @@ TEST_F(DecisionStoreTest, WritesWholeInARootOnlyDirectoryAndReadsBack) {
   ASSERT_TRUE(*back);
   EXPECT_EQ((*back)->limits, Sample("c1").limits);
   EXPECT_EQ(*store_->Ids(), std::vector<std::string>{"c1"});
-  Decision again = Sample("c1");
+  DecisionRecord again = Sample("c1");
   again.limits.clear();
   ASSERT_TRUE(Written(again)) << "a record there is replaced whole";
   EXPECT_TRUE((*store_->Read("c1"))->limits.empty());

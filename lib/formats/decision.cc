@@ -32,14 +32,14 @@ std::string DecidedLimits(const std::vector<Rlimit>& limits) {
   return s.empty() ? "nothing" : s;
 }
 
-std::string FormatDecision(const Decision& d) {
+std::string FormatDecision(const DecisionRecord& d) {
   return std::string(kHeader) + "\nversion=" + std::string(kVersion) + "\nid=" + OneLine(d.id) +
          "\nby=" + OneLine(d.by) + "\npolicy=" + OneLine(d.policy) + "\ntime=" + OneLine(d.time) +
          "\nlimits=" + DecidedLimits(d.limits) + "\n";
 }
 
-Result<Decision> ParseDecision(std::string_view text) {
-  Decision d;
+Result<DecisionRecord> ParseDecision(std::string_view text) {
+  DecisionRecord d;
   std::optional<std::string_view> version;
   std::optional<std::string_view> limits;
   bool id = false;

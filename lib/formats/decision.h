@@ -17,7 +17,7 @@ namespace ocirlimit {
 inline constexpr std::string_view kDecidedByNri = "nri";
 inline constexpr std::string_view kDecidedByWrapper = "wrapper";
 
-struct Decision {
+struct DecisionRecord {
   std::string id;      // the container's id (the record's file name)
   std::string by;      // kDecidedByNri or kDecidedByWrapper
   std::string policy;  // PolicyDigest of the config that decided
@@ -28,10 +28,10 @@ struct Decision {
 };
 
 // "limits=memlock=1:2 nofile=3:4" or "limits=nothing", one key per line.
-[[nodiscard]] std::string FormatDecision(const Decision& d);
+[[nodiscard]] std::string FormatDecision(const DecisionRecord& d);
 // Every key is required; an unknown key is skipped (a newer writer); a
 // version other than 1, a bad limit or a type twice is an error.
-[[nodiscard]] Result<Decision> ParseDecision(std::string_view text);
+[[nodiscard]] Result<DecisionRecord> ParseDecision(std::string_view text);
 
 // "memlock=1:2 nofile=3:4", or "nothing" when empty.
 [[nodiscard]] std::string DecidedLimits(const std::vector<Rlimit>& limits);

@@ -10,7 +10,7 @@
 namespace ocirlimit {
 namespace {
 
-Decision Sample() {
+DecisionRecord Sample() {
   return {.id = "c1",
           .by = std::string(kDecidedByNri),
           .policy = std::string(64, 'a'),
@@ -18,8 +18,8 @@ Decision Sample() {
           .limits = {{RLIMIT_MEMLOCK, 6291456, 8388608}, {RLIMIT_NOFILE, 1024, kRlimInfinity}}};
 }
 
-TEST(Decision, RoundTrips) {
-  const Decision d = Sample();
+TEST(DecisionRecordText, RoundTrips) {
+  const DecisionRecord d = Sample();
   const std::string text = FormatDecision(d);
   EXPECT_NE(text.find("limits=memlock=6291456:8388608 nofile=1024:unlimited\n"), std::string::npos)
       << text;
@@ -32,8 +32,8 @@ TEST(Decision, RoundTrips) {
   EXPECT_EQ(back->limits, d.limits);
 }
 
-TEST(Decision, NothingDecidedIsSaidAndReadBack) {
-  Decision d = Sample();
+TEST(DecisionRecordText, NothingDecidedIsSaidAndReadBack) {
+  DecisionRecord d = Sample();
   d.limits.clear();
   const std::string text = FormatDecision(d);
   EXPECT_NE(text.find("limits=nothing\n"), std::string::npos) << text;
@@ -42,8 +42,8 @@ TEST(Decision, NothingDecidedIsSaidAndReadBack) {
   EXPECT_TRUE(back->limits.empty());
 }
 
-TEST(Decision, AnIdWithANewlineStaysOneLine) {
-  Decision d = Sample();
+TEST(DecisionRecordText, AnIdWithANewlineStaysOneLine) {
+  DecisionRecord d = Sample();
   d.id = "c1\nlimits=memlock=unlimited";
   auto back = ParseDecision(FormatDecision(d));
   ASSERT_TRUE(back) << back.error().Text();
@@ -51,7 +51,7 @@ TEST(Decision, AnIdWithANewlineStaysOneLine) {
   EXPECT_NE(back->id, d.id);
 }
 
-TEST(Decision, UnknownKeysAreSkipped) {
+TEST(DecisionRecordText, UnknownKeysAreSkipped) {
   auto back = ParseDecision(FormatDecision(Sample()) + "future=1\n");
   ASSERT_TRUE(back) << back.error().Text();
 }

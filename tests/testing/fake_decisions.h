@@ -14,14 +14,14 @@ namespace ocirlimit::testsupport {
 
 class FakeDecisions final : public DecisionStore {
  public:
-  Result<std::optional<Decision>> Read(const std::string& id) override {
+  Result<std::optional<DecisionRecord>> Read(const std::string& id) override {
     ++reads;
     if (read_error) return *read_error;
     auto it = records.find(id);
-    if (it == records.end()) return std::optional<Decision>{};
-    return std::optional<Decision>(it->second);
+    if (it == records.end()) return std::optional<DecisionRecord>{};
+    return std::optional<DecisionRecord>(it->second);
   }
-  Status Write(const Decision& d) override {
+  Status Write(const DecisionRecord& d) override {
     if (write_error) return *write_error;
     records[d.id] = d;
     written.push_back(d.id);
@@ -39,7 +39,7 @@ class FakeDecisions final : public DecisionStore {
   }
   const std::string& dir() const override { return dir_; }
 
-  std::map<std::string, Decision> records;
+  std::map<std::string, DecisionRecord> records;
   std::optional<Error> read_error;
   std::optional<Error> write_error;
   std::vector<std::string> written;

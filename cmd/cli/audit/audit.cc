@@ -70,7 +70,7 @@ std::string Distrusted(const FoundContainer& c) {
 // or with --policy-now, against the policy now.
 AuditVerdict Judge(const AuditRun& run, const FoundContainer& c, const std::vector<Rlimit>& have,
                    const std::string& digest, DecisionState& state) {
-  std::optional<Decision> recorded;
+  std::optional<DecisionRecord> recorded;
   std::string unbelieved;
   if (run.decisions != nullptr && c.owner == 0 && c.facts_trusted) {
     auto r = run.decisions->Read(c.id);
