@@ -661,8 +661,7 @@ TEST(HealDecision, AnInitThatLostItsRecordedLimitsGetsThemBack) {
   ASSERT_EQ(out.lines.size(), 1u);
   EXPECT_EQ(out.lines[0],
             R"(T id="c1" pid=100 via="nri-sync" memlock 1048576:8388608->6291456:8388608 )"
-            R"(warning="the decision recorded when it was created (by nri)")
-  ");
+            R"x(warning="the decision recorded when it was created (by nri)")x");
 }
 
 TEST(HealDecision, NothingRecordedIsLeftAloneThoughARuleMatchesNow) {

@@ -86,7 +86,8 @@ Reply NriPlugin::Call(std::string_view method, std::string_view payload) {
   if (method == "Configure") return Configure(payload);
   if (method == "Synchronize") return Synchronize(payload);
   if (method == "CreateContainer") return CreateContainer(payload);
-  if (method == "StateChange") return StateChange(payload);
+  // Subscribed to (RemoveContainer) only with a decision store.
+  if (method == "StateChange" && decisions_ != nullptr) return StateChange(payload);
   return Failure(kCodeUnimplemented,
                  "oci-rlimit-nri: method " + Quote(method) + " is not implemented");
 }
@@ -139,7 +140,7 @@ Reply NriPlugin::StateChange(std::string_view payload) {
   if (!ev.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
     return Failure(kCodeInvalidArgument, "oci-rlimit-nri: cannot decode StateChangeEvent");
   }
-  if (decisions_ != nullptr && ev.event() == pb::REMOVE_CONTAINER && !ev.container().id().empty()) {
+  if (ev.event() == pb::REMOVE_CONTAINER && !ev.container().id().empty()) {
     if (auto removed = decisions_->Remove(ev.container().id()); !removed) {
       out_.Say("cannot remove the decision record of " + Quote(ev.container().id()) + ": " +
                removed.error().Text());
