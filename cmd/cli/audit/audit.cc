@@ -170,6 +170,7 @@ AuditReport RunAudit(const AuditRun& run) {
   const std::string digest = PolicyDigest(run.cfg);
   AuditReport r;
   r.healing = run.heal;
+  r.decisions = run.decisions != nullptr;
   r.scope = run.scope.said;
   r.roots = std::move(d.roots);
   r.unreadable_roots = std::move(d.unreadable);
@@ -264,8 +265,9 @@ std::string AuditText(const AuditReport& r, bool no_trunc) {
     for (const auto& q : e.verdict.requests) {
       out += Cat(pad("", 8), " judged against request ", OneLine(RequestRecordText(q)), "\n");
     }
-    if (const std::string d = DecisionText(e.decision);
-        !d.empty() && e.verdict.judged && e.verdict.status != AuditStatus::kUnknown) {
+    if (const std::string d = DecisionText(e.decision); r.decisions && !d.empty() &&
+                                                        e.verdict.judged &&
+                                                        e.verdict.status != AuditStatus::kUnknown) {
       out += Cat(pad("", 8), " ", d, "\n");
     }
     if (e.heal) out += Cat(pad("", 8), " ", OneLine(HealText(*e.heal)), "\n");

@@ -55,7 +55,8 @@ struct AuditReport {
   std::string scope;        // AuditScope::said
   size_t out_of_scope = 0;  // containers the install does not govern: not judged, not listed
   bool healing = false;
-  bool ok() const;  // every root read, no entry needs attention: exit 0
+  bool decisions = false;  // the decision records were consulted (AuditRun::decisions)
+  bool ok() const;         // every root read, no entry needs attention: exit 0
 };
 
 struct AuditRun {

@@ -534,7 +534,7 @@ TEST_F(AuditDecisionTest, PolicyNowHealsToThePolicyNow) {
   AuditReport r = Run(true, true);
   ASSERT_EQ(r.entries.size(), 1u);
   EXPECT_EQ(r.entries[0].decision, DecisionState::kPolicyNow);
-  EXPECT_EQ(r.entries[0].verdict.status, AuditStatus::kOver);
+  EXPECT_EQ(r.entries[0].verdict.status, AuditStatus::kMissing);
   EXPECT_EQ(node.procs[4242].limits[RLIMIT_MEMLOCK], (LimitPair{8 * kM, 8 * kM}));
   EXPECT_NE(AuditText(r).find("judged by the policy now (--policy-now)"), std::string::npos)
       << AuditText(r);
@@ -544,7 +544,7 @@ TEST_F(AuditDecisionTest, WithoutARecordThePolicyNowJudgesAndItIsSaid) {
   AuditReport r = Run();
   ASSERT_EQ(r.entries.size(), 1u);
   EXPECT_EQ(r.entries[0].decision, DecisionState::kNone);
-  EXPECT_EQ(r.entries[0].verdict.status, AuditStatus::kOver);
+  EXPECT_EQ(r.entries[0].verdict.status, AuditStatus::kMissing);
   EXPECT_NE(AuditText(r).find("no recorded decision: judged by the policy now"), std::string::npos)
       << AuditText(r);
   EXPECT_EQ(AuditJson(r)["containers"][0]["decision"], "none");
