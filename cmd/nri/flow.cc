@@ -17,12 +17,12 @@
 #include "effects/decisions.h"
 #include "effects/files.h"
 #include "nri/args.h"
+#include "nri/decision/runtime_peer.h"
 #include "nri/heal.h"
 #include "nri/metrics.h"
 #include "nri/metrics_http.h"
 #include "nri/metrics_server_linux.h"
 #include "nri/plugin.h"
-#include "nri/runtime_peer.h"
 #include "nri/serve.h"
 #include "nri/serve_linux.h"
 

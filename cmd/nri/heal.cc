@@ -3,14 +3,13 @@
 #include <cerrno>
 #include <map>
 #include <optional>
-#include <set>
 
 #include "core/audit.h"
-#include "core/policy_digest.h"
 #include "effects/apply.h"
 #include "effects/heal.h"
 #include "formats/log_line.h"
 #include "formats/text.h"
+#include "nri/decision/record.h"
 
 namespace ocirlimit::nri {
 namespace {
@@ -100,7 +99,7 @@ void Healer::Synchronize(const Config& cfg, const pb::SynchronizeRequest& req, O
     }
     ++last_.by.at(static_cast<size_t>(r));
   }
-  Prune();
+  if (decisions_ != nullptr) PruneUnlisted(*decisions_, pending_);
   pending_.Clear();
   status_.synchronized = now();
   status_.containers = last_.containers;
@@ -227,52 +226,15 @@ HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
   return HealResult::kHealed;
 }
 
-// The limits this container was given: its record's, or with none the
-// policy's now (compared with placeholder limits, so that its target and a
-// refusal show), recorded then as its decision. No sandbox mark: Synchronize
-// lists no sandboxes, so a container that carries one is a workload claiming
-// it (docs/nri.md).
+// The limits this container was given: its record's, else the policy's
+// now (compared with placeholder limits, so that its target and a refusal
+// show), then recorded. No sandbox mark: Synchronize lists no sandboxes, so
+// a container that carries one is a workload claiming it (docs/nri.md).
 AuditVerdict Healer::Decided(const Config& cfg, One& one) {
-  if (decisions_ != nullptr) {
-    auto recorded = decisions_->Read(one.c.id());
-    if (recorded && *recorded) {
-      AuditVerdict v;
-      v.target = (*recorded)->limits;
-      v.notes.push_back("the decision recorded when it was created (by " + (*recorded)->by + ")");
-      return v;
-    }
-    if (!recorded)
-      one.rec.warnings.push_back("decision record not believed: " + recorded.error().Text());
-  }
-  AuditVerdict v =
-      AuditContainer(cfg, one.facts, EntryPoint::kNri, Placeholders(), SandboxMarker::kNone);
-  if (decisions_ == nullptr) return v;
-  v.notes.insert(v.notes.begin(), std::string(kNoRecordedDecision));
-  if (ops_.InHostPidNamespace()) {
-    (void)decisions_->Write({.id = one.c.id(),
-                             .by = std::string(kHealVia),
-                             .policy = PolicyDigest(cfg),
-                             .time = one.rec.time,
-                             .limits = v.target});
-  }
-  return v;
-}
-
-// Records the heal made or the plugin wrote for containers the runtime no
-// longer lists. The wrapper's are left to it and to audit --heal: one may
-// belong to a container whose create is still in flight.
-void Healer::Prune() {
-  if (decisions_ == nullptr) return;
-  auto ids = decisions_->Ids();
-  if (!ids) return;
-  std::set<std::string> listed;
-  for (const auto& c : pending_.containers()) listed.insert(c.id());
-  for (const auto& p : pending_.pods()) listed.insert(p.id());
-  for (const auto& id : *ids) {
-    if (listed.contains(id)) continue;
-    auto d = decisions_->Read(id);
-    if (d && *d && (*d)->by != kDecidedByWrapper) (void)decisions_->Remove(id);
-  }
+  return GivenAtCreate(
+      decisions_, cfg, one.c.id(), one.rec.time,
+      AuditContainer(cfg, one.facts, EntryPoint::kNri, Placeholders(), SandboxMarker::kNone),
+      ops_.InHostPidNamespace(), one.rec.warnings);
 }
 
 void Healer::Summarize(Output& out, int64_t took_ms) {

@@ -1,15 +1,13 @@
 // The Synchronize heal: at every (re)connect the runtime lists its running
 // pods and containers (Container.pid is the init's host PID; CRI-O gives 0,
-// and the init is then read from the runtime's root-owned state). A container
-// with a decision record (effects/decisions.h) gets the limits recorded when
-// it was created, never a new decision. One without (created while no plugin
-// was connected, or before the upgrade) is decided now (Admit with
-// EntryPoint::kNri, on the facts a CreateContainer would carry) and that
-// decision recorded. An init that lacks its limits, or is over them, gets them now, through a
-// pidfd-pinned prlimit(2), once its cgroup shows the PID is still that
-// container's. A container whose request the policy refuses gets the node's
-// limits without its request, logged as refused-but-running. Init only: an
-// exec session started later follows the spec's own rlimits (docs/nri.md).
+// and the init is then read from the runtime's root-owned state). Each
+// container's limits are its recorded decision (nri/decision/record.h), else
+// the policy's now (Admit with EntryPoint::kNri, on the facts a
+// CreateContainer would carry), then recorded. An init that lacks them, or
+// is over them, gets them now, through a pidfd-pinned prlimit(2), once its
+// cgroup shows the PID is still that container's. A container whose request the policy refuses gets
+// the node's limits without its request, logged as refused-but-running. Init only: an exec session
+// started later follows the spec's own rlimits (docs/nri.md).
 //
 // One Healer lives as long as the process: its counts and its "said once"
 // notes survive reconnects. Single-threaded, like the rest of the plugin.
@@ -34,10 +32,6 @@ namespace ocirlimit::nri {
 
 // The log line's via for a heal: `TIME id="ID" pid=N via="nri-sync" memlock 1:2->3:4`.
 inline constexpr std::string_view kHealVia = "nri-sync";
-// The note on the line of a container decided at the heal, having no record.
-inline constexpr std::string_view kNoRecordedDecision =
-    "no recorded decision (created while no plugin was connected, or before the upgrade): "
-    "decided now, with the facts at Synchronize, and recorded";
 // The warning on the line of a container whose request the policy refuses.
 inline constexpr std::string_view kRefusedButRunning = "refused-but-running";
 
@@ -91,7 +85,6 @@ class Healer {
   HealResult Apply(const Config& cfg, One& one, Output& out);
   bool FindInit(One& one);
   AuditVerdict Decided(const Config& cfg, One& one);
-  void Prune();
   void Summarize(Output& out, int64_t took_ms);
   void SaveStatus(Output& out);
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/policy_digest.h"
+#include "nri/decision/record.h"
 #include "nri/output_fake_test.h"
 #include "nri/plugin.h"
 #include "tests/testing/case_name.h"

@@ -3,12 +3,11 @@
 #include <optional>
 #include <vector>
 
-#include "adapters/engines/constants.h"
 #include "adapters/nri/facts.h"
-#include "core/policy_digest.h"
 #include "formats/log_line.h"
 #include "formats/text.h"
 #include "nri/decide.h"
+#include "nri/decision/record.h"
 #include "nri/heal.h"
 #include "nri/metrics.h"
 
@@ -43,22 +42,6 @@ std::string Who(const pb::CreateContainerRequest& req) {
 std::string Shown(std::string_view s) {
   const MessageCut c = CutForMessage(s);
   return c.cut() ? OneLine(c.head) + "\u2026" + c.size_note : OneLine(s);
-}
-
-// A pod of the installer's handler: oci-rlimit-runtime runs after every NRI
-// plugin. It applies this plugin's recorded decision; without one (`why`)
-// it decides again from the spec's facts and its own config, and the
-// container gets the handler's limits (docs/nri.md, "A node with both the
-// NRI plugin and the RuntimeClass handler").
-std::optional<std::string> HandlerNote(const pb::CreateContainerRequest& req,
-                                       const std::optional<std::string>& why) {
-  using engines::kOurHandler;
-  if (req.pod().runtime_handler() != kOurHandler) return std::nullopt;
-  const std::string head = "runtime handler " + Quote(kOurHandler) + ": oci-rlimit-runtime ";
-  if (!why) return head + "applies this recorded decision";
-  return head + "decides again from the spec and " + Quote(kDefaultConfigPath) +
-         ", after NRI: the container gets the handler's limits (no decision recorded: " + *why +
-         ")";
 }
 
 Reply Serialized(const google::protobuf::MessageLite& m) {
@@ -149,26 +132,19 @@ Reply NriPlugin::StateChange(std::string_view payload) {
   return Serialized(pb::Empty());
 }
 
-// The record of what container `id` gets, written before the reply lets the
-// runtime go on (the wrapper reads it at create). nullopt when written; else
-// why not (no store: "no decision store").
+// Written before the reply lets the runtime go on (the wrapper reads it at
+// create). nullopt when written; else why not.
 std::optional<std::string> NriPlugin::RecordDecision(const Config& cfg, const std::string& id,
                                                      const Verdict& v) {
   if (decisions_ == nullptr) return "no decision store";
   if (v.action == Action::kFail) return std::nullopt;
-  DecisionRecord d{.id = id,
-                   .by = std::string(kDecidedByNri),
-                   .policy = PolicyDigest(cfg),
-                   .time = now_(),
-                   .limits = v.action == Action::kApply ? v.limits : std::vector<Rlimit>{}};
-  auto written = decisions_->Write(d);
-  if (written) return std::nullopt;
-  if (!said_unrecorded_) {
-    out_.Say("cannot record decisions (" + written.error().Text() +
-             "): a later heal, exec or handler decides again");
+  auto why = RecordCreate(*decisions_, cfg, id,
+                          v.action == Action::kApply ? v.limits : std::vector<Rlimit>{}, now_());
+  if (why && !said_unrecorded_) {
+    out_.Say("cannot record decisions (" + *why + "): a later heal, exec or handler decides again");
     said_unrecorded_ = true;
   }
-  return written.error().Text();
+  return why;
 }
 
 LogRecord NriPlugin::Record(const std::string& id) const {

@@ -14,7 +14,7 @@
 #include "effects/decisions.h"
 #include "formats/log_line.h"
 #include "nri/decide.h"
-#include "nri/runtime_peer.h"
+#include "nri/decision/runtime_peer.h"
 #include "nri/session.h"
 
 namespace ocirlimit::nri {
@@ -58,7 +58,7 @@ class NriPlugin : public PluginService {
         metrics_(metrics) {}
   Reply Call(std::string_view method, std::string_view payload) override;
   [[nodiscard]] bool configured() const { return configured_; }
-  // The runtime at the other end (nri/runtime_peer.h): a limit it cannot
+  // The runtime at the other end (nri/decision/runtime_peer.h): a limit it cannot
   // raise gets the one unraisable-limit message in the container's log line.
   void SetRuntime(std::optional<RuntimeLimits> runtime) { runtime_ = std::move(runtime); }
   // Where each container's decision is recorded at CreateContainer and

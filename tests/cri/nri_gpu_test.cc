@@ -95,7 +95,7 @@ class NriGpuTest : public ::testing::Test {
   void Start(std::unique_ptr<BackgroundProcess>& p, const std::vector<std::string>& argv,
              const std::string& log, const std::string& ready, std::vector<std::string> env = {}) {
     p = std::make_unique<BackgroundProcess>();
-    auto err = p->Start(argv, {.env = std::move(env)}, dir_ / log);
+    auto err = p->Start(argv, {.env = std::move(env), .path_dirs = {}, .prefix = {}}, dir_ / log);
     ASSERT_FALSE(err) << *err;
     auto up =
         p->WaitForLog(argv[0], ready, BackgroundProcess::Clock::now() + std::chrono::seconds(20));

@@ -63,9 +63,10 @@ class NriTest : public ::testing::TestWithParam<ContainerdRelease> {
   void StartPlugin() {
     ++starts_;
     plugin_ = std::make_unique<BackgroundProcess>();
-    auto err = plugin_->Start({Plugin(), "--config", ConfigPath(), "--socket",
-                               containerd_->nri_socket(), "--status-file", dir_ / "nri.status"},
-                              {.env = {DecisionsEnv()}}, PluginLog());
+    auto err =
+        plugin_->Start({Plugin(), "--config", ConfigPath(), "--socket", containerd_->nri_socket(),
+                        "--status-file", dir_ / "nri.status"},
+                       {.env = {DecisionsEnv()}, .path_dirs = {}, .prefix = {}}, PluginLog());
     ASSERT_FALSE(err) << *err;
     auto registered = plugin_->WaitForLog(
         "the plugin", "configured by", BackgroundProcess::Clock::now() + std::chrono::seconds(20));
@@ -207,7 +208,7 @@ TEST_P(NriTest, SameTypeSpecEntryIsBeaten) {
 // this sandbox can raise: the plugin still answers the policy (it cannot
 // refuse more than the policy says), runc then fails to set it, and the
 // plugin's log line carries the one unraisable-limit message, naming the
-// runtime it read through the socket's peer (nri/runtime_peer.h).
+// runtime it read through the socket's peer (nri/decision/runtime_peer.h).
 TEST_P(NriTest, ALimitTheRuntimeCannotRaiseGetsTheOneMessage) {
   WriteFile(ConfigPath(),
             "rlimits = [\"memlock=16M\"]\nlog-file = \"" + (dir_ / "oci.log") + "\"\n");
