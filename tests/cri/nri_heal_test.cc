@@ -212,8 +212,11 @@ TEST_P(NriHealTest, PodsCreatedWhileThePluginWasDownAreHealedAtReconnect) {
   EXPECT_EQ(ExecMemlock(*containerd_, ids[0]), kDaemon)
       << "init only: an exec session follows the spec, which the heal does not change";
 
+  // Created while no plugin ran: no recorded decision, so decided now and said.
   const std::regex healed_line(
-      "Z id=\"[0-9a-f]+\" pid=[0-9]+ via=\"nri-sync\" memlock 1048576:8388608->2097152:4194304$");
+      "Z id=\"[0-9a-f]+\" pid=[0-9]+ via=\"nri-sync\" memlock 1048576:8388608->2097152:4194304 "
+      "warning=\"no recorded decision \\(created while no plugin was connected, or before the "
+      "upgrade\\): decided now, with the facts at Synchronize, and recorded\"$");
   for (const auto& id : ids) {
     auto lines = LinesOf(id);
     ASSERT_EQ(lines.size(), 1u) << ReadFile(LogPath());
