@@ -80,7 +80,10 @@ class NriHealTest : public ::testing::TestWithParam<ContainerdRelease> {
     plugin_ = std::make_unique<BackgroundProcess>();
     auto err = plugin_->Start({Plugin(), "--config", ConfigPath(), "--socket",
                                containerd_->nri_socket(), "--status-file", StatusPath()},
-                              {}, PluginLog());
+                              {.env = {"OCI_RLIMIT_DECISIONS_DIR=" + (dir_ / "decisions")},
+                               .path_dirs = {},
+                               .prefix = {}},
+                              PluginLog());
     ASSERT_FALSE(err) << *err;
     auto said = plugin_->WaitForLog("the plugin", needle,
                                     BackgroundProcess::Clock::now() + std::chrono::seconds(20));
@@ -149,11 +152,16 @@ class NriHealTest : public ::testing::TestWithParam<ContainerdRelease> {
   std::pair<int, Json> Audit(bool heal) {
     const std::string config = dir_ / "audit.toml";
     WriteFile(config, "rlimits = [\"memlock=2M:4M\"]\n");
-    std::vector<std::string> argv = {OurBinary("oci-rlimit"),
+    // A policy other than the plugin's: --policy-now judges by it, not by
+    // the decisions the plugin recorded (docs/audit.md, "Recorded decisions").
+    std::vector<std::string> argv = {"env",
+                                     "OCI_RLIMIT_DECISIONS_DIR=" + (dir_ / "decisions"),
+                                     OurBinary("oci-rlimit"),
                                      "audit",
                                      "--config",
                                      config,
                                      "--json",
+                                     "--policy-now",
                                      "--no-default-roots",
                                      "--runtime-root",
                                      containerd_->runc_root() + "/k8s.io"};

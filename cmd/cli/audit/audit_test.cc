@@ -552,13 +552,17 @@ TEST_F(AuditDecisionTest, WithoutARecordThePolicyNowJudgesAndItIsSaid) {
 
 TEST_F(AuditDecisionTest, AUsersContainerNeverTakesARootRecord) {
   node.files.clear();
-  node.File("/run/user/1000/runc/c1/state.json", FakeNode::RuncState("c1", 4242, 100, "/b"));
-  node.File("/b/config.json", Spec());
-  node.owners["/run/user/1000/runc"] = 1000;
+  node.File("/run/user/1000/runc/c1/state.json", FakeNode::RuncState("c1", 4242, 100, "/u/b"));
+  node.File("/u/b/config.json", Spec());
+  for (const char* p : {"/run/user/1000/runc", "/run/user/1000/runc/c1",
+                        "/run/user/1000/runc/c1/state.json", "/u/b", "/u/b/config.json"}) {
+    node.owners[p] = 1000;
+  }
   Record(PolicyDigest(cfg));
   decisions.records["c1"].limits = {{RLIMIT_MEMLOCK, kRlimInfinity, kRlimInfinity}};
   AuditReport r = Run();
   ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(r.entries[0].verdict.status, AuditStatus::kMissing) << "judged by the policy now";
   EXPECT_EQ(r.entries[0].decision, DecisionState::kNone);
   EXPECT_EQ(decisions.reads, 0);
 }
