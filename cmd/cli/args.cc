@@ -17,6 +17,7 @@ constexpr FlagSpec kRoot = {.name = "--root", .metavar = "DIR"};
 constexpr FlagSpec kRuntimeRoot = {.name = "--runtime-root", .metavar = "DIR"};
 constexpr FlagSpec kNoDefaultRoots = {.name = "--no-default-roots"};
 constexpr FlagSpec kHeal = {.name = "--heal"};
+constexpr FlagSpec kPolicyNow = {.name = "--policy-now"};
 constexpr FlagSpec kAll = {.name = "--all"};
 constexpr FlagSpec kNoTrunc = {.name = "--no-trunc"};
 constexpr FlagSpec kContainerdRoot = {.name = "--containerd-root", .metavar = "DIR"};
@@ -28,8 +29,8 @@ constexpr FlagSpec kValidateFlags[] = {kConfig, kJson};
 constexpr FlagSpec kExplainFlags[] = {kBundle, kConfig, kJson};
 constexpr FlagSpec kDoctorFlags[] = {kRoot, kConfig, kJson};
 constexpr FlagSpec kAuditFlags[] = {
-    kConfig, kRuntimeRoot, kNoDefaultRoots, kContainerdRoot, kJson,    kHeal,
-    kAll,    kNoTrunc,     kFormat,         kOutput,         kNodeName};
+    kConfig, kRuntimeRoot, kNoDefaultRoots, kContainerdRoot, kJson,     kHeal,
+    kAll,    kNoTrunc,     kFormat,         kOutput,         kNodeName, kPolicyNow};
 
 // What the reader knows before it knows the command: every command's flags,
 // --help and --version (the command then says which flags are its own).
@@ -43,6 +44,7 @@ constexpr FlagSpec kReaderFlags[] = {
     kRuntimeRoot,
     kNoDefaultRoots,
     kHeal,
+    kPolicyNow,
     kAll,
     kNoTrunc,
     kContainerdRoot,
@@ -78,16 +80,17 @@ constexpr CommandSpec kCommands[] = {
     {.name = "audit",
      .usage = "audit [--config PATH] [--runtime-root DIR]... [--no-default-roots]\n"
               "                        [--containerd-root DIR] [--all] [--json] [--no-trunc]\n"
-              "                        [--heal] [--format text|json|prometheus] [--output FILE]\n"
-              "                        [--node-name NAME]",
+              "                        [--heal] [--policy-now] [--format text|json|prometheus]\n"
+              "                        [--output FILE] [--node-name NAME]",
      .about = "finds the running containers in the runtimes' state roots (containerd's\n"
               "runc roots in every namespace, docker, CRI-O and podman's /run/runc and\n"
               "/run/crun, plus each --runtime-root; with --no-default-roots only those)\n"
               "and says of each init process: ok, missing (lower than the policy gives),\n"
               "over (higher), refused (its request is refused, yet it runs) or unknown\n"
-              "(why). --heal sets each missing, over or refused one to what the policy\n"
-              "gives (refused: the node's limits); exec sessions started later still\n"
-              "follow the spec's own rlimits. It judges what the node's install governs\n"
+              "(why), against the decision recorded when it was created (else the policy\n"
+              "now; --policy-now: the policy now for all). --heal sets each missing, over\n"
+              "or refused one to it (refused: the node's limits). It judges what the node's "
+              "install governs\n"
               "(the installer's record: with its RuntimeClass handler only the containers\n"
               "created through oci-rlimit-runtime), or with --all every container; ids\n"
               "are cut to 12 characters unless --no-trunc. A CRI pod's annotations are\n"
@@ -162,6 +165,7 @@ void Set(CliArgs& out, const ArgItem& a) {
   if (a.Is("--runtime-root")) out.runtime_roots.push_back(a.value);
   if (a.Is("--no-default-roots")) out.no_default_roots = true;
   if (a.Is("--heal")) out.heal = true;
+  if (a.Is("--policy-now")) out.policy_now = true;
   if (a.Is("--all")) out.all = true;
   if (a.Is("--no-trunc")) out.no_trunc = true;
   if (a.Is("--containerd-root")) out.containerd_root = a.value;

@@ -137,6 +137,14 @@ std::vector<CliCase> CliCases() {
               a.format = "json";
               a.heal = true;
             })},
+      {"AuditHealByThePolicyNow",
+       {"audit", "--heal", "--policy-now"},
+       With("audit",
+            [](CliArgs& a) {
+              a.heal = true;
+              a.policy_now = true;
+              a.format = "text";
+            })},
       {"AuditAllNoTrunc",
        {"audit", "--all", "--no-trunc", "--containerd-root", "/c"},
        With("audit",

@@ -14,14 +14,15 @@
 
 #include "core/version.h"
 #include "effects/config_loader.h"
+#include "effects/decisions.h"
 #include "effects/files.h"
 #include "nri/args.h"
+#include "nri/decision/runtime_peer.h"
 #include "nri/heal.h"
 #include "nri/metrics.h"
 #include "nri/metrics_http.h"
 #include "nri/metrics_server_linux.h"
 #include "nri/plugin.h"
-#include "nri/runtime_peer.h"
 #include "nri/serve.h"
 #include "nri/serve_linux.h"
 
@@ -126,6 +127,9 @@ int ServeWith(const NriArgs& args, const ConfigPath& where, const EnvLookup& env
   std::unique_ptr<NriPlugin> plugin;
   const std::unique_ptr<HealOps> heal_ops = LinuxHealOps(args.status_file);
   Healer healer(*heal_ops);
+  const std::unique_ptr<DecisionStore> decisions =
+      LinuxDecisionStore(LinuxFsOps(), DecisionsDir(env(kDecisionsDirEnv)));
+  healer.SetDecisions(decisions.get());
   std::optional<RuntimeLimits> runtime;
   opt.on_connect = [&runtime](const Conn& conn) {
     const auto peer = conn.Peer();
@@ -135,6 +139,7 @@ int ServeWith(const NriArgs& args, const ConfigPath& where, const EnvLookup& env
     plugin = std::make_unique<NriPlugin>([&]() -> const Config& { return *config; }, out,
                                          Rfc3339Now, &healer, metrics);
     plugin->SetRuntime(runtime);
+    plugin->SetDecisions(decisions.get());
     return std::make_unique<Session>(*plugin, NriPlugin::RegisterPayload(name, index));
   };
   std::unique_ptr<Connector> connector;

@@ -9,6 +9,7 @@
 #include "effects/heal.h"
 #include "formats/log_line.h"
 #include "formats/text.h"
+#include "nri/decision/record.h"
 
 namespace ocirlimit::nri {
 namespace {
@@ -67,6 +68,7 @@ struct Healer::One {
   ContainerFacts facts;
   LogRecord rec;
   std::optional<uint64_t> start_time = std::nullopt;  // from the runtime's state, when read there
+  AuditVerdict given = {};  // its decision: the recorded one, else the policy's now
 };
 
 void Healer::Connected(const std::string& time, Output& out) {
@@ -97,6 +99,7 @@ void Healer::Synchronize(const Config& cfg, const pb::SynchronizeRequest& req, O
     }
     ++last_.by.at(static_cast<size_t>(r));
   }
+  if (decisions_ != nullptr) PruneUnlisted(*decisions_, pending_);
   pending_.Clear();
   status_.synchronized = now();
   status_.containers = last_.containers;
@@ -119,15 +122,10 @@ HealResult Healer::HealOne(const Config& cfg, const pb::PodSandbox* pod, const p
   if (pod != nullptr) *as.mutable_pod() = *pod;
   *as.mutable_container() = c;
   One one{c, static_cast<pid_t>(c.pid()), FactsFromCreate(as).facts, {}};
-  // What the policy gives, before anything touches the process (compared
-  // with placeholder limits, so that its target and a refusal show).
-  // No sandbox mark: Synchronize lists no sandboxes, so a container that
-  // carries one is a workload claiming it (docs/nri.md).
-  const AuditVerdict given =
-      AuditContainer(cfg, one.facts, EntryPoint::kNri, Placeholders(), SandboxMarker::kNone);
+  one.rec.time = time;
+  const AuditVerdict& given = one.given = Decided(cfg, one);
   if (given.target.empty() && given.status != AuditStatus::kRefused) return HealResult::kNothing;
   if (given.status == AuditStatus::kRefused) ++last_.refused;
-  one.rec.time = time;
   one.rec.id = c.id();
   one.rec.pid = one.pid;
   one.rec.via = std::string(kHealVia);
@@ -195,14 +193,14 @@ HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
     }
     return report(HealResult::kCannot, "cannot heal: " + look.error->Text());
   }
-  const AuditVerdict v =
-      AuditContainer(cfg, one.facts, EntryPoint::kNri, look.limits, SandboxMarker::kNone);
+  const AuditVerdict v = CompareLimits(one.given.target, look.limits);
   if (v.status == AuditStatus::kUnknown)
     return report(HealResult::kCannot, "cannot heal: " + v.why);
-  if (v.status == AuditStatus::kRefused) one.rec.warnings.push_back(Refused(v));
-  for (const auto& n : v.notes) one.rec.warnings.push_back(n);
+  const bool refused = one.given.status == AuditStatus::kRefused;
+  if (refused) one.rec.warnings.push_back(Refused(one.given));
+  for (const auto& n : one.given.notes) one.rec.warnings.push_back(n);
   if (v.heal.empty()) {
-    if (v.status == AuditStatus::kRefused) out.LogLine(cfg, FormatLogLine(one.rec));
+    if (refused) out.LogLine(cfg, FormatLogLine(one.rec));
     return HealResult::kOk;
   }
   const HealOutcome done =
@@ -223,6 +221,17 @@ HealResult Healer::Apply(const Config& cfg, One& one, Output& out) {
   }
   out.LogLine(cfg, FormatLogLine(one.rec));
   return HealResult::kHealed;
+}
+
+// The limits this container was given: its record's, else the policy's
+// now (compared with placeholder limits, so that its target and a refusal
+// show), then recorded. No sandbox mark: Synchronize lists no sandboxes, so
+// a container that carries one is a workload claiming it (docs/nri.md).
+AuditVerdict Healer::Decided(const Config& cfg, One& one) {
+  return GivenAtCreate(
+      decisions_, cfg, one.c.id(), one.rec.time,
+      AuditContainer(cfg, one.facts, EntryPoint::kNri, Placeholders(), SandboxMarker::kNone),
+      ops_.InHostPidNamespace(), one.rec.warnings);
 }
 
 void Healer::Summarize(Output& out, int64_t took_ms) {

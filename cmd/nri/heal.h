@@ -1,13 +1,13 @@
 // The Synchronize heal: at every (re)connect the runtime lists its running
 // pods and containers (Container.pid is the init's host PID; CRI-O gives 0,
-// and the init is then read from the runtime's root-owned state). Each container
-// the policy gives limits (Admit with EntryPoint::kNri, on the facts a
-// CreateContainer would carry) whose init lacks them, or is over them, was
-// created while no plugin was connected: its init gets them now, through a
-// pidfd-pinned prlimit(2), once its cgroup shows the PID is still that
-// container's. A container whose request the policy refuses gets the node's
-// limits without its request, logged as refused-but-running. Init only: an
-// exec session started later follows the spec's own rlimits (docs/nri.md).
+// and the init is then read from the runtime's root-owned state). Each
+// container's limits are its recorded decision (nri/decision/record.h), else
+// the policy's now (Admit with EntryPoint::kNri, on the facts a
+// CreateContainer would carry), then recorded. An init that lacks them, or
+// is over them, gets them now, through a pidfd-pinned prlimit(2), once its
+// cgroup shows the PID is still that container's. A container whose request the policy refuses gets
+// the node's limits without its request, logged as refused-but-running. Init only: an exec session
+// started later follows the spec's own rlimits (docs/nri.md).
 //
 // One Healer lives as long as the process: its counts and its "said once"
 // notes survive reconnects. Single-threaded, like the rest of the plugin.
@@ -21,7 +21,9 @@
 #include <vector>
 
 #include "adapters/nri/facts.h"
+#include "core/audit.h"
 #include "core/config.h"
+#include "effects/decisions.h"
 #include "formats/nri_status.h"
 #include "nri/heal_ops.h"
 #include "nri/plugin.h"
@@ -69,6 +71,10 @@ class Healer {
   void Synchronize(const Config& cfg, const pb::SynchronizeRequest& req, Output& out,
                    const std::function<std::string()>& now);
 
+  // Where decisions are recorded (effects/decisions.h); nullptr: none, and
+  // every container is decided with the facts at Synchronize.
+  void SetDecisions(DecisionStore* decisions) { decisions_ = decisions; }
+
   [[nodiscard]] const HealCounts& last() const { return last_; }
   [[nodiscard]] const NriStatus& status() const { return status_; }
 
@@ -78,11 +84,13 @@ class Healer {
                      Output& out, const std::string& time);
   HealResult Apply(const Config& cfg, One& one, Output& out);
   bool FindInit(One& one);
+  AuditVerdict Decided(const Config& cfg, One& one);
   void Summarize(Output& out, int64_t took_ms);
   void SaveStatus(Output& out);
 
   HealOps& ops_;
   HealOptions opt_;
+  DecisionStore* decisions_ = nullptr;
   pb::SynchronizeRequest pending_;
   HealCounts last_;
   NriStatus status_;

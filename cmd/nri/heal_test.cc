@@ -7,9 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "core/policy_digest.h"
+#include "nri/decision/record.h"
 #include "nri/output_fake_test.h"
 #include "nri/plugin.h"
 #include "tests/testing/case_name.h"
+#include "tests/testing/fake_decisions.h"
 
 namespace ocirlimit::nri {
 namespace {
@@ -684,6 +687,116 @@ TEST(HealProof, NoCgroupsPathAndNoStartTimeIsNotProven) {
   const ProofRun r = HealIn("", "12:memory:/kubepods/besteffort/pod1/c1\n");
   EXPECT_EQ(r.result, HealResult::kReused) << HealResultName(r.result);
   EXPECT_EQ(r.sets, 0);
+}
+
+// Issue 44, break 1: the first rule matched at CreateContainer (6M, by a
+// fact the heal does not see), the second would match at Synchronize (5M).
+// The heal applies the recorded decision, never a new one.
+constexpr const char* kTwoRules =
+    "[[rule]]\nname = \"cdi\"\nrlimits = [\"memlock=6M:8M\"]\n"
+    "match = { annotations = { \"cdi.k8s.io/gpu\" = \"nvidia.com/gpu=all\" } }\n"
+    "[[rule]]\nname = \"devices\"\nrlimits = [\"memlock=5M:8M\"]\n"
+    "match = { annotations = { \"example.com/heal\" = \"true\" } }\n";
+
+DecisionRecord Recorded(const std::string& id, std::vector<Rlimit> limits, std::string by = "nri") {
+  return {
+      .id = id, .by = std::move(by), .policy = "old", .time = "T0", .limits = std::move(limits)};
+}
+
+TEST(HealDecision, ARecordedDecisionIsKeptWhereThePolicyNowSaysOtherwise) {
+  FakeHealOps ops;
+  ops.procs[100] = InitOf("c1", {6 * kM, 8 * kM});
+  testsupport::FakeDecisions decisions;
+  decisions.records["c1"] = Recorded("c1", {{kMemlock, 6 * kM, 8 * kM}});
+  RecordingOutput out;
+  Healer healer(ops);
+  healer.SetDecisions(&decisions);
+  healer.Synchronize(MustParse(kTwoRules), OneContainer(kAsks), out, [] { return "T"; });
+  EXPECT_EQ(healer.last().of(HealResult::kOk), 1u) << out.said.back();
+  EXPECT_EQ(ops.procs[100].limits[kMemlock], (LimitPair{6 * kM, 8 * kM}));
+  EXPECT_EQ(ops.sets, 0);
+  EXPECT_TRUE(out.lines.empty()) << out.lines[0];
+  EXPECT_TRUE(decisions.written.empty()) << "a recorded decision is never replaced";
+}
+
+TEST(HealDecision, AnInitThatLostItsRecordedLimitsGetsThemBack) {
+  FakeHealOps ops;
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  testsupport::FakeDecisions decisions;
+  decisions.records["c1"] = Recorded("c1", {{kMemlock, 6 * kM, 8 * kM}});
+  RecordingOutput out;
+  Healer healer(ops);
+  healer.SetDecisions(&decisions);
+  healer.Synchronize(MustParse(kTwoRules), OneContainer(kAsks), out, [] { return "T"; });
+  EXPECT_EQ(ops.procs[100].limits[kMemlock], (LimitPair{6 * kM, 8 * kM}));
+  ASSERT_EQ(out.lines.size(), 1u);
+  EXPECT_EQ(out.lines[0],
+            R"(T id="c1" pid=100 via="nri-sync" memlock 1048576:8388608->6291456:8388608 )"
+            R"x(warning="the decision recorded when it was created (by nri)")x");
+}
+
+TEST(HealDecision, NothingRecordedIsLeftAloneThoughARuleMatchesNow) {
+  FakeHealOps ops;
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  testsupport::FakeDecisions decisions;
+  decisions.records["c1"] = Recorded("c1", {});
+  RecordingOutput out;
+  Healer healer(ops);
+  healer.SetDecisions(&decisions);
+  healer.Synchronize(MustParse(kTwoRules), OneContainer(kAsks), out, [] { return "T"; });
+  EXPECT_EQ(healer.last().of(HealResult::kNothing), 1u);
+  EXPECT_EQ(ops.pidfd_opens, 0);
+}
+
+TEST(HealDecision, AContainerWithoutARecordIsDecidedNowAndThatIsRecorded) {
+  FakeHealOps ops;
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  testsupport::FakeDecisions decisions;
+  RecordingOutput out;
+  Healer healer(ops);
+  healer.SetDecisions(&decisions);
+  healer.Synchronize(MustParse(kTwoRules), OneContainer(kAsks), out, [] { return "T"; });
+  EXPECT_EQ(ops.procs[100].limits[kMemlock], (LimitPair{5 * kM, 8 * kM}));
+  ASSERT_EQ(out.lines.size(), 1u);
+  EXPECT_NE(out.lines[0].find(kNoRecordedDecision), std::string::npos) << out.lines[0];
+  ASSERT_TRUE(decisions.records.contains("c1"));
+  EXPECT_EQ(decisions.records["c1"].by, kHealVia);
+  EXPECT_EQ(decisions.records["c1"].limits, (std::vector<Rlimit>{{kMemlock, 5 * kM, 8 * kM}}));
+  EXPECT_EQ(decisions.records["c1"].policy, PolicyDigest(MustParse(kTwoRules)));
+}
+
+TEST(HealDecision, ARecordNotBelievedIsSaidAndThePolicyDecides) {
+  FakeHealOps ops;
+  ops.procs[100] = InitOf("c1", {kM, 8 * kM});
+  testsupport::FakeDecisions decisions;
+  decisions.read_error = MakeError("is owned by uid 1000, not root: not trusted");
+  RecordingOutput out;
+  Healer healer(ops);
+  healer.SetDecisions(&decisions);
+  healer.Synchronize(MustParse(kTwoRules), OneContainer(kAsks), out, [] { return "T"; });
+  EXPECT_EQ(ops.procs[100].limits[kMemlock], (LimitPair{5 * kM, 8 * kM}));
+  ASSERT_EQ(out.lines.size(), 1u);
+  EXPECT_NE(out.lines[0].find("decision record not believed: is owned by uid 1000"),
+            std::string::npos)
+      << out.lines[0];
+}
+
+TEST(HealDecision, PrunesThePluginsRecordsOfContainersNoLongerListed) {
+  FakeHealOps ops;
+  ops.procs[100] = InitOf("c1", {6 * kM, 8 * kM});
+  testsupport::FakeDecisions decisions;
+  decisions.records["c1"] = Recorded("c1", {{kMemlock, 6 * kM, 8 * kM}});
+  decisions.records["gone"] = Recorded("gone", {});
+  decisions.records["healed-gone"] = Recorded("healed-gone", {}, "nri-sync");
+  decisions.records["in-flight"] = Recorded("in-flight", {}, "wrapper");
+  decisions.records["p1"] = Recorded("p1", {}, "wrapper");
+  RecordingOutput out;
+  Healer healer(ops);
+  healer.SetDecisions(&decisions);
+  healer.Synchronize(MustParse(kTwoRules), OneContainer(kAsks), out, [] { return "T"; });
+  EXPECT_EQ(decisions.removed, (std::vector<std::string>{"gone", "healed-gone"}));
+  EXPECT_TRUE(decisions.records.contains("c1"));
+  EXPECT_TRUE(decisions.records.contains("in-flight")) << "the wrapper's are its own to remove";
 }
 
 }  // namespace

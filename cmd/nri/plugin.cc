@@ -3,11 +3,11 @@
 #include <optional>
 #include <vector>
 
-#include "adapters/engines/constants.h"
 #include "adapters/nri/facts.h"
 #include "formats/log_line.h"
 #include "formats/text.h"
 #include "nri/decide.h"
+#include "nri/decision/record.h"
 #include "nri/heal.h"
 #include "nri/metrics.h"
 
@@ -44,24 +44,6 @@ std::string Shown(std::string_view s) {
   return c.cut() ? OneLine(c.head) + "\u2026" + c.size_note : OneLine(s);
 }
 
-// A pod of the installer's handler: oci-rlimit-runtime edits the spec again
-// when runc is called, after every NRI plugin, from the node's config, so
-// for the types it sets the container gets its limits (docs/nri.md, "A node
-// with both the NRI plugin and the RuntimeClass handler").
-std::optional<std::string> HandlerNote(const pb::CreateContainerRequest& req, const Config& cfg) {
-  using engines::kOurHandler;
-  if (req.pod().runtime_handler() != kOurHandler) return std::nullopt;
-  const std::string head = "runtime handler " + Quote(kOurHandler) +
-                           ": oci-rlimit-runtime sets the limits again when runc is called, " +
-                           "after NRI, from ";
-  if (cfg.source == kDefaultConfigPath) {
-    return head + "the same config " + Quote(cfg.source) + ": the container gets these limits";
-  }
-  return head + Quote(kDefaultConfigPath) + ", not " +
-         (cfg.source.empty() ? std::string("this plugin's config") : Quote(cfg.source)) +
-         ": where they differ, the container gets the handler's limits";
-}
-
 Reply Serialized(const google::protobuf::MessageLite& m) {
   Reply r;
   m.SerializeToString(&r.payload);
@@ -87,6 +69,8 @@ Reply NriPlugin::Call(std::string_view method, std::string_view payload) {
   if (method == "Configure") return Configure(payload);
   if (method == "Synchronize") return Synchronize(payload);
   if (method == "CreateContainer") return CreateContainer(payload);
+  // Subscribed to (RemoveContainer) only with a decision store.
+  if (method == "StateChange" && decisions_ != nullptr) return StateChange(payload);
   return Failure(kCodeUnimplemented,
                  "oci-rlimit-nri: method " + Quote(method) + " is not implemented");
 }
@@ -100,14 +84,17 @@ Reply NriPlugin::Configure(std::string_view payload) {
   if (metrics_ != nullptr) metrics_->SetConnected(true);
   if (healer_ != nullptr) healer_->Connected(now_(), out_);
   out_.Say("configured by " + Shown(req.runtime_name()) + " " + Shown(req.runtime_version()) +
-           "; subscribed to CreateContainer");
+           "; subscribed to CreateContainer" +
+           (decisions_ != nullptr ? " and RemoveContainer" : ""));
   if (!req.config().empty()) {
     out_.Say(
         "ignoring the NRI plugin config the runtime passed; oci-rlimit reads " +
         (config_().source.empty() ? std::string("its --config file") : Quote(config_().source)));
   }
   pb::ConfigureResponse resp;
-  resp.set_events(kEventMaskCreateContainer);
+  // With a decision store, RemoveContainer too: its record goes with it.
+  resp.set_events(kEventMaskCreateContainer |
+                  (decisions_ != nullptr ? kEventMaskRemoveContainer : 0));
   return Serialized(resp);
 }
 
@@ -129,6 +116,35 @@ Reply NriPlugin::Synchronize(std::string_view payload) {
   pb::SynchronizeResponse resp;
   resp.set_more(req.more());
   return Serialized(resp);
+}
+
+Reply NriPlugin::StateChange(std::string_view payload) {
+  pb::StateChangeEvent ev;
+  if (!ev.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+    return Failure(kCodeInvalidArgument, "oci-rlimit-nri: cannot decode StateChangeEvent");
+  }
+  if (ev.event() == pb::REMOVE_CONTAINER && !ev.container().id().empty()) {
+    if (auto removed = decisions_->Remove(ev.container().id()); !removed) {
+      out_.Say("cannot remove the decision record of " + Quote(ev.container().id()) + ": " +
+               removed.error().Text());
+    }
+  }
+  return Serialized(pb::Empty());
+}
+
+// Written before the reply lets the runtime go on (the wrapper reads it at
+// create). nullopt when written; else why not.
+std::optional<std::string> NriPlugin::RecordDecision(const Config& cfg, const std::string& id,
+                                                     const Verdict& v) {
+  if (decisions_ == nullptr) return "no decision store";
+  if (v.action == Action::kFail) return std::nullopt;
+  auto why = RecordCreate(*decisions_, cfg, id,
+                          v.action == Action::kApply ? v.limits : std::vector<Rlimit>{}, now_());
+  if (why && !said_unrecorded_) {
+    out_.Say("cannot record decisions (" + *why + "): a later heal, exec or handler decides again");
+    said_unrecorded_ = true;
+  }
+  return why;
 }
 
 LogRecord NriPlugin::Record(const std::string& id) const {
@@ -167,15 +183,20 @@ Reply NriPlugin::CreateContainer(std::string_view payload) {
   if (v.action == Action::kApply && runtime_) {
     if (auto m = UnraisableByRuntime(v.limits, *runtime_)) r.warnings.push_back(*m);
   }
-  if (auto note = HandlerNote(req, cfg); note && v.action == Action::kApply) {
-    r.warnings.push_back(*note);
-  }
   if (v.action == Action::kFail) {
     r.error = "oci-rlimit: " + Who(req) + ": " + v.error->Text();
     out_.LogLine(cfg, FormatLogLine(r));
     return Failure(kCodeFailedPrecondition, r.error);
   }
-  if (v.action == Action::kApply || !v.warnings.empty()) out_.LogLine(cfg, FormatLogLine(r));
+  const std::optional<std::string> unrecorded = RecordDecision(cfg, req.container().id(), v);
+  if (unrecorded && decisions_ != nullptr && v.action == Action::kApply) {
+    r.warnings.push_back("no decision recorded (" + *unrecorded +
+                         "): a later heal or exec decides again");
+  }
+  if (auto note = HandlerNote(req, unrecorded); note && v.action == Action::kApply) {
+    r.warnings.push_back(*note);
+  }
+  if (v.action == Action::kApply || !r.warnings.empty()) out_.LogLine(cfg, FormatLogLine(r));
 
   pb::CreateContainerResponse resp;
   if (v.action == Action::kApply) SetAdjustmentRlimits(v.limits, *resp.mutable_adjust());

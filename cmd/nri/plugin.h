@@ -11,8 +11,10 @@
 #include <string_view>
 
 #include "core/config.h"
+#include "effects/decisions.h"
 #include "formats/log_line.h"
-#include "nri/runtime_peer.h"
+#include "nri/decide.h"
+#include "nri/decision/runtime_peer.h"
 #include "nri/session.h"
 
 namespace ocirlimit::nri {
@@ -22,6 +24,8 @@ class NriMetrics;
 
 // Event mask bit (event - 1); CREATE_CONTAINER is event 4.
 inline constexpr int32_t kEventMaskCreateContainer = 1 << 3;
+// REMOVE_CONTAINER is event 11, relayed through StateChange.
+inline constexpr int32_t kEventMaskRemoveContainer = 1 << 10;
 
 // The log line (formats/log_line.h, as every program writes it):
 // `TIME id="ID" via="nri" set memlock=unreported->8388608:8388608`. The
@@ -54,9 +58,12 @@ class NriPlugin : public PluginService {
         metrics_(metrics) {}
   Reply Call(std::string_view method, std::string_view payload) override;
   [[nodiscard]] bool configured() const { return configured_; }
-  // The runtime at the other end (nri/runtime_peer.h): a limit it cannot
+  // The runtime at the other end (nri/decision/runtime_peer.h): a limit it cannot
   // raise gets the one unraisable-limit message in the container's log line.
   void SetRuntime(std::optional<RuntimeLimits> runtime) { runtime_ = std::move(runtime); }
+  // Where each container's decision is recorded at CreateContainer and
+  // removed at RemoveContainer (effects/decisions.h); nullptr: none.
+  void SetDecisions(DecisionStore* decisions) { decisions_ = decisions; }
 
   // RegisterPluginRequest {plugin_name, plugin_idx}, encoded.
   [[nodiscard]] static std::string RegisterPayload(const std::string& name,
@@ -66,6 +73,9 @@ class NriPlugin : public PluginService {
   Reply Configure(std::string_view payload);
   Reply Synchronize(std::string_view payload);
   Reply CreateContainer(std::string_view payload);
+  Reply StateChange(std::string_view payload);
+  std::optional<std::string> RecordDecision(const Config& cfg, const std::string& id,
+                                            const Verdict& v);
   // A log record about container `id`, now, via kLogVia.
   [[nodiscard]] LogRecord Record(const std::string& id) const;
 
@@ -76,6 +86,8 @@ class NriPlugin : public PluginService {
   NriMetrics* metrics_;
   bool configured_ = false;
   std::optional<RuntimeLimits> runtime_;
+  DecisionStore* decisions_ = nullptr;
+  bool said_unrecorded_ = false;
 };
 
 }  // namespace ocirlimit::nri

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "adapters/nri/facts.h"
+#include "core/policy_digest.h"
 #include "nri/output_fake_test.h"
+#include "tests/testing/fake_decisions.h"
 
 namespace ocirlimit::nri {
 namespace {
@@ -468,6 +470,57 @@ TEST(Plugin, SourcesTheSpecsOwnEntryStandsOrIsClampedOrRefused) {
                                   "ceiling"),
             std::string::npos)
       << r.status.message;
+}
+
+// One decision per container: what CreateContainer decided is recorded
+// before the reply, and goes with the container at RemoveContainer.
+TEST(PluginDecision, RecordsWhatTheContainerGetsAndForgetsItAtRemoval) {
+  Harness h(kRules);
+  testsupport::FakeDecisions decisions;
+  h.plugin.SetDecisions(&decisions);
+  pb::ConfigureResponse conf;
+  ASSERT_TRUE(conf.ParseFromString(h.plugin.Call("Configure", "").payload));
+  EXPECT_EQ(conf.events(), kEventMaskCreateContainer | kEventMaskRemoveContainer);
+  Reply r = h.plugin.Call("CreateContainer",
+                          CreateRequest({.pod_annotations = {{"example.com/gpu", "true"}}}));
+  ASSERT_EQ(r.status.code, 0);
+  ASSERT_TRUE(decisions.records.contains("c0ffee"));
+  const DecisionRecord& d = decisions.records["c0ffee"];
+  EXPECT_EQ(d.by, kDecidedByNri);
+  EXPECT_EQ(d.policy, PolicyDigest(h.cfg));
+  EXPECT_EQ(DecidedLimits(d.limits), "nofile=1024:4096 memlock=unlimited:unlimited");
+  EXPECT_EQ(Adjusted(r), "RLIMIT_NOFILE=1024:4096,RLIMIT_MEMLOCK=unlimited:unlimited");
+
+  pb::StateChangeEvent ev;
+  ev.set_event(pb::REMOVE_CONTAINER);
+  ev.mutable_container()->set_id("c0ffee");
+  EXPECT_EQ(h.plugin.Call("StateChange", ev.SerializeAsString()).status.code, 0);
+  EXPECT_FALSE(decisions.records.contains("c0ffee"));
+}
+
+TEST(PluginDecision, NothingDecidedIsRecordedAsNothing) {
+  Harness h(kNamespaceRule);
+  testsupport::FakeDecisions decisions;
+  h.plugin.SetDecisions(&decisions);
+  ASSERT_EQ(h.plugin.Call("CreateContainer", CreateRequest({})).status.code, 0);
+  ASSERT_TRUE(decisions.records.contains("c0ffee"));
+  EXPECT_TRUE(decisions.records["c0ffee"].limits.empty());
+  EXPECT_TRUE(h.out.lines.empty()) << h.out.lines[0];
+}
+
+TEST(PluginDecision, ARecordNotWrittenIsSaidOnTheLineAndOnce) {
+  Harness h(kRules);
+  testsupport::FakeDecisions decisions;
+  decisions.write_error = MakeError("decision record: make \"/run/oci-rlimit\"", EROFS);
+  h.plugin.SetDecisions(&decisions);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(h.plugin.Call("CreateContainer", CreateRequest({})).status.code, 0);
+  }
+  ASSERT_EQ(h.out.lines.size(), 2u);
+  EXPECT_NE(h.out.lines[1].find("no decision recorded (decision record: make"), std::string::npos)
+      << h.out.lines[1];
+  ASSERT_EQ(h.out.said.size(), 1u);
+  EXPECT_NE(h.out.said[0].find("cannot record decisions"), std::string::npos) << h.out.said[0];
 }
 
 }  // namespace

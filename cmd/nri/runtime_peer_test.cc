@@ -1,7 +1,7 @@
-// A limit the runtime cannot raise at CreateContainer (nri/runtime_peer.h):
+// A limit the runtime cannot raise at CreateContainer (nri/decision/runtime_peer.h):
 // the runtime's CapEff, the one message, the plugin's log line, and the
 // connection loop handing each connection's peer to the flow first.
-#include "nri/runtime_peer.h"
+#include "nri/decision/runtime_peer.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -17,6 +17,7 @@
 #include "nri/plugin.h"
 #include "nri/serve.h"
 #include "tests/testing/case_name.h"
+#include "tests/testing/fake_decisions.h"
 
 namespace ocirlimit::nri {
 namespace {
@@ -123,29 +124,28 @@ TEST(RuntimePeer, CreateContainerSaysNothingMoreWithoutARuntimeOrWithinIt) {
   EXPECT_EQ(unknown.out.lines[0].find("warning="), std::string::npos) << "no runtime read";
 }
 
-// A pod of the installer's handler: the wrapper edits the spec after NRI,
-// and the line says so (docs/nri.md, "A node with both the NRI plugin and
-// the RuntimeClass handler").
-TEST(HandlerNote, APodOfOurHandlerSaysTheWrapperSetsTheLimitsLast) {
+// A pod of the installer's handler: the wrapper runs after NRI and applies
+// the plugin's recorded decision; without a record it decides again, and
+// the line says so (docs/nri.md, "A node with both the NRI plugin and the
+// RuntimeClass handler").
+TEST(HandlerNote, APodOfOurHandlerSaysWhoseLimitsTheContainerGets) {
   Config cfg = MustParse("rlimits = ['memlock=8M']");
-  cfg.source = "/etc/oci-rlimit/config.toml";
   RecordingOutput out;
   NriPlugin plugin{[&]() -> const Config& { return cfg; }, out, [] { return "T"; }};
   (void)plugin.Call("CreateContainer", Create("oci-rlimit"));
-  cfg.source = "/etc/oci-rlimit-nri/config.toml";
+  testsupport::FakeDecisions decisions;
+  plugin.SetDecisions(&decisions);
   (void)plugin.Call("CreateContainer", Create("oci-rlimit"));
   (void)plugin.Call("CreateContainer", Create("runc"));
   ASSERT_EQ(out.lines.size(), 3u);
   const std::string set = R"(T id="c0ffee" via="nri" set memlock=unreported->8388608:8388608)";
   EXPECT_EQ(out.lines[0],
-            set + R"x( warning="runtime handler \"oci-rlimit\": oci-rlimit-runtime sets the )x"
-                  R"x(limits again when runc is called, after NRI, from the same config )x"
-                  R"x(\"/etc/oci-rlimit/config.toml\": the container gets these limits")x");
-  EXPECT_EQ(out.lines[1],
-            set + R"x( warning="runtime handler \"oci-rlimit\": oci-rlimit-runtime sets the )x"
-                  R"x(limits again when runc is called, after NRI, from )x"
-                  R"x(\"/etc/oci-rlimit/config.toml\", not \"/etc/oci-rlimit-nri/config.toml\": )x"
-                  R"x(where they differ, the container gets the handler's limits")x");
+            set + R"x( warning="runtime handler \"oci-rlimit\": oci-rlimit-runtime decides )x"
+                  R"x(again from the spec and \"/etc/oci-rlimit/config.toml\", after NRI: the )x"
+                  R"x(container gets the handler's limits (no decision recorded: no decision )x"
+                  R"x(store)")x");
+  EXPECT_EQ(out.lines[1], set + R"x( warning="runtime handler \"oci-rlimit\": )x"
+                                R"x(oci-rlimit-runtime applies this recorded decision")x");
   EXPECT_EQ(out.lines[2], set) << "another handler: NRI's limits are the container's";
 }
 

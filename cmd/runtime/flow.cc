@@ -6,13 +6,14 @@
 #include "adapters/oci/state.h"
 #include "core/admission.h"
 #include "core/policy.h"
-#include "core/unprivileged.h"
-#include "core/unraisable.h"
 #include "core/version.h"
 #include "formats/log_line.h"
 #include "formats/text.h"
 #include "runtime/args.h"
+#include "runtime/decision.h"
+#include "runtime/limit_checks.h"
 #include "runtime/plan.h"
+#include "runtime/usage.h"
 
 namespace ocirlimit {
 namespace {
@@ -25,26 +26,6 @@ constexpr int kStateTimeoutMs = 5000;
 constexpr size_t kMaxStateOutputBytes = 1 << 20;
 // What execvp(3) searches when PATH is unset.
 constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
-constexpr const char* kUsage =
-    "usage: oci-rlimit-runtime [--config PATH] [RUNTIME-FLAGS] COMMAND [ARGS...]\n"
-    "       oci-rlimit-runtime [--config PATH] --oci-rlimit-help\n"
-    "       oci-rlimit-runtime --version\n"
-    "\n"
-    "A runc-compatible wrapper. On create and run it merges the configured rlimits into\n"
-    "process.rlimits of the bundle's config.json, on exec into the --process file; then\n"
-    "it execs the real runtime with the same argv, less its own --config. Every other\n"
-    "command, --help included, goes to the real runtime unchanged. --version prints\n"
-    "this version line, then the runtime's (exit 1 when no runtime is found).\n"
-    "\n"
-    "Config: --config PATH (first, before runc's flags: docker's runtimeArgs), else\n"
-    "$OCI_RLIMIT_CONFIG, else /etc/oci-rlimit/config.toml. $OCI_RLIMIT_RLIMITS and\n"
-    "$NVIDIA_CONTAINER_RUNTIME_RLIMITS (\"memlock=unlimited,...\") override file entries\n"
-    "of the same type.\n"
-    "Runtime: the first of [runtime] runtimes (default \"runc\", \"crun\") found on PATH,\n"
-    "or an absolute path; never this wrapper itself.\n"
-    "Exit status: the runtime's; 1 when the wrapper failed before exec'ing it (then it\n"
-    "changed nothing and ran nothing).\n";
 
 class Wrapper {
  public:
@@ -91,6 +72,7 @@ class Wrapper {
       edited = global_.command == RuntimeCommand::kExec ? EditProcess(*flags) : EditBundle(*flags);
     }
     if (!edited) return Fail(edited.error().Wrap(global_.subcommand));
+    if (global_.subcommand == "delete") Forget(args);
 
     std::vector<std::string> out = argv_;
     out[0] = runtime_;
@@ -187,42 +169,8 @@ class Wrapper {
     return *base;
   }
 
-  // Outside the initial user namespace (a rootless engine) the runtime we
-  // exec cannot raise a hard limit above ours: clamp the values we write
-  // instead of handing it a spec it fails on (core/unprivileged.h). A
-  // warning joins the verdict's.
-  Status FitToUs(Verdict& v) {
-    if (v.limits.empty() || ops_.InInitialUserNamespace()) return Ok{};
-    std::vector<Rlimit> current;
-    for (const auto& l : v.limits) {
-      auto now = ops_.OwnLimit(l.resource);
-      if (!now) return now.error().Wrap("read our own " + std::string(l.info().name) + " limit");
-      current.push_back(*now);
-    }
-    auto fitted = FitToUnprivilegedCaller(v.limits, current, cfg_.rootless);
-    if (!fitted) return fitted.error();
-    if (!fitted->warning.empty()) v.warnings.push_back(fitted->warning);
-    v.limits = fitted->limits;
-    return Ok{};
-  }
-
-  // A hard limit above ours cannot be set by the runtime we exec either, so
-  // without CAP_SYS_RESOURCE it is said here, in the words every path uses
-  // (core/unraisable.h), instead of leaving the user runc's bare
-  // `error setting rlimit type 8: operation not permitted`.
-  Status CheckRaisable(const Verdict& v) {
-    if (v.limits.empty() || !ops_.InInitialUserNamespace() || ops_.HasSysResource()) return Ok{};
-    std::vector<Rlimit> ours;
-    for (const auto& l : v.limits) {
-      auto now = ops_.OwnLimit(l.resource);
-      if (!now) return now.error().Wrap("read our own " + std::string(l.info().name) + " limit");
-      ours.push_back(*now);
-    }
-    if (auto u = FindUnraisable(v.limits, ours)) {
-      return MakeError(UnraisableMessage(*u, kRuntimeName));
-    }
-    return Ok{};
-  }
+  Status FitToUs(Verdict& v) { return FitToCaller(ops_, cfg_.rootless, v); }
+  Status CheckRaisable(const Verdict& v) { return CheckRaisableHere(ops_, v); }
 
   // One line per decision in the config's log-file, as every program writes it.
   void Log(LogRecord record) {
@@ -277,38 +225,65 @@ class Wrapper {
 
   bool NothingConfigured() const { return cfg_.rlimits.empty() && !PolicyNeedsSpec(cfg_); }
 
+  // The decision recorded for this container, when one is there and
+  // believed; one that is not believed is said, and the wrapper decides.
+  std::optional<DecisionRecord> Recorded(const std::string& id) {
+    DecisionStore* store = ops_.Decisions();
+    if (store == nullptr) return std::nullopt;
+    auto rec = store->Read(id);
+    if (!rec) Warn(rec.error().Text() + ": deciding from the config");
+    return rec ? *rec : std::nullopt;
+  }
+
+  // `delete [--force] ID`: the container's record goes with it (the NRI
+  // plugin removes its own at RemoveContainer too).
+  void Forget(const std::vector<std::string>& args) {
+    DecisionStore* store = ops_.Decisions();
+    if (store == nullptr || args.size() <= global_.subcommand_at + 1) return;
+    const std::string& id = args.back();
+    if (id.starts_with("-")) return;
+    if (auto removed = store->Remove(id); !removed) Warn(removed.error().Text());
+  }
+
+  // What create decided, recorded for the exec sessions, the heal and audit.
+  void Remember(const std::string& id, const std::vector<Rlimit>& limits) {
+    DecisionStore* store = ops_.Decisions();
+    if (store == nullptr) return;
+    if (auto w = store->Write(WrapperDecision(id, cfg_, limits, ops_.Now())); !w) {
+      Warn("no decision recorded for " + Quote(id) + ": " + w.error().Text());
+    }
+  }
+
   Status EditBundle(const CommandFlags& flags) {
-    if (NothingConfigured()) {
+    std::optional<DecisionRecord> recorded = Recorded(flags.id);
+    if (recorded && !DefersTo(*recorded)) recorded.reset();
+    if (!recorded && NothingConfigured()) {
       // No file and no environment entry: say so once per container (on
       // create, not on every exec), where the engine keeps our words.
       if (cfg_.source.empty() && !load_warned_) {
         Warn("no config (" + std::string(kDefaultConfigPath) + ", its config.d/, $" +
              std::string(kRlimitsEnv) + "): " + Quote(flags.id) + " keeps the runtime's limits");
       }
+      Remember(flags.id, {});
       return Ok{};
     }
     const std::string path = flags.bundle + "/config.json";
     auto text = ops_.ReadFile(path, kMaxSpecBytes);
     if (!text) return ContainerFailed(flags, text.error());
-    // Rules and requests need the spec's facts; without them the text-level
-    // merge below is the only parse.
-    ContainerFacts facts;
-    if (PolicyNeedsSpec(cfg_)) {
-      auto spec = ParseJsonObject(*text, Quote(path));
-      if (!spec) return ContainerFailed(flags, spec.error());
-      auto f = FactsFromSpec(*spec);
-      if (!f) return ContainerFailed(flags, f.error().Wrap(Quote(path)));
-      facts = std::move(*f);
+    Verdict v;
+    if (recorded) {
+      v = RecordedVerdict(*recorded, global_.subcommand);
+    } else {
+      auto decided = DecideCreate(flags, path, *text);
+      if (!decided) return decided.error();
+      if (!*decided) return Ok{};  // on-error = "warn": the spec goes on unmodified
+      v = std::move(**decided);
     }
-    Verdict v = Admit(cfg_, facts, EntryPoint::kWrapperCreate);
-    if (v.action != Action::kApply) {
-      return ContainerFailed(flags, *v.error, v.action == Action::kFail);
-    }
-    if (auto fitted = FitToUs(v); !fitted) return ContainerFailed(flags, fitted.error());
     if (auto raisable = CheckRaisable(v); !raisable) {
       return ContainerFailed(flags, raisable.error());
     }
     Report(flags, v);
+    if (!recorded) Remember(flags.id, v.limits);
     auto merged = MergeBundleSpec(*text, path, v.limits);
     if (!merged) return ContainerFailed(flags, merged.error());
     // Nothing to add, or nothing that changes a byte: the file (and its
@@ -318,6 +293,33 @@ class Wrapper {
       return ContainerFailed(flags, replaced.error());
     }
     return Ok{};
+  }
+
+  // ContainerFailed for a step that would give a verdict: an error refuses
+  // the container, nullopt lets it go on unmodified (on-error = "warn").
+  Result<std::optional<Verdict>> Failed(const CommandFlags& flags, const Error& error,
+                                        bool refused = false) {
+    if (auto st = ContainerFailed(flags, error, refused); !st) return st.error();
+    return std::optional<Verdict>{};
+  }
+
+  // The wrapper's own decision at create, from the spec's facts.
+  Result<std::optional<Verdict>> DecideCreate(const CommandFlags& flags, const std::string& path,
+                                              const std::string& text) {
+    // Rules and requests need the spec's facts; without them the text-level
+    // merge is the only parse.
+    ContainerFacts facts;
+    if (PolicyNeedsSpec(cfg_)) {
+      auto spec = ParseJsonObject(text, Quote(path));
+      if (!spec) return Failed(flags, spec.error());
+      auto f = FactsFromSpec(*spec);
+      if (!f) return Failed(flags, f.error().Wrap(Quote(path)));
+      facts = std::move(*f);
+    }
+    Verdict v = Admit(cfg_, facts, EntryPoint::kWrapperCreate);
+    if (v.action != Action::kApply) return Failed(flags, *v.error, v.action == Action::kFail);
+    if (auto fitted = FitToUs(v); !fitted) return Failed(flags, fitted.error());
+    return std::optional<Verdict>(std::move(v));
   }
 
   // The facts of the container an exec joins: its bundle's config.json, found
@@ -341,12 +343,7 @@ class Wrapper {
     return facts;
   }
 
-  Status EditProcess(const CommandFlags& flags) {
-    if (NothingConfigured() || flags.process.empty()) return Ok{};
-    auto text = ops_.ReadFile(flags.process, kMaxProcessBytes);
-    if (!text) return ContainerFailed(flags, text.error());
-    auto process = ParseProcessFile(*text, flags.process);
-    if (!process) return ContainerFailed(flags, process.error());
+  Result<std::optional<Verdict>> DecideExec(const CommandFlags& flags, const Json& process) {
     ContainerFacts facts;
     if (PolicyNeedsSpec(cfg_)) {
       auto from_spec = ContainerSpecFacts(flags.id);
@@ -357,21 +354,42 @@ class Wrapper {
         // rules still match, annotation and device rules and requests do not.
         Warn("exec " + Quote(flags.id) + ": cannot read the container's spec (" +
              from_spec.error().Text() + "); deciding from the --process file's env alone");
-        auto f = FactsFromSpec(Json({{"process", *process}}));
-        if (!f) return ContainerFailed(flags, f.error().Wrap("--process " + Quote(flags.process)));
+        auto f = FactsFromSpec(Json({{"process", process}}));
+        if (!f) return Failed(flags, f.error().Wrap("--process " + Quote(flags.process)));
         facts = std::move(*f);
       }
     }
     // The exec'd process gets the --process file's own entries: those are
     // what the "spec" request source judges, over the container's.
-    if (auto own = ProcessRlimits(*process, "--process " + Quote(flags.process)); own) {
+    if (auto own = ProcessRlimits(process, "--process " + Quote(flags.process)); own) {
       facts.spec_rlimits = OverrideRlimits(std::move(facts.spec_rlimits), *own);
     }
     Verdict v = Admit(cfg_, facts, EntryPoint::kWrapperExec);
-    if (v.action != Action::kApply) {
-      return ContainerFailed(flags, *v.error, v.action == Action::kFail);
+    if (v.action != Action::kApply) return Failed(flags, *v.error, v.action == Action::kFail);
+    if (auto fitted = FitToUs(v); !fitted) return Failed(flags, fitted.error());
+    return std::optional<Verdict>(std::move(v));
+  }
+
+  // An exec session gets its container's recorded decision; a container
+  // without one (created before the upgrade, or by a rootless engine) is
+  // decided from its spec's facts, as at create.
+  Status EditProcess(const CommandFlags& flags) {
+    if (flags.process.empty()) return Ok{};
+    const std::optional<DecisionRecord> recorded = Recorded(flags.id);
+    if (!recorded && NothingConfigured()) return Ok{};
+    auto text = ops_.ReadFile(flags.process, kMaxProcessBytes);
+    if (!text) return ContainerFailed(flags, text.error());
+    auto process = ParseProcessFile(*text, flags.process);
+    if (!process) return ContainerFailed(flags, process.error());
+    Verdict v;
+    if (recorded) {
+      v = RecordedVerdict(*recorded, "exec");
+    } else {
+      auto decided = DecideExec(flags, *process);
+      if (!decided) return decided.error();
+      if (!*decided) return Ok{};  // on-error = "warn": the process file goes on unmodified
+      v = std::move(**decided);
     }
-    if (auto fitted = FitToUs(v); !fitted) return ContainerFailed(flags, fitted.error());
     if (auto raisable = CheckRaisable(v); !raisable) {
       return ContainerFailed(flags, raisable.error());
     }

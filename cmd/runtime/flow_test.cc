@@ -7,9 +7,11 @@
 
 #include <map>
 
+#include "core/policy_digest.h"
 #include "core/version.h"
 #include "runtime/plan.h"
 #include "tests/testing/case_name.h"
+#include "tests/testing/fake_decisions.h"
 
 namespace ocirlimit {
 namespace {
@@ -30,6 +32,8 @@ class FakeOps final : public RuntimeOps {
   std::vector<std::pair<std::string, std::string>> log_lines;
   std::optional<std::vector<std::string>> exec_argv;
   std::string exec_path;
+  DecisionStore* decisions = nullptr;
+  DecisionStore* Decisions() override { return decisions; }
 
   std::vector<std::optional<std::string>> config_flags;  // each LoadConfig's --config
   Result<LoadedConfig> LoadConfig(const std::optional<std::string>& flag) override {
@@ -1040,6 +1044,108 @@ TEST(RuntimeWrapper, TheChainedRuntimeKeepsLifecycleCommandsWhileItExists) {
   for (const auto& line : ops.stderr_lines) {
     EXPECT_EQ(line.find("base runtime"), std::string::npos) << line;
   }
+}
+
+// One decision per container (docs/runtime-mode.md): the NRI plugin decided
+// at CreateContainer, before this create, with the pod's facts; the wrapper
+// applies that record, not its own config, and says so.
+constexpr const char* kMemlock6M =
+    R"({"ociVersion":"1.0.2","process":{"args":["sh"],"rlimits":[{"type":"RLIMIT_MEMLOCK",)"
+    R"("hard":8388608,"soft":6291456}]}})";
+
+DecisionRecord ByNri(const std::string& id, std::vector<Rlimit> limits) {
+  return {.id = id, .by = "nri", .policy = "p", .time = "T", .limits = std::move(limits)};
+}
+
+TEST(RuntimeWrapperDecision, CreateDefersToThePluginsRecord) {
+  FakeOps ops;
+  Config c = WithMemlock();
+  c.log_file = "/decisions.log";
+  ops.config = c;
+  testsupport::FakeDecisions decisions;
+  decisions.records["c1"] = ByNri("c1", {{RLIMIT_MEMLOCK, 6 << 20, 8 << 20}});
+  ops.decisions = &decisions;
+  ops.files["/b/config.json"] = kMemlock6M;
+  RunRuntimeWrapper({"oci-rlimit-runtime", "create", "--bundle", "/b", "c1"}, ops);
+  EXPECT_EQ(ops.files["/b/config.json"], kMemlock6M) << "the plugin's limits, not the config's";
+  EXPECT_TRUE(ops.written.empty());
+  EXPECT_TRUE(decisions.written.empty()) << "the plugin's record stays the decision";
+  ASSERT_EQ(ops.log_lines.size(), 1u) << LogText(ops);
+  EXPECT_NE(ops.log_lines[0].second.find(
+                R"(via="create" set memlock=6291456:8388608 warning="deferred to the decision )"
+                R"(oci-rlimit-nri at CreateContainer recorded: memlock=6291456:8388608")"),
+            std::string::npos)
+      << LogText(ops);
+  EXPECT_TRUE(ops.exec_argv.has_value());
+}
+
+TEST(RuntimeWrapperDecision, CreateDefersToNothingDecided) {
+  FakeOps ops;
+  ops.config = WithMemlock();
+  testsupport::FakeDecisions decisions;
+  decisions.records["c1"] = ByNri("c1", {});
+  ops.decisions = &decisions;
+  ops.files["/b/config.json"] = kSpec;
+  RunRuntimeWrapper({"oci-rlimit-runtime", "create", "--bundle", "/b", "c1"}, ops);
+  EXPECT_EQ(ops.files["/b/config.json"], kSpec);
+}
+
+TEST(RuntimeWrapperDecision, CreateWithoutARecordDecidesAndRecords) {
+  FakeOps ops;
+  ops.config = WithMemlock();
+  testsupport::FakeDecisions decisions;
+  // The wrapper's own record of an earlier container of this id (`run --rm`).
+  decisions.records["c1"] = ByNri("c1", {{RLIMIT_MEMLOCK, 6 << 20, 8 << 20}});
+  decisions.records["c1"].by = "wrapper";
+  ops.decisions = &decisions;
+  ops.files["/b/config.json"] = kSpec;
+  RunRuntimeWrapper({"oci-rlimit-runtime", "create", "--bundle", "/b", "c1"}, ops);
+  EXPECT_EQ(ops.files["/b/config.json"], kMerged);
+  ASSERT_EQ(decisions.written, std::vector<std::string>{"c1"});
+  EXPECT_EQ(decisions.records["c1"].by, kDecidedByWrapper);
+  EXPECT_EQ(DecidedLimits(decisions.records["c1"].limits), "memlock=1048576:4194304");
+  EXPECT_EQ(decisions.records["c1"].policy, PolicyDigest(WithMemlock()));
+}
+
+TEST(RuntimeWrapperDecision, AnExecAppliesTheRecordWithoutAskingTheRuntime) {
+  FakeOps ops;
+  ops.config = WithMemlock();
+  testsupport::FakeDecisions decisions;
+  decisions.records["c1"] = ByNri("c1", {{RLIMIT_MEMLOCK, 6 << 20, 8 << 20}});
+  ops.decisions = &decisions;
+  ops.files["/p.json"] = R"({"args":["cat"]})";
+  RunRuntimeWrapper(kExecRunc, ops);
+  EXPECT_EQ(
+      ops.files["/p.json"],
+      R"({"args":["cat"],"rlimits":[{"type":"RLIMIT_MEMLOCK","hard":8388608,"soft":6291456}]})");
+  EXPECT_TRUE(ops.runs.empty()) << "no `runc state`: the record is the decision";
+  EXPECT_TRUE(ops.exec_argv.has_value());
+}
+
+TEST(RuntimeWrapperDecision, ARecordNotBelievedIsWarnedAndTheConfigDecides) {
+  FakeOps ops;
+  ops.config = WithMemlock();
+  testsupport::FakeDecisions decisions;
+  decisions.read_error = MakeError("decision record: is owned by uid 1000, not root");
+  ops.decisions = &decisions;
+  ops.files["/b/config.json"] = kSpec;
+  RunRuntimeWrapper({"oci-rlimit-runtime", "--log", "/log.json", "--log-format", "json", "create",
+                     "--bundle", "/b", "c1"},
+                    ops);
+  EXPECT_EQ(ops.files["/b/config.json"], kMerged);
+  EXPECT_NE(LogText(ops).find("not root: deciding from the config"), std::string::npos)
+      << LogText(ops);
+}
+
+TEST(RuntimeWrapperDecision, DeleteForgetsTheRecord) {
+  FakeOps ops;
+  ops.config = WithMemlock();
+  testsupport::FakeDecisions decisions;
+  decisions.records["c1"] = ByNri("c1", {});
+  ops.decisions = &decisions;
+  RunRuntimeWrapper({"oci-rlimit-runtime", "--root", "/r", "delete", "--force", "c1"}, ops);
+  EXPECT_EQ(decisions.removed, std::vector<std::string>{"c1"});
+  EXPECT_TRUE(ops.exec_argv.has_value());
 }
 
 }  // namespace

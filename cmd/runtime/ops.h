@@ -10,6 +10,7 @@
 
 #include "core/config.h"
 #include "effects/config_loader.h"
+#include "effects/decisions.h"
 #include "effects/files.h"
 #include "formats/error.h"
 
@@ -45,6 +46,9 @@ class RuntimeOps {
                                           size_t max_bytes) = 0;
   // Unbuffered, so it lands before the output of a runtime exec'd next.
   virtual void Stdout(const std::string& text) = 0;
+  // Where decisions are recorded (effects/decisions.h); nullptr where the
+  // wrapper cannot keep them (a rootless engine cannot write root's /run).
+  virtual DecisionStore* Decisions() { return nullptr; }
   // execv(2); returns only when it failed.
   virtual Error Exec(const std::string& path, const std::vector<std::string>& argv) = 0;
 };

@@ -4,8 +4,10 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <memory>
 
 #include "effects/config_loader.h"
+#include "effects/decisions.h"
 #include "effects/exec.h"
 #include "effects/files.h"
 #include "effects/process_ops.h"
@@ -22,6 +24,13 @@ class LinuxOps final : public RuntimeOps {
   }
 
   bool InInitialUserNamespace() override { return ThisProcessInInitialUserNamespace(); }
+
+  DecisionStore* Decisions() override {
+    if (geteuid() != 0 || !InInitialUserNamespace()) return nullptr;
+    static const std::unique_ptr<DecisionStore> store =
+        LinuxDecisionStore(LinuxFsOps(), DecisionsDir(Getenv(kDecisionsDirEnv)));
+    return store.get();
+  }
   bool HasSysResource() override { return LinuxProcessOps().HasSysResource(); }
 
   Result<Rlimit> OwnLimit(int resource) override {

@@ -77,20 +77,25 @@ class NriGpuTest : public ::testing::Test {
     opts.cri_toml = "  enable_cdi = true\n  cdi_spec_dirs = ['" + (dir_ / "cdi") + "']\n";
     containerd_ = std::make_unique<CriContainerd>(opts);
     ASSERT_TRUE(containerd_->ok()) << containerd_->error();
-    ASSERT_NO_FATAL_FAILURE(
-        Start(ours_,
-              {OurBinary("oci-rlimit-nri"), "--config", dir_ / "config.toml", "--socket",
-               containerd_->nri_socket(), "--status-file", dir_ / "nri.status"},
-              "ours.log", "configured by"));
+    ASSERT_NO_FATAL_FAILURE(StartOurs("ours.log", "configured by"));
     ASSERT_NO_FATAL_FAILURE(Start(nvidia_,
                                   {OurBinary("fake-nvidia-nri"), containerd_->nri_socket()},
                                   "nvidia.log", "configured"));
   }
 
+  // oci-rlimit-nri, its decision records in the test's own directory.
+  void StartOurs(const std::string& log, const std::string& ready) {
+    ours_.reset();
+    Start(ours_,
+          {OurBinary("oci-rlimit-nri"), "--config", dir_ / "config.toml", "--socket",
+           containerd_->nri_socket(), "--status-file", dir_ / "nri.status"},
+          log, ready, {"OCI_RLIMIT_DECISIONS_DIR=" + (dir_ / "decisions")});
+  }
+
   void Start(std::unique_ptr<BackgroundProcess>& p, const std::vector<std::string>& argv,
-             const std::string& log, const std::string& ready) {
+             const std::string& log, const std::string& ready, std::vector<std::string> env = {}) {
     p = std::make_unique<BackgroundProcess>();
-    auto err = p->Start(argv, {}, dir_ / log);
+    auto err = p->Start(argv, {.env = std::move(env), .path_dirs = {}, .prefix = {}}, dir_ / log);
     ASSERT_FALSE(err) << *err;
     auto up =
         p->WaitForLog(argv[0], ready, BackgroundProcess::Clock::now() + std::chrono::seconds(20));
@@ -155,6 +160,37 @@ TEST_F(NriGpuTest, BothGpuPathsReadTheirRulesLimitInInitAndExec) {
   ASSERT_FALSE(none.id.empty());
   EXPECT_EQ(none.log.find("gpu-node=yes"), std::string::npos) << none.log;
   EXPECT_EQ(none.init, kDaemon) << "no GPU: no rule";
+}
+
+// Issue 44, break 1: the cdi rule first (6M:8M), the devices rule second
+// (5M:8M). At CreateContainer only the cdi rule matches (the GPU's device
+// node is added after every plugin answered); at Synchronize the container
+// has it and both match, the later rule winning. The plugin's heal at its
+// restart applies the decision recorded at CreateContainer, never a new one:
+// init and a new exec still read 6M.
+TEST_F(NriGpuTest, ARestartedPluginKeepsTheDecisionMadeAtCreate) {
+  constexpr Limit kCdiFirst{6 << 20, 8 << 20};
+  WriteFile(dir_ / "config.toml",
+            "[cdi]\ninjectors = [\"nvidia-nri\"]\n"
+            "[[rule]]\nname = \"gpu\"\nrlimits = [\"memlock=6M:8M\"]\n"
+            "match = { cdi = [\"nvidia.com/gpu=*\"] }\n"
+            "[[rule]]\nname = \"gpu-devices\"\nrlimits = [\"memlock=5M:8M\"]\n"
+            "match = { devices = [\"/dev/nvidia*\"] }\n");
+  ASSERT_NO_FATAL_FAILURE(StartOurs("ours-2.log", "configured by"));
+  Ran nri = Run("nri-plugin", {{"nvidia.cdi.k8s.io/container.limits", kGpu}},
+                CriContainerd::NewContainer("limits", kInitShowsGpu));
+  ASSERT_FALSE(nri.id.empty());
+  ASSERT_NE(nri.log.find("gpu-node=yes\n"), std::string::npos) << nri.log;
+  EXPECT_EQ(nri.init, kCdiFirst) << "init at create: the cdi rule";
+
+  ASSERT_NO_FATAL_FAILURE(StartOurs("ours-3.log", "synchronized:"));
+  auto init = containerd_->cri().ExecSync(nri.id, {"cat", "/proc/1/limits"});
+  ASSERT_TRUE(init) << init.error().Text();
+  EXPECT_EQ(LimitRow(init->out, kMemlock), kCdiFirst) << "init after the heal";
+  EXPECT_EQ(ExecMemlock(*containerd_, nri.id), kCdiFirst) << "a new exec";
+  const std::string log = ReadFile(dir_ / "ours-3.log");
+  EXPECT_EQ(log.find("via=\"nri-sync\""), std::string::npos) << "nothing changed: " << log;
+  EXPECT_NE(log.find("synchronized: 1 containers, 1 ok"), std::string::npos) << log;
 }
 
 }  // namespace

@@ -80,7 +80,10 @@ class NriHealTest : public ::testing::TestWithParam<ContainerdRelease> {
     plugin_ = std::make_unique<BackgroundProcess>();
     auto err = plugin_->Start({Plugin(), "--config", ConfigPath(), "--socket",
                                containerd_->nri_socket(), "--status-file", StatusPath()},
-                              {}, PluginLog());
+                              {.env = {"OCI_RLIMIT_DECISIONS_DIR=" + (dir_ / "decisions")},
+                               .path_dirs = {},
+                               .prefix = {}},
+                              PluginLog());
     ASSERT_FALSE(err) << *err;
     auto said = plugin_->WaitForLog("the plugin", needle,
                                     BackgroundProcess::Clock::now() + std::chrono::seconds(20));
@@ -149,11 +152,16 @@ class NriHealTest : public ::testing::TestWithParam<ContainerdRelease> {
   std::pair<int, Json> Audit(bool heal) {
     const std::string config = dir_ / "audit.toml";
     WriteFile(config, "rlimits = [\"memlock=2M:4M\"]\n");
-    std::vector<std::string> argv = {OurBinary("oci-rlimit"),
+    // A policy other than the plugin's: --policy-now judges by it, not by
+    // the decisions the plugin recorded (docs/audit.md, "Recorded decisions").
+    std::vector<std::string> argv = {"env",
+                                     "OCI_RLIMIT_DECISIONS_DIR=" + (dir_ / "decisions"),
+                                     OurBinary("oci-rlimit"),
                                      "audit",
                                      "--config",
                                      config,
                                      "--json",
+                                     "--policy-now",
                                      "--no-default-roots",
                                      "--runtime-root",
                                      containerd_->runc_root() + "/k8s.io"};
@@ -212,8 +220,11 @@ TEST_P(NriHealTest, PodsCreatedWhileThePluginWasDownAreHealedAtReconnect) {
   EXPECT_EQ(ExecMemlock(*containerd_, ids[0]), kDaemon)
       << "init only: an exec session follows the spec, which the heal does not change";
 
+  // Created while no plugin ran: no recorded decision, so decided now and said.
   const std::regex healed_line(
-      "Z id=\"[0-9a-f]+\" pid=[0-9]+ via=\"nri-sync\" memlock 1048576:8388608->2097152:4194304$");
+      "Z id=\"[0-9a-f]+\" pid=[0-9]+ via=\"nri-sync\" memlock 1048576:8388608->2097152:4194304 "
+      "warning=\"no recorded decision \\(created while no plugin was connected, or before the "
+      "upgrade\\): decided now, with the facts at Synchronize, and recorded\"$");
   for (const auto& id : ids) {
     auto lines = LinesOf(id);
     ASSERT_EQ(lines.size(), 1u) << ReadFile(LogPath());

@@ -45,6 +45,8 @@ class NriTest : public ::testing::TestWithParam<ContainerdRelease> {
   static std::string Plugin() { return OurBinary("oci-rlimit-nri"); }
   std::string ConfigPath() const { return dir_ / "config.toml"; }
   std::string PluginLog() const { return dir_ / ("plugin-" + std::to_string(starts_) + ".log"); }
+  // The plugin's and the wrapper's decision records, this test's own.
+  std::string DecisionsEnv() const { return "OCI_RLIMIT_DECISIONS_DIR=" + (dir_ / "decisions"); }
 
   void StartContainerd(std::optional<NriSetup> nri = NriSetup{}) {
     CriContainerd::Options opts;
@@ -61,9 +63,10 @@ class NriTest : public ::testing::TestWithParam<ContainerdRelease> {
   void StartPlugin() {
     ++starts_;
     plugin_ = std::make_unique<BackgroundProcess>();
-    auto err = plugin_->Start({Plugin(), "--config", ConfigPath(), "--socket",
-                               containerd_->nri_socket(), "--status-file", dir_ / "nri.status"},
-                              {}, PluginLog());
+    auto err =
+        plugin_->Start({Plugin(), "--config", ConfigPath(), "--socket", containerd_->nri_socket(),
+                        "--status-file", dir_ / "nri.status"},
+                       {.env = {DecisionsEnv()}, .path_dirs = {}, .prefix = {}}, PluginLog());
     ASSERT_FALSE(err) << *err;
     auto registered = plugin_->WaitForLog(
         "the plugin", "configured by", BackgroundProcess::Clock::now() + std::chrono::seconds(20));
@@ -205,7 +208,7 @@ TEST_P(NriTest, SameTypeSpecEntryIsBeaten) {
 // this sandbox can raise: the plugin still answers the policy (it cannot
 // refuse more than the policy says), runc then fails to set it, and the
 // plugin's log line carries the one unraisable-limit message, naming the
-// runtime it read through the socket's peer (nri/runtime_peer.h).
+// runtime it read through the socket's peer (nri/decision/runtime_peer.h).
 TEST_P(NriTest, ALimitTheRuntimeCannotRaiseGetsTheOneMessage) {
   WriteFile(ConfigPath(),
             "rlimits = [\"memlock=16M\"]\nlog-file = \"" + (dir_ / "oci.log") + "\"\n");
@@ -222,19 +225,21 @@ TEST_P(NriTest, ALimitTheRuntimeCannotRaiseGetsTheOneMessage) {
 }
 
 // A node with both the plugin and the installer's handler, configured
-// differently: the wrapper edits the spec after NRI, so a pod of the handler
-// reads the wrapper's limit, and the plugin's line says the handler's limits
-// are what the container gets (docs/nri.md, "A node with both ...").
-TEST_P(NriTest, BesideTheHandlerTheLogSaysTheWrapperSetsTheLimitsLast) {
+// differently (issue 44, break 2): the plugin decides at CreateContainer and
+// records it; the wrapper, called after NRI, applies that record instead of
+// its own config, so init and exec read the plugin's limit, the one its log
+// line names (docs/nri.md, "A node with both ...").
+TEST_P(NriTest, BesideTheHandlerBothApplyThePluginsDecision) {
   ASSERT_TRUE(Which(OurBinary("oci-rlimit-runtime")));
   WriteFile(ConfigPath(),
             "rlimits = [\"memlock=4M:8M\"]\nlog-file = \"" + (dir_ / "oci.log") + "\"\n");
-  WriteFile(dir_ / "wrapper.toml", "rlimits = [\"memlock=8M\"]\n");
+  WriteFile(dir_ / "wrapper.toml",
+            "rlimits = [\"memlock=8M\"]\nlog-file = \"" + (dir_ / "wrapper.log") + "\"\n");
   CriContainerd::Options opts;
   opts.release = GetParam();
   opts.prefix = kDaemonPrefix;
   opts.nri = NriSetup{};
-  opts.env = {"OCI_RLIMIT_CONFIG=" + (dir_ / "wrapper.toml")};
+  opts.env = {"OCI_RLIMIT_CONFIG=" + (dir_ / "wrapper.toml"), DecisionsEnv()};
   opts.handlers = {RuntimeHandler{"oci-rlimit", OurBinary("oci-rlimit-runtime"), {}, {}, {}}};
   containerd_ = std::make_unique<CriContainerd>(opts);
   ASSERT_TRUE(containerd_->ok()) << containerd_->error();
@@ -242,19 +247,21 @@ TEST_P(NriTest, BesideTheHandlerTheLogSaysTheWrapperSetsTheLimitsLast) {
   PodSpec spec = containerd_->NewPod("both", "oci-rlimit");
   Ran r = RunProbe(*containerd_, spec, CriContainerd::NewContainer("limits", kInitPrintsLimits));
   ASSERT_FALSE(r.id.empty()) << r.error;
-  EXPECT_EQ(r.init, kConfigured) << "init: the wrapper's 8M, not the plugin's 4M:8M";
-  EXPECT_EQ(ExecMemlock(r.id), kConfigured) << "ExecSync";
+  EXPECT_EQ(r.init, kRequested) << "init: the plugin's recorded 4M:8M, not the wrapper's 8M";
+  EXPECT_EQ(ExecMemlock(r.id), kRequested) << "ExecSync: the recorded decision";
   const std::string log = ReadFile(dir_ / "oci.log");
-  EXPECT_NE(
-      log.find("Z id=\"" + r.id +
-               "\" via=\"nri\" set memlock=unreported->4194304:8388608 warning=\"runtime "
-               "handler \\\"oci-rlimit\\\": oci-rlimit-runtime sets the limits again when runc "
-               "is called, after NRI, from "),
-      std::string::npos)
-      << log;
-  EXPECT_NE(log.find("where they differ, the container gets the handler's limits\"\n"),
+  EXPECT_NE(log.find("Z id=\"" + r.id +
+                     "\" via=\"nri\" set memlock=unreported->4194304:8388608 warning=\"runtime "
+                     "handler \\\"oci-rlimit\\\": oci-rlimit-runtime applies this recorded "
+                     "decision\"\n"),
             std::string::npos)
       << log;
+  const std::string wrapper = ReadFile(dir_ / "wrapper.log");
+  EXPECT_NE(wrapper.find("Z id=\"" + r.id +
+                         "\" via=\"create\" set memlock=4194304:8388608 warning=\"deferred to "
+                         "the decision oci-rlimit-nri at CreateContainer recorded"),
+            std::string::npos)
+      << wrapper;
 }
 
 constexpr const char* kRequests =

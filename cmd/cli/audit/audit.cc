@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/policy_digest.h"
 #include "formats/log_line.h"
 #include "formats/text.h"
 
@@ -63,7 +64,30 @@ std::string Distrusted(const FoundContainer& c) {
              "'s: judged without its devices, annotations or pod, as that uid's own process");
 }
 
-AuditEntry AuditOne(const AuditRun& run, const FoundContainer& c) {
+// Against the decision recorded when the container was created (root's
+// state only: a user could name a container after another's record), else,
+// or with --policy-now, against the policy now.
+AuditVerdict Judge(const AuditRun& run, const FoundContainer& c, const std::vector<Rlimit>& have,
+                   const std::string& digest, DecisionState& state) {
+  std::optional<DecisionRecord> recorded;
+  std::string unbelieved;
+  if (run.decisions != nullptr && c.owner == 0 && c.facts_trusted) {
+    auto r = run.decisions->Read(c.id);
+    if (r) recorded = *r;
+    if (!r) unbelieved = r.error().Text();
+  }
+  if (recorded && !run.policy_now) {
+    state = recorded->policy == digest ? DecisionState::kRecorded : DecisionState::kOlder;
+    return CompareLimits(recorded->limits, have);
+  }
+  state = recorded ? DecisionState::kPolicyNow : DecisionState::kNone;
+  AuditVerdict v = AuditContainer(run.cfg, c.facts.value_or(ContainerFacts{}), EntryPoint::kAudit,
+                                  have, MarkerOf(c.root));
+  if (!unbelieved.empty()) v.notes.push_back("decision record not believed: " + unbelieved);
+  return v;
+}
+
+AuditEntry AuditOne(const AuditRun& run, const FoundContainer& c, const std::string& digest) {
   AuditEntry e;
   e.root = c.root;
   e.id = c.id;
@@ -85,8 +109,7 @@ AuditEntry AuditOne(const AuditRun& run, const FoundContainer& c) {
     e.verdict = UnknownVerdict(c.problem);
     return e;
   }
-  e.verdict = AuditContainer(run.cfg, c.facts.value_or(ContainerFacts{}), EntryPoint::kAudit,
-                             look.limits, MarkerOf(c.root));
+  e.verdict = Judge(run, c, look.limits, digest, e.decision);
   if (!c.facts_trusted) e.verdict.notes.push_back(Distrusted(c));
   if (run.heal && Heals(e.verdict)) {
     e.heal = HealProcess(run.ops, run.fs, c.state->pid, record, e.verdict.heal, run.cfg.rootless);
@@ -105,6 +128,20 @@ ContainerOrigin Origin(const FoundContainer& c) {
 }
 
 }  // namespace
+
+const char* DecisionStateName(DecisionState s) {
+  switch (s) {
+    case DecisionState::kNone:
+      return "none";
+    case DecisionState::kRecorded:
+      return "recorded";
+    case DecisionState::kOlder:
+      return "older-policy";
+    case DecisionState::kPolicyNow:
+      return "policy-now";
+  }
+  return "?";
+}
 
 bool AuditEntry::attention() const {
   if (verdict.status == AuditStatus::kOk) return false;
@@ -129,8 +166,10 @@ AuditReport RunAudit(const AuditRun& run) {
   Discovery d = DiscoverContainers(run.fs, run.roots, need_facts, !run.scope.all);
   if (need_facts) AddContainerdPodAnnotations(run.fs, run.containerd_root, d);
   if (!run.scope.all) AddCrioPodHandlers(run.fs, run.crio_storage_root, d);
+  const std::string digest = PolicyDigest(run.cfg);
   AuditReport r;
   r.healing = run.heal;
+  r.decisions = run.decisions != nullptr;
   r.scope = run.scope.said;
   r.roots = std::move(d.roots);
   r.unreadable_roots = std::move(d.unreadable);
@@ -142,7 +181,7 @@ AuditReport RunAudit(const AuditRun& run) {
       ++r.out_of_scope;
       continue;
     }
-    r.entries.push_back(AuditOne(run, c));
+    r.entries.push_back(AuditOne(run, c, digest));
   }
   return r;
 }
@@ -160,6 +199,23 @@ std::string LimitsText(const AuditVerdict& v) {
   }
   if (v.status == AuditStatus::kRefused) out += "  (" + v.why + ")";
   return out;
+}
+
+// The line under a row judged otherwise than by its own decision under the
+// policy now; empty for that.
+std::string DecisionText(DecisionState s) {
+  switch (s) {
+    case DecisionState::kNone:
+      return "no recorded decision: judged by the policy now";
+    case DecisionState::kOlder:
+      return "decided under an older policy: judged by that decision (--policy-now: by the "
+             "policy now)";
+    case DecisionState::kPolicyNow:
+      return "judged by the policy now (--policy-now), not its recorded decision";
+    case DecisionState::kRecorded:
+      break;
+  }
+  return "";
 }
 
 std::string HealText(const HealOutcome& h) {
@@ -208,6 +264,11 @@ std::string AuditText(const AuditReport& r, bool no_trunc) {
     for (const auto& q : e.verdict.requests) {
       out += Cat(pad("", 8), " judged against request ", OneLine(RequestRecordText(q)), "\n");
     }
+    if (const std::string d = DecisionText(e.decision); r.decisions && !d.empty() &&
+                                                        e.verdict.judged &&
+                                                        e.verdict.status != AuditStatus::kUnknown) {
+      out += Cat(pad("", 8), " ", d, "\n");
+    }
     if (e.heal) out += Cat(pad("", 8), " ", OneLine(HealText(*e.heal)), "\n");
   }
   size_t attention = 0;
@@ -222,8 +283,8 @@ std::string AuditText(const AuditReport& r, bool no_trunc) {
   if (r.healing) {
     out +=
         "note: --heal sets the init process only: exec sessions started later follow the "
-        "spec's own process.rlimits, unless oci-rlimit-runtime or oci-rlimit-nri wrote them "
-        "into the spec\n";
+        "spec's own process.rlimits, unless oci-rlimit-runtime applies the recorded decision "
+        "or oci-rlimit-nri wrote them into the spec\n";
   }
   return out;
 }
@@ -264,6 +325,7 @@ Json AuditJson(const AuditReport& r) {
            {"runtime", e.runtime.empty() ? Json() : Json(e.runtime)},
            {"pid", e.pid > 0 ? Json(e.pid) : Json()},
            {"status", AuditStatusName(e.verdict.status)},
+           {"decision", DecisionStateName(e.decision)},
            {"why", e.verdict.why.empty() ? Json() : Json(e.verdict.why)},
            {"judged", e.verdict.judged},
            {"limits", limits},

@@ -16,11 +16,22 @@
 #include "cli/audit/audit_scope.h"
 #include "core/audit.h"
 #include "core/config.h"
+#include "effects/decisions.h"
 #include "effects/fs_ops.h"
 #include "effects/heal.h"
 #include "effects/process_ops.h"
 
 namespace ocirlimit {
+
+// What an entry was judged against (docs/audit.md, "Recorded decisions").
+enum class DecisionState {
+  kNone,       // no record: the policy now (created before the upgrade, by a rootless engine)
+  kRecorded,   // the decision recorded when it was created, under the policy now
+  kOlder,      // the decision recorded when it was created, under an older policy
+  kPolicyNow,  // --policy-now: the policy now, over its record
+};
+// "none", "recorded", "older-policy", "policy-now".
+const char* DecisionStateName(DecisionState s);
 
 struct AuditEntry {
   std::string root;
@@ -28,6 +39,7 @@ struct AuditEntry {
   std::string runtime;  // "runc", "crun", or empty when no state was read
   pid_t pid = 0;        // 0 when no state was read
   AuditVerdict verdict;
+  DecisionState decision = DecisionState::kNone;
   std::optional<HealOutcome> heal;  // with --heal, when there was something to apply
   // Whether the entry still needs the admin: not ok, and not healed (a
   // refused container always does).
@@ -43,7 +55,8 @@ struct AuditReport {
   std::string scope;        // AuditScope::said
   size_t out_of_scope = 0;  // containers the install does not govern: not judged, not listed
   bool healing = false;
-  bool ok() const;  // every root read, no entry needs attention: exit 0
+  bool decisions = false;  // the decision records were consulted (AuditRun::decisions)
+  bool ok() const;         // every root read, no entry needs attention: exit 0
 };
 
 struct AuditRun {
@@ -61,6 +74,10 @@ struct AuditRun {
   // CRI-O's container storage ([crio] root): a pod's sandbox config.json
   // names its runtime handler (AddCrioPodHandlers).
   std::string crio_storage_root = std::string(engines::kCrioStorageRoot);
+  // The decision records (effects/decisions.h); nullptr: none, every
+  // container judged by the policy now.
+  DecisionStore* decisions = nullptr;
+  bool policy_now = false;  // judge by the policy now even where a decision is recorded
 };
 
 [[nodiscard]] AuditReport RunAudit(const AuditRun& run);

@@ -12,7 +12,9 @@
 
 #include "cli/audit/audit_discover.h"
 #include "cli/audit/audit_fake.h"
+#include "core/policy_digest.h"
 #include "tests/testing/case_name.h"
+#include "tests/testing/fake_decisions.h"
 
 namespace ocirlimit {
 namespace {
@@ -444,7 +446,8 @@ TEST(AuditJsonTest, Schema) {
   EXPECT_EQ(j["roots"], Json::array({"/run/runc"}));
   ASSERT_EQ(j["containers"].size(), 2u);
   for (const Json& c : j["containers"]) {
-    EXPECT_EQ(c.size(), 13u) << c.dump();
+    EXPECT_EQ(c.size(), 14u) << c.dump();
+    ExpectType(c, "decision", Json::value_t::string);
     ExpectType(c, "root", Json::value_t::string);
     ExpectType(c, "id", Json::value_t::string);
     ExpectType(c, "runtime", Json::value_t::string, true);
@@ -476,6 +479,92 @@ TEST(AuditJsonTest, Schema) {
   EXPECT_EQ(b["why"], "gone: pid 4343: no such process");
   EXPECT_TRUE(b["heal"].is_null());
   EXPECT_EQ(b["attention"], true);
+}
+
+// --- recorded decisions (docs/audit.md, "Recorded decisions") ---
+
+class AuditDecisionTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    node.File("/run/runc/c1/state.json", FakeNode::RuncState("c1", 4242, 100, "/b"));
+    node.File("/b/config.json", Spec());
+    node.procs[4242] = {100, 'S', {{RLIMIT_MEMLOCK, {6 * kM, 8 * kM}}}};
+  }
+  AuditReport Run(bool heal = false, bool policy_now = false) {
+    AuditRun run{cfg, node, node, DefaultStateRoots(), heal, nullptr, nullptr};
+    run.decisions = &decisions;
+    run.policy_now = policy_now;
+    return RunAudit(run);
+  }
+  void Record(std::string policy) {
+    decisions.records["c1"] = {.id = "c1",
+                               .by = "nri",
+                               .policy = std::move(policy),
+                               .time = "T",
+                               .limits = {{RLIMIT_MEMLOCK, 6 * kM, 8 * kM}}};
+  }
+  FakeNode node;
+  Config cfg = *ParseConfig(kPolicy, "test.toml");  // memlock=8M now
+  testsupport::FakeDecisions decisions;
+};
+
+TEST_F(AuditDecisionTest, JudgesAgainstTheRecordedDecision) {
+  Record(PolicyDigest(cfg));
+  AuditReport r = Run();
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(r.entries[0].verdict.status, AuditStatus::kOk);
+  EXPECT_EQ(r.entries[0].decision, DecisionState::kRecorded);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(AuditJson(r)["containers"][0]["decision"], "recorded");
+}
+
+TEST_F(AuditDecisionTest, SaysADecisionUnderAnOlderPolicyAndKeepsIt) {
+  Record("an-older-digest");
+  AuditReport r = Run(true);
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(r.entries[0].verdict.status, AuditStatus::kOk);
+  EXPECT_EQ(r.entries[0].decision, DecisionState::kOlder);
+  EXPECT_TRUE(node.set_pids.empty()) << "--heal keeps a recorded decision";
+  EXPECT_NE(AuditText(r).find("decided under an older policy"), std::string::npos) << AuditText(r);
+  EXPECT_EQ(AuditJson(r)["containers"][0]["decision"], "older-policy");
+}
+
+TEST_F(AuditDecisionTest, PolicyNowHealsToThePolicyNow) {
+  Record("an-older-digest");
+  AuditReport r = Run(true, true);
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(r.entries[0].decision, DecisionState::kPolicyNow);
+  EXPECT_EQ(r.entries[0].verdict.status, AuditStatus::kMissing);
+  EXPECT_EQ(node.procs[4242].limits[RLIMIT_MEMLOCK], (LimitPair{8 * kM, 8 * kM}));
+  EXPECT_NE(AuditText(r).find("judged by the policy now (--policy-now)"), std::string::npos)
+      << AuditText(r);
+}
+
+TEST_F(AuditDecisionTest, WithoutARecordThePolicyNowJudgesAndItIsSaid) {
+  AuditReport r = Run();
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(r.entries[0].decision, DecisionState::kNone);
+  EXPECT_EQ(r.entries[0].verdict.status, AuditStatus::kMissing);
+  EXPECT_NE(AuditText(r).find("no recorded decision: judged by the policy now"), std::string::npos)
+      << AuditText(r);
+  EXPECT_EQ(AuditJson(r)["containers"][0]["decision"], "none");
+}
+
+TEST_F(AuditDecisionTest, AUsersContainerNeverTakesARootRecord) {
+  node.files.clear();
+  node.File("/run/user/1000/runc/c1/state.json", FakeNode::RuncState("c1", 4242, 100, "/u/b"));
+  node.File("/u/b/config.json", Spec());
+  for (const char* p : {"/run/user/1000/runc", "/run/user/1000/runc/c1",
+                        "/run/user/1000/runc/c1/state.json", "/u/b", "/u/b/config.json"}) {
+    node.owners[p] = 1000;
+  }
+  Record(PolicyDigest(cfg));
+  decisions.records["c1"].limits = {{RLIMIT_MEMLOCK, kRlimInfinity, kRlimInfinity}};
+  AuditReport r = Run();
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(r.entries[0].verdict.status, AuditStatus::kMissing) << "judged by the policy now";
+  EXPECT_EQ(r.entries[0].decision, DecisionState::kNone);
+  EXPECT_EQ(decisions.reads, 0);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <iostream>
+#include <memory>
 
 #include "adapters/engines/crio.h"
 #include "cli/audit/audit.h"
@@ -15,6 +16,7 @@
 #include "cli/audit/audit_scope.h"
 #include "cli/audit/command.h"
 #include "effects/config_loader.h"
+#include "effects/decisions.h"
 #include "effects/files.h"
 #include "formats/text.h"
 #include "node/rooted_node_ops.h"
@@ -105,6 +107,10 @@ int AuditCommand(const CliArgs& a) {
       *cfg,   LinuxFsOps(), LinuxProcessOps(), roots,
       a.heal, nullptr,      Rfc3339Now,        DecideScope(ReadScopeFacts(LinuxFsOps(), a.all))};
   if (!a.containerd_root.empty()) run.containerd_root = a.containerd_root;
+  const std::unique_ptr<DecisionStore> decisions =
+      LinuxDecisionStore(LinuxFsOps(), DecisionsDir(ProcessEnv()(kDecisionsDirEnv)));
+  run.decisions = decisions.get();
+  run.policy_now = a.policy_now;
   // CRI-O's storage where its config puts it; its default when that does not parse.
   if (auto crio = engines::ParseCrioConfigs(engines::CrioConfigFiles(*RootedNodeOps("/")))) {
     run.crio_storage_root = crio->storage_root;

@@ -24,6 +24,7 @@ struct CliArgs {
   std::vector<std::string> runtime_roots;
   bool json = false;
   bool heal = false;
+  bool policy_now = false;  // audit: judge by the policy now, not the recorded decisions
   bool no_default_roots = false;
   bool all = false;             // audit: every container, whatever the install governs
   bool no_trunc = false;        // audit: whole ids in the table

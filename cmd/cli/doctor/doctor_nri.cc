@@ -4,11 +4,13 @@
 // the engine's NRI socket there for it. While no plugin is connected, the
 // engine creates containers unadjusted, so configured-but-not-running is a
 // warning.
+#include <algorithm>
 #include <optional>
 
 #include "adapters/engines/constants.h"
 #include "cli/doctor/doctor_context.h"
 #include "cli/doctor/doctor_nri_status.h"
+#include "effects/decisions.h"
 #include "effects/nri_trust.h"
 #include "formats/argv.h"
 #include "formats/nri_status.h"
@@ -81,6 +83,20 @@ void NotRunning(Context& c, const NriEndpoint& nri, bool configured, bool unit, 
 
 // Whether a running oci-rlimit-nri can be connected: the socket the engine
 // listens on exists, and a plugin started with --socket dials that socket.
+// The installer's handler beside the plugin on this engine: one decides
+// (docs/nri.md, "A node with both the NRI plugin and the RuntimeClass handler").
+void WhoDecides(Context& c, const NriEndpoint& nri) {
+  if (!c.installer_mode) return;
+  const std::string engine = nri.engine == "CRI-O" ? "crio" : nri.engine;
+  const auto& r = c.installer_mode->runtimes;
+  if (std::find(r.begin(), r.end(), engine) == r.end()) return;
+  c.Add("nri", CheckStatus::kInfo,
+        Cat("oci-rlimit-nri and the installer's handler both serve ", nri.engine,
+            ": the plugin decides at CreateContainer and records it; oci-rlimit-runtime applies "
+            "that record (create and exec), not its own config"),
+        std::string(kDecisionsDir));
+}
+
 void Connected(Context& c, const NriEndpoint& nri, const std::vector<RunningProcess>& running) {
   const std::optional<FileId> socket = c.ops().Socket(nri.socket_path);
   if (!socket) {
@@ -107,6 +123,7 @@ void Connected(Context& c, const NriEndpoint& nri, const std::vector<RunningProc
         "nri", CheckStatus::kOk,
         Cat("oci-rlimit-nri is running (pid ", good, ") and ", nri.engine, "'s NRI socket exists"),
         nri.socket_path);
+    WhoDecides(c, nri);
   } else {
     c.Add("nri", CheckStatus::kWarn,
           Cat("no oci-rlimit-nri dials ", nri.engine, "'s NRI socket: ", kUnadjusted),

@@ -1099,6 +1099,21 @@ INSTANTIATE_TEST_SUITE_P(
                              "ok    oci-rlimit-nri is running (pid 42) and containerd's NRI "
                              "socket exists",
                              kNoStatus}},
+        // issue 44: plugin and handler on one engine; one decides.
+        NriNodeCase{
+            .name = "BesideTheInstallersHandlerSaysWhoDecides",
+            .containerd_version = kContainerd2,
+            .unit_enabled = true,
+            .sockets = kDefaultSocket,
+            .running = {{42, {"/usr/bin/oci-rlimit-nri"}}},
+            .want = {kEnabled, kUnit,
+                     "ok    oci-rlimit-nri is running (pid 42) and containerd's NRI socket exists",
+                     "info  oci-rlimit-nri and the installer's handler both serve containerd: the "
+                     "plugin decides at CreateContainer and records it; oci-rlimit-runtime "
+                     "applies that record (create and exec), not its own config",
+                     kNoStatus},
+            .files = {{"/var/lib/oci-rlimit/node-install/mode.json",
+                       R"({"prefix":"/usr","runtimes":["containerd"],"nvidia":false})"}}},
         NriNodeCase{.name = "Containerd17EnabledPreregisteredRunning",
                     .containerd_version = kContainerd17,
                     .nri_toml = kEnable17,

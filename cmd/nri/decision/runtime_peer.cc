@@ -1,4 +1,4 @@
-#include "nri/runtime_peer.h"
+#include "nri/decision/runtime_peer.h"
 
 #include <charconv>
 #include <cstdint>

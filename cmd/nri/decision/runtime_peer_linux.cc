@@ -8,7 +8,7 @@
 
 #include "effects/files.h"
 #include "effects/heal.h"
-#include "nri/runtime_peer.h"
+#include "nri/decision/runtime_peer.h"
 
 namespace ocirlimit::nri {
 namespace {
