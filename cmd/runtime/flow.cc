@@ -13,6 +13,7 @@
 #include "runtime/decision.h"
 #include "runtime/limit_checks.h"
 #include "runtime/plan.h"
+#include "runtime/records.h"
 #include "runtime/usage.h"
 
 namespace ocirlimit {
@@ -121,13 +122,8 @@ class Wrapper {
     return 1;
   }
 
-  // A warning goes to the --log file when there is one: under containerd,
-  // docker and CRI-O the runtime's stdio is the container's, and a warning
-  // there would land in the workload's own log (kubectl logs). Only a
-  // runtime run by hand, without --log, warns on stderr.
-  // An exec's stdio is the exec session's own (`kubectl exec POD -- true`
-  // under CRI-O, which passes no --log for exec): there a warning is kept for
-  // the config's log-file line about the exec, never printed.
+  // Warnings go to --log: the runtime's stdio is the container's (kubectl
+  // logs), or an exec session's, where one waits for the log-file line.
   void Warn(const std::string& note) {
     const std::string msg = std::string(kRuntimeName) + ": warning: " + note;
     if (global_.log.empty() && global_.command == RuntimeCommand::kExec) {
@@ -225,33 +221,14 @@ class Wrapper {
 
   bool NothingConfigured() const { return cfg_.rlimits.empty() && !PolicyNeedsSpec(cfg_); }
 
-  // The decision recorded for this container, when one is there and
-  // believed; one that is not believed is said, and the wrapper decides.
   std::optional<DecisionRecord> Recorded(const std::string& id) {
-    DecisionStore* store = ops_.Decisions();
-    if (store == nullptr) return std::nullopt;
-    auto rec = store->Read(id);
-    if (!rec) Warn(rec.error().Text() + ": deciding from the config");
-    return rec ? *rec : std::nullopt;
+    return ReadRecord(ops_, id, [this](const std::string& w) { Warn(w); });
   }
-
-  // `delete [--force] ID`: the container's record goes with it (the NRI
-  // plugin removes its own at RemoveContainer too).
   void Forget(const std::vector<std::string>& args) {
-    DecisionStore* store = ops_.Decisions();
-    if (store == nullptr || args.size() <= global_.subcommand_at + 1) return;
-    const std::string& id = args.back();
-    if (id.starts_with("-")) return;
-    if (auto removed = store->Remove(id); !removed) Warn(removed.error().Text());
+    RemoveRecord(ops_, args, global_.subcommand_at, [this](const std::string& w) { Warn(w); });
   }
-
-  // What create decided, recorded for the exec sessions, the heal and audit.
   void Remember(const std::string& id, const std::vector<Rlimit>& limits) {
-    DecisionStore* store = ops_.Decisions();
-    if (store == nullptr) return;
-    if (auto w = store->Write(WrapperDecision(id, cfg_, limits, ops_.Now())); !w) {
-      Warn("no decision recorded for " + Quote(id) + ": " + w.error().Text());
-    }
+    WriteRecord(ops_, id, cfg_, limits, [this](const std::string& w) { Warn(w); });
   }
 
   Status EditBundle(const CommandFlags& flags) {
