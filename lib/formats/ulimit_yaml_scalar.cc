@@ -1,11 +1,10 @@
 #include "formats/ulimit_yaml_scalar.h"
 
 #include <array>
-#include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
-#include <system_error>
 
 #include "formats/text.h"
 
@@ -274,6 +273,23 @@ Result<Scalar> ResolveScalar(std::string_view tag, std::string_view value, bool 
   return MakeError(Cat(Quote(value), " is not a ", t, " (YAML 1.1 reads it as a ", got, ")"));
 }
 
+namespace {
+
+// Go's shortest decimal of f ('e' form): the fewest digits that read back as
+// f, the closest such; printf rounds correctly, so the first precision that
+// reads back is it.
+std::string Shortest(double f) {
+  std::array<char, 40> buf{};
+  for (int digits = 1; digits < 17; ++digits) {
+    std::snprintf(buf.data(), buf.size(), "%.*e", digits - 1, f);
+    if (std::strtod(buf.data(), nullptr) == f) return buf.data();
+  }
+  std::snprintf(buf.data(), buf.size(), "%.16e", f);
+  return buf.data();
+}
+
+}  // namespace
+
 bool JsonWritable(const Scalar& s) { return s.type != Type::kFloat || std::isfinite(s.f); }
 
 // Go's json.Marshal writes a float64 as its shortest decimal, in 'f' form
@@ -296,14 +312,10 @@ Result<uint64_t> JsonUint64(const Scalar& s) {
   if (std::signbit(s.f)) return MakeError(Cat(Quote(s.text), " is negative"));
   if (s.f == 0) return uint64_t{0};
   if (a < 1e-6 || a >= 1e21) return MakeError(Cat(Quote(s.text), " is not a whole number"));
-  std::array<char, 64> buf{};
-  auto [end, ec] =
-      std::to_chars(buf.data(), buf.data() + buf.size(), s.f, std::chars_format::scientific);
-  const std::string_view sci(buf.data(), static_cast<size_t>(end - buf.data()));
+  const std::string sci = Shortest(s.f);
   const size_t e = sci.find('e');
-  const std::string digits = WithoutUnderscores(sci.substr(0, e));  // "1.5" -> digits below
-  std::string whole;
-  for (char c : digits) {
+  std::string whole;  // the digits: "1.5e+03" -> "15"
+  for (char c : sci.substr(0, e)) {
     if (c != '.') whole += c;
   }
   const int exp = std::atoi(std::string(sci.substr(e + 1)).c_str());
