@@ -78,8 +78,8 @@ Status Glued(const Node& key) {
   return MakeError(Cat(Quote(k),
                        " is one key (YAML needs a space after the colon), so the NRI "
                        "sample reads ",
-                       name, name == "type" ? " as empty" : " as 0", "; write ", k.substr(0, colon),
-                       ": ", Trim(k.substr(colon + 1))));
+                       name, name == "type" ? " as empty" : " as 0", "; write ",
+                       Quote(Cat(k.substr(0, colon), ": ", Trim(k.substr(colon + 1))))));
 }
 
 // A field given twice in one mapping, or a merge after a field that it then

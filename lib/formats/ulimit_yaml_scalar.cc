@@ -270,7 +270,8 @@ Result<Scalar> ResolveScalar(std::string_view tag, std::string_view value, bool 
     s.from_int = true;
     return s;
   }
-  return MakeError(Cat(Quote(value), " is not a ", t, " (YAML 1.1 reads it as a ", got, ")"));
+  return MakeError(
+      Cat(Quote(value), " is not a ", Quote(t), " (YAML 1.1 reads it as a ", got, ")"));
 }
 
 namespace {

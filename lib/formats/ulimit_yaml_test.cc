@@ -134,7 +134,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadYaml{"Bool", "[{type: nofile, soft: yes, hard: 2}]", "reads it as a !!bool"},
         BadYaml{"Suffix", "- type: memlock\n  soft: 1G\n  hard: 1G\n", "\"1G\" is not a number"},
         BadYaml{"TagMismatch", "[{type: nofile, soft: !!int abc, hard: 2}]",
-                "\"abc\" is not a !!int"},
+                "\"abc\" is not a \"!!int\""},
         BadYaml{"BadBase64", "[{type: !!binary '%%', soft: 1, hard: 2}]", "not base64"},
         BadYaml{"SoftOverHard", "- type: nofile\n  soft: 9\n  hard: 8\n", "soft is over hard"},
         BadYaml{"NullKey", "[{type: nofile, soft: 1, hard: 2, ~: 1}]", "a key is null"},
@@ -166,7 +166,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadYaml{"OctalTaggedFloat", "[{type: nofile, soft: !!float 010, hard: 99}]", "octal: 8"},
         BadYaml{"GluedColon", "[{type: nofile, soft:1024, hard: 4096}]",
                 "\"soft:1024\" is one key (YAML needs a space after the colon), so the NRI sample "
-                "reads soft as 0; write soft: 1024"},
+                "reads soft as 0; write \"soft: 1024\""},
+        // fuzz seed glued-key-spans-lines: a plain key folds its lines; the
+        // message quotes it.
+        BadYaml{"GluedKeyOverLines", "[{type: nofile, soft:\\\r\r\r &a, hard: 1}]", "is one key"},
         BadYaml{"GluedType", "[{type:nofile,soft:1,hard:2}]", "reads type as empty"},
         BadYaml{"DuplicateKey", "- type: nofile\n  soft: 1\n  soft: 2\n  hard: 2\n",
                 "line 3: \"soft\" given twice"},
