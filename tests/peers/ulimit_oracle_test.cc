@@ -2,7 +2,8 @@
 // sample's own parser (containerd/nri v0.12.2's parseUlimits and
 // adjustUlimits, built as ../shared/peers/nri-ulimit-parse): for every value
 // of the corpus (ulimit_corpus.txt) and of the seeded random generator
-// (ulimit_gen.h, for OCI_RLIMIT_ORACLE_SECONDS, 20 by default), the same
+// (ulimit_gen.h, for OCI_RLIMIT_ORACLE_SECONDS, 20 by default, from seed
+// OCI_RLIMIT_ORACLE_SEED, 0 by default), the same
 // limits, a refusal where the sample refuses, or one of the refusals
 // docs/policy.md lists, in one line. A disagreeing value is printed as a
 // corpus line to add.
@@ -121,7 +122,10 @@ TEST_F(UlimitOracle, RandomValuesReadAsTheSampleReadsThem) {
   const char* env = std::getenv("OCI_RLIMIT_ORACLE_SECONDS");
   const int seconds = env != nullptr ? std::atoi(env) : 20;
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  uint64_t seed = 0;
+  // OCI_RLIMIT_ORACLE_SEED: where to start, to explore past CI's seeds.
+  const char* first = std::getenv("OCI_RLIMIT_ORACLE_SEED");
+  const uint64_t start = first != nullptr ? std::strtoull(first, nullptr, 10) : 0;
+  uint64_t seed = start;
   std::vector<std::string> disagreed;
   // Batches of 100 seeds in order: a run reaches seed N whatever the machine.
   while (std::chrono::steady_clock::now() < end && disagreed.size() < 20) {
@@ -130,8 +134,9 @@ TEST_F(UlimitOracle, RandomValuesReadAsTheSampleReadsThem) {
       if (!Agree(value)) disagreed.push_back(peers::CorpusLine(value));
     }
   }
-  std::printf("generator: seeds 0..%llu in %d s, %zu disagreed\n",
-              static_cast<unsigned long long>(seed), seconds, disagreed.size());
+  std::printf("generator: seeds %llu..%llu in %d s, %zu disagreed\n",
+              static_cast<unsigned long long>(start), static_cast<unsigned long long>(seed),
+              seconds, disagreed.size());
   for (const auto& d : disagreed) std::printf("add to ulimit_corpus.txt: %s\n", d.c_str());
 }
 
