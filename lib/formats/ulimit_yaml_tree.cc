@@ -81,6 +81,7 @@ class Builder {
 
   Tree tree_;
   std::vector<size_t> open_;
+  std::vector<bool> flow_;  // per open collection: flow style ([...], {...})
   std::map<std::string, size_t> anchors_;
 };
 
@@ -89,12 +90,15 @@ Status Builder::Start(const yaml_event_t& e, Kind kind, const yaml_char_t* ancho
   tree_.nodes.push_back(Node{.kind = kind, .line = e.start_mark.line + 1});
   if (anchor != nullptr) anchors_[Str(anchor)] = at;
   open_.push_back(at);
+  flow_.push_back(kind == Kind::kSequence ? e.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE
+                                          : e.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE);
   return Ok{};
 }
 
 Status Builder::End() {
   const size_t at = open_.back();
   open_.pop_back();
+  flow_.pop_back();
   tree_.nodes[at].done = true;
   return Add(Ref{at});
 }
@@ -102,6 +106,14 @@ Status Builder::End() {
 Status Builder::Scalar(const yaml_event_t& e) {
   const auto& s = e.data.scalar;
   const std::string_view value(reinterpret_cast<const char*>(s.value), s.length);
+  // libyaml 0.2.5 reads a?b in a flow collection as one value; go-yaml v2
+  // (libyaml 0.1's grammar) ends the value at '?', a key, and refuses.
+  if (!flow_.empty() && flow_.back() && s.style == YAML_PLAIN_SCALAR_STYLE &&
+      value.find('?') != std::string_view::npos) {
+    return MakeError(Cat(At(e.start_mark), ": ", Quote(value),
+                         ": a '?' inside a plain value in [...] or {...}, which the NRI sample "
+                         "reads as a key and refuses (quote the value)"));
+  }
   auto resolved = ResolveScalar(Str(s.tag), value, s.plain_implicit != 0);
   if (!resolved) return resolved.error().Wrap(At(e.start_mark));
   const size_t at = tree_.nodes.size();
