@@ -74,6 +74,10 @@ INSTANTIATE_TEST_SUITE_P(
         GoodYaml{"QuestionMarkInBlockOrQuoted",
                  "- type: nofile\n  soft: 1\n  hard: 2\n  x: a?b\n  y: [\"c?d\", ?e]\n",
                  "nofile=1:2"},
+        // go-yaml keeps the last value of a key (0 and 0x0 are one int
+        // key), so json.Marshal never meets the NaN.
+        GoodYaml{"NanOverwritten", "[{type: nofile, soft: 1, hard: 2, 0: .nan, 0x0: 1}]",
+                 "nofile=1:2"},
         GoodYaml{"UnknownKeyIgnored", "[{type: nofile, soft: 1, hard: 2, path: x, 7: y}]",
                  "nofile=1:2"},
         GoodYaml{"KeysInAnyCase", "- Type: nofile\n  SOFT: 1\n  hArD: 2\n", "nofile=1:2"},
@@ -132,7 +136,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadYaml{"HugeFloat", "[{type: nofile, soft: 1, hard: 18446744073709551615.0}]", "is over"},
         BadYaml{"Fraction", "[{type: nofile, soft: 1.5, hard: 2}]", "not a whole number"},
         BadYaml{"Infinity", "[{type: nofile, soft: .inf, hard: 2}]", "not a finite number"},
-        BadYaml{"NanAnywhere", "[{type: nofile, soft: 1, hard: 2, x: .nan}]", "not a finite"},
+        BadYaml{"NanAnywhere", "[{type: nofile, soft: 1, hard: 2, x: [{y: .nan}]}]",
+                "not a finite"},
+        BadYaml{"NanKeptOverAnother", "[{type: nofile, soft: 1, hard: 2, x: 1, 0x0: .inf}]",
+                "not a finite"},
         BadYaml{"QuotedNumber", "- type: nofile\n  soft: \"1024\"\n  hard: 4096\n",
                 "soft: \"1024\" is not a number (YAML 1.1 reads it as a !!str)"},
         BadYaml{"Bool", "[{type: nofile, soft: yes, hard: 2}]", "reads it as a !!bool"},

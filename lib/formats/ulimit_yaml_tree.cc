@@ -2,6 +2,9 @@
 
 #include <yaml.h>
 
+#include <algorithm>
+#include <array>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <utility>
@@ -78,6 +81,7 @@ class Builder {
   Status Add(Ref ref);
   Status CheckKey(const Node& key, size_t line) const;
   Status CheckMerge(Ref value) const;
+  bool Unwritable(const Node& n) const;
 
   Tree tree_;
   std::vector<size_t> open_;
@@ -100,6 +104,7 @@ Status Builder::End() {
   open_.pop_back();
   flow_.pop_back();
   tree_.nodes[at].done = true;
+  tree_.nodes[at].unwritable = Unwritable(tree_.nodes[at]);
   return Add(Ref{at});
 }
 
@@ -123,6 +128,7 @@ Status Builder::Scalar(const yaml_event_t& e) {
            .merge_key = value == "<<" && (s.plain_implicit != 0 || Str(s.tag) == kMergeTag),
            .done = true,
            .line = e.start_mark.line + 1});
+  tree_.nodes[at].unwritable = !JsonWritable(tree_.nodes[at].scalar);
   if (s.anchor != nullptr) anchors_[Str(s.anchor)] = at;
   return Add(Ref{at});
 }
@@ -181,12 +187,42 @@ Status Builder::Add(Ref ref) {
     }
     parent.items.push_back(ref);
   }
-  // json.Marshal cannot write NaN or an infinity (a key becomes a string).
-  if (child.kind == Kind::kScalar && !JsonWritable(child.scalar)) {
-    return MakeError(Cat("line ", std::to_string(child.line), ": ", Quote(child.scalar.text),
-                         " is not a finite number"));
-  }
   return Ok{};
+}
+
+// A go-yaml map key's identity: 1 and 0x1 are one int key; NaN is never
+// equal to itself.
+std::string KeyId(const yaml::Scalar& s, size_t node) {
+  switch (s.type) {
+    case Type::kInt:
+      return "i" + std::to_string(s.i);
+    case Type::kBool:
+      return "b" + std::to_string(s.i);
+    case Type::kFloat: {
+      std::array<char, 40> buf{};
+      std::snprintf(buf.data(), buf.size(), "%a", s.f);
+      return s.f == s.f ? Cat("f", buf.data()) : "n" + std::to_string(node);
+    }
+    default:
+      return "s" + s.text;
+  }
+}
+
+// Whether json.Marshal fails on what go-yaml keeps of node n: a NaN or an
+// infinity among its values, where a map keeps the last value of each key
+// (a merged mapping counts whole).
+bool Builder::Unwritable(const Node& n) const {
+  const auto bad = [&](const Ref& r) { return tree_.nodes[r.node].unwritable; };
+  if (n.kind == Kind::kScalar) return !JsonWritable(n.scalar);
+  if (n.kind == Kind::kSequence) return std::any_of(n.items.begin(), n.items.end(), bad);
+  std::map<std::string, Ref> kept;
+  for (size_t p = 0; p + 1 < n.items.size(); p += 2) {
+    if (n.merge[p / 2] && bad(n.items[p + 1])) return true;
+    if (!n.merge[p / 2]) {
+      kept[KeyId(tree_.nodes[n.items[p].node].scalar, n.items[p].node)] = n.items[p + 1];
+    }
+  }
+  return std::any_of(kept.begin(), kept.end(), [&](const auto& k) { return bad(k.second); });
 }
 
 Result<Tree> Builder::Read(std::string_view text) {
@@ -203,6 +239,10 @@ Result<Tree> Builder::Read(std::string_view text) {
     Status st = Ok{};
     switch (ev.type) {
       case YAML_STREAM_END_EVENT:
+        if (tree_.root && tree_.nodes[*tree_.root].unwritable) {
+          return MakeError(
+              "a value is not a finite number (.inf, .nan), which the NRI sample cannot pass on");
+        }
         return std::move(tree_);
       case YAML_DOCUMENT_START_EVENT:
         if (++documents > 1) {

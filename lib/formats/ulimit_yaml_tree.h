@@ -31,6 +31,7 @@ struct Node {
   bool plain = false;            // kScalar written plain (no quotes, no block)
   bool merge_key = false;        // kScalar: go-yaml's merge key, << plain or tagged !!merge
   bool done = false;             // complete: an alias inside its own anchor is refused
+  bool unwritable = false;       // holds a NaN or an infinity that json.Marshal would meet
   size_t line = 0;               // 1-based
   std::vector<Ref> items = {};   // kSequence: items; kMapping: key, value, key, value
   std::vector<bool> merge = {};  // kMapping: per pair, whether it is a merge (<<)

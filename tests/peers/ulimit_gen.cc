@@ -113,7 +113,10 @@ class Gen {
                  "[nofile]",
                  "!!str nofile",
                  "RLIMIT_RLIMIT_CORE",
-                 "rlimit_"});
+                 "rlimit_",
+                 "no?file",
+                 "?nofile",
+                 "\"no?file\""});
   }
 
   std::string Key(std::string_view field) {
@@ -145,8 +148,9 @@ class Gen {
       if (Int(25) == 0) out.emplace_back(Key(f), f == "type" ? Type() : Number());
     }
     if (Int(8) == 0)
-      out.emplace_back(Pick({"path", "x", "7", "true", "~", "<<", "nofile"}),
-                       Pick({"1", "y", "{soft: 3}", "[]", ".nan", "~"}));
+      out.emplace_back(
+          Pick({"path", "x", "7", "true", "~", "<<", "nofile"}),
+          Pick({"1", "y", "{soft: 3}", "[]", ".nan", "~", "a?b", "?c", "[d?]", "e:f", "'g?'"}));
     for (size_t i = out.size(); i > 1; --i) {
       if (Int(4) == 0) std::swap(out[i - 1], out[static_cast<size_t>(Int(static_cast<int>(i)))]);
     }
