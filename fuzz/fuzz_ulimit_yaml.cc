@@ -1,9 +1,13 @@
-// The ulimit-adjuster annotation's YAML subset (formats/ulimit_yaml.h), which
-// the NRI plugin reads from any pod's annotations. Properties, for any
-// bytes: no crash; a refusal says something; what is accepted is at most
-// one entry per resource, each a known resource with soft <= hard, and
-// nothing over kMaxUlimitYamlBytes is accepted; a refusal is one line (seed
-// multiline-flow-key: a flow key that spans lines once came back raw).
+// The ulimit-adjuster annotation (formats/ulimit_yaml.h), which the NRI
+// plugin reads from any pod's annotations: libyaml's events, our go-yaml v2
+// scalar resolver, the tree and the decode. Debian's libyaml.a is not
+// instrumented, so coverage guides through our code only. Properties, for
+// any bytes: no crash; a refusal says something, in one line (seed
+// multiline-flow-key: a flow key that spans lines once came back raw); what
+// is accepted is at most one entry per resource, each a known resource with
+// soft <= hard, and nothing over kMaxUlimitYamlBytes is accepted. Seeds
+// merge-anchor, tags-directive and merge-fold-float reach merges, aliases,
+// tags, directives and case folding.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

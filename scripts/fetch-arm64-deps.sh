@@ -12,8 +12,8 @@ cache=${OCI_RLIMIT_CACHE:-/var/cache/oci-rlimit}/arm64
 suite=bookworm
 # libcap.a and sys/capability.h; gtest/gmock static libs for the unit tests;
 # the header-only JSON and TOML libraries (with their CMake configs); protobuf
-# (static) for the NRI plugin.
-packages=(libcap-dev libcap2 libgtest-dev libgmock-dev nlohmann-json3-dev
+# (static) for the NRI plugin; libyaml.a (the ulimit-adjuster annotation).
+packages=(libcap-dev libcap2 libyaml-dev libgtest-dev libgmock-dev nlohmann-json3-dev
           libtomlplusplus-dev libtomlplusplus3 libprotobuf-dev libprotobuf32 libprotobuf-lite32
           zlib1g-dev zlib1g)
 root=$cache/root

@@ -4,16 +4,16 @@
 set -euo pipefail
 
 # The demo (scripts/demo.sh): what configuring without tests and without the
-# NRI plugin needs (CMake finds the JSON and TOML headers and libcap), what
+# NRI plugin needs (CMake finds the JSON and TOML headers, libcap and libyaml), what
 # builds the hook and the probe, and what runs them (runc, the busybox rootfs,
 # jq for the spec, util-linux's prlimit).
 demo=(build-essential cmake ninja-build pkg-config
-      nlohmann-json3-dev libtomlplusplus-dev libcap-dev runc busybox-static util-linux jq)
+      nlohmann-json3-dev libtomlplusplus-dev libcap-dev libyaml-dev runc busybox-static util-linux jq)
 # The build with its unit tests, and the .deb: `file` is what cpack's
 # CPACK_DEBIAN_PACKAGE_SHLIBDEPS (dpkg-shlibdeps) runs on every binary;
 # ccache lets scripts/test.sh's trees share what they compile alike.
 build=(build-essential cmake ninja-build pkg-config git ca-certificates file ccache
-       nlohmann-json3-dev libtomlplusplus-dev libcap-dev googletest libgtest-dev libgmock-dev)
+       nlohmann-json3-dev libtomlplusplus-dev libcap-dev libyaml-dev googletest libgtest-dev libgmock-dev)
 # The tests: the real runtimes and daemons (on a machine running systemd, the
 # docker.io, containerd and podman packages may start system services), the
 # demo's rootfs, lint, ASan/fuzz (clang), man-page checks (man-db, groff-base),

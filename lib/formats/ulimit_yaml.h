@@ -1,18 +1,17 @@
 // The annotation value of containerd's NRI sample plugin ulimit-adjuster
-// (`ulimits.noderesource.dev/container.NAME`): a YAML list of
-// {type, soft, hard}. Only that shape is read, block style
-//   - type: RLIMIT_NOFILE
-//     soft: 1024
-//     hard: 4096
-// or flow style (JSON is flow YAML): [{type: nofile, soft: 1024, hard: 4096}],
-// or a block list of flow maps: - {type: nofile, soft: 1024, hard: 4096}.
-// Keys in any case (Type:, SOFT:), as the sample's decoder matches them.
-// A value the sample (containerd/nri v0.12.2, YAML 1.1) reads as a number
-// gives the same number here, or a refusal that says why; never another:
-// every field is required (the sample reads a missing soft or hard as 0),
-// values are decimal integers from 0 to 2^64-1 (2^64-1 is unlimited)
-// without leading zeros (octal there: 0777 is 511), soft <= hard, each type
-// once. Pure; the text is bounded (kMaxUlimitYamlBytes).
+// (`ulimits.noderesource.dev/container.NAME`): a YAML list of {type, soft,
+// hard}, read as the sample reads it (containerd/nri v0.12.2): YAML 1.1
+// through libyaml (the sample's go-yaml v2 is a port of it), scalars
+// resolved as go-yaml v2 resolves them (formats/ulimit_yaml_scalar.h), then
+// decoded as sigs.k8s.io/yaml and Go's encoding/json decode them: keys in
+// any case, an unknown key ignored, a quoted number refused, 0x400, 1_024,
+// +1024 and 1e3 read as numbers. The sample's numbers, or a refusal in one
+// line; where the sample would read a number other than the text's, a
+// refusal saying what it would read (docs/policy.md lists them): a missing
+// or null soft or hard (0 there), a leading-zero octal (0777 is 511), a
+// float that rounds, soft:1024 in a flow mapping (one key), a field or type
+// given twice, a second document (dropped there). Pure; the text is bounded
+// (kMaxUlimitYamlBytes).
 #pragma once
 
 #include <cstddef>
@@ -27,9 +26,9 @@ namespace ocirlimit {
 // A longer value is refused before it is read: sixteen entries fit in 2 KiB.
 inline constexpr size_t kMaxUlimitYamlBytes = size_t{16} * 1024;
 
-// The entries in order. `type` takes the sample's spellings and more:
-// "RLIMIT_NOFILE", "rlimit_memlock", "nproc" (any case, RLIMIT_ optional).
-// An empty value, `[]`, `null` or `~` asks for nothing. An error is one line.
+// The entries in order. `type` takes the sample's spellings: "RLIMIT_NOFILE",
+// "rlimit_memlock", "nproc" (any case, RLIMIT_ optional). An empty value,
+// `[]`, `null` or `~` asks for nothing. An error is one line.
 Result<std::vector<Rlimit>> ParseUlimitYaml(std::string_view text);
 
 }  // namespace ocirlimit

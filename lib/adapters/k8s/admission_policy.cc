@@ -225,8 +225,8 @@ std::string Header(const Config& cfg, const PolicyOptions& o) {
           "padding is shorter);\n");
   if (HasSource(cfg, RequestSource::kUlimitAdjuster)) {
     text += Cat("- the NRI sample's ", kUlimitAdjusterKey,
-                "NAME annotations (source \"ulimit-adjuster\"):\n  their value is YAML, which CEL "
-                "cannot parse as the node does;\n");
+                "NAME annotations (source \"ulimit-adjuster\"):\n  their value is YAML 1.1, which "
+                "CEL cannot parse as the node does (libyaml, as the sample);\n");
   }
   if (HasSource(cfg, RequestSource::kSpec)) {
     text +=

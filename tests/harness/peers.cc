@@ -1,0 +1,37 @@
+#include "peers.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "harness.h"
+
+namespace ocirlimit::itest {
+
+PeerBinary FindPeer(const std::string& name, const std::string& sha256,
+                    const testsupport::TempDir& dir) {
+  PeerBinary b;
+  const char* peers = std::getenv(kPeersDirVar);
+  if (peers == nullptr || *peers == '\0') {
+    b.skip = std::string("skipped: set ") + kPeersDirVar + " to a directory holding " + name +
+             ".xz (../shared/peers, as .ci/run does)";
+    return b;
+  }
+  const std::string xz = std::string(peers) + "/" + name + ".xz";
+  if (access(xz.c_str(), R_OK) != 0) {
+    b.error = std::string(kPeersDirVar) + "=" + peers + ": no " + name + ".xz there";
+    return b;
+  }
+  const std::string out = dir / name;
+  CmdResult r = Sh("xz -dc '" + xz + "' > '" + out + "' && chmod 755 '" + out + "' && sha256sum '" +
+                   out + "'");
+  if (r.status != 0 || r.out.substr(0, sha256.size()) != sha256) {
+    b.error = xz + ": not the binary ../shared/peers/README.md names (sha256 " +
+              r.out.substr(0, 64) + ", want " + sha256 + ")" + r.err;
+    return b;
+  }
+  b.path = out;
+  return b;
+}
+
+}  // namespace ocirlimit::itest
