@@ -127,7 +127,7 @@ INSTANTIATE_TEST_SUITE_P(
                    "error: nproc is not in requests.ceilings"},
         SourceCase{"AdjusterMalformed", "['ulimit-adjuster']", "clamp",
                    Facts({{kAdjuster, "- type: memlock\n  soft: -1\n  hard: 1\n"}}),
-                   "error: soft \"-1\" is negative"},
+                   "error: soft: \"-1\" is negative"},
         SourceCase{"AdjusterNotASource", "['oci-rlimit']", "reject",
                    Facts({{kAdjuster, "not yaml at all"}}), "memlock=65536:65536 from default"},
         // spec alone: the spec's own entry under, at and over the ceiling.

@@ -29,7 +29,8 @@ class ContainerdNode : public LifecycleNode {
     CriContainerd::Options opts;
     opts.release = cri::Containerd2();
     opts.prefix = kDaemonPrefix;
-    opts.env = {"OCI_RLIMIT_CONFIG=" + PluginConfig()};
+    // The wrapper's decision records in the fixture's run dir, never the host's /run.
+    opts.env = {"OCI_RLIMIT_CONFIG=" + PluginConfig(), DecisionsEnv()};
     opts.nri = cri::NriSetup{};
     cri::RuntimeHandler handler;
     handler.name = kHandlerName;
@@ -65,6 +66,7 @@ class ContainerdNode : public LifecycleNode {
   }
 
  protected:
+  std::vector<std::string> PluginEnv() const override { return {DecisionsEnv()}; }
   std::string PluginConfig() const override { return dir_ / "config.toml"; }
   std::string NriSocket() const override { return engine_->nri_socket(); }
   std::string PluginStatusFile() const override { return RunDir() + "/nri.status"; }
@@ -72,6 +74,7 @@ class ContainerdNode : public LifecycleNode {
 
  private:
   std::string RunDir() const { return dir_ / "run"; }
+  std::string DecisionsEnv() const { return "OCI_RLIMIT_DECISIONS_DIR=" + RunDir() + "/decisions"; }
   const TempDir& dir_;
   std::unique_ptr<CriContainerd> engine_;
 };

@@ -188,7 +188,9 @@ std::optional<std::string> LifecycleNode::StartPlugin() {
         std::string("--socket"), NriSocket(), std::string("--status-file"), PluginStatusFile()}) {
     argv.push_back(a);
   }
-  if (auto err = plugin_->Start(argv, {}, PluginLog())) return err;
+  DaemonOptions opts;
+  opts.env = PluginEnv();
+  if (auto err = plugin_->Start(argv, opts, PluginLog())) return err;
   return WaitSynchronized(1);
 }
 

@@ -66,6 +66,8 @@ class LifecycleNode {
   // argv before the plugin's own (a namespace to run it in), its --config,
   // the NRI socket and the status file, as the plugin sees them.
   virtual std::vector<std::string> PluginPrefix() const { return {}; }
+  // NAME=VALUE entries for the plugin (where it keeps its decision records).
+  virtual std::vector<std::string> PluginEnv() const { return {}; }
   virtual std::string PluginConfig() const = 0;
   virtual std::string NriSocket() const = 0;
   virtual std::string PluginStatusFile() const = 0;
