@@ -107,9 +107,8 @@ class Wrapper {
     return 0;
   }
 
-  // One line on stderr and, for containerd and docker, one in the --log file.
-  // A --log that cannot take the line (a FIFO, a directory) is named on the
-  // same stderr line, so the error stays one line.
+  // One line on stderr and in --log (containerd, docker); a --log that cannot take it is named
+  // there.
   int Fail(const Error& error) {
     const std::string msg = std::string(kRuntimeName) + ": " + error.Text();
     std::string not_logged;
@@ -122,8 +121,7 @@ class Wrapper {
     return 1;
   }
 
-  // Warnings go to --log: the runtime's stdio is the container's (kubectl
-  // logs), or an exec session's, where one waits for the log-file line.
+  // To --log: our stdio is the container's (kubectl logs) or an exec session's.
   void Warn(const std::string& note) {
     const std::string msg = std::string(kRuntimeName) + ": warning: " + note;
     if (global_.log.empty() && global_.command == RuntimeCommand::kExec) {
