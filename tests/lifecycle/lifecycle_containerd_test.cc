@@ -58,7 +58,8 @@ class ContainerdNode : public LifecycleNode {
   }
   CmdResult Audit() override {
     return RunCmd({OurBinary("oci-rlimit"), "audit", "--config", PluginConfig(), "--json",
-                   "--no-default-roots", "--runtime-root", engine_->runc_root() + "/k8s.io"});
+                   "--no-default-roots", "--runtime-root", engine_->runc_root() + "/k8s.io"},
+                  RunOptions{.stdin_data = "", .env = {DecisionsEnv()}, .cwd = ""});
   }
   void ClearRun() override {
     std::filesystem::remove_all(RunDir());
