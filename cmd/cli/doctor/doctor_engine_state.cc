@@ -67,7 +67,7 @@ void CheckEngineReadsItsConfig(Context& c, const std::string& area, const std::s
                                const std::string& file, const std::string& dir) {
   if (RestartPendingSince(c, engine)) return;  // the installer's record says it already
   std::vector<std::string> paths = {file, dir};
-  for (const auto& name : c.ops().ListDir(dir)) paths.push_back(dir + "/" + name);
+  for (const auto& name : c.ops().ListDir(dir)) paths.push_back(Cat(dir, "/", name));
   std::optional<int64_t> newest;
   std::string newest_path;
   for (const auto& p : paths) {
