@@ -300,6 +300,7 @@ int RunUninstall(HostFs& fs, const UninstallArgs& a, std::ostream& out, std::ost
   if (live || !r.copy_in.empty()) {
     keep.push_back(wrapper);
     keep.emplace_back(kDropin);
+    keep.emplace_back(kNodeConfig);  // placed by --policy: the wrapper reads it too
   }
   std::vector<ManifestEntry> left = RemoveFiles(*rec, keep, err);
   if (r.kept_handler) {

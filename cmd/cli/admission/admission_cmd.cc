@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli/admission/admission_args.h"
+#include "cli/admission/admission_check.h"
 #include "cli/admission/command.h"
 #include "effects/config_loader.h"
 #include "effects/files.h"
@@ -48,6 +49,7 @@ int AdmissionPolicyCommand(const std::vector<std::string>& args) {
     std::cerr << kName << ": " << cfg.error().Text() << "\n";
     return 1;
   }
+  if (a->check) return CheckAdmissionPolicy(*cfg, where.path, STDIN_FILENO, std::cout, std::cerr);
   a->policy.config_origin = where.path;
   auto yaml = k8s::AdmissionPolicyYaml(*cfg, a->policy);
   if (!yaml) {

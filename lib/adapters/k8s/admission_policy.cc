@@ -4,7 +4,9 @@
 
 #include "adapters/k8s/cel_rlimits.h"
 #include "adapters/k8s/policy_checks.h"
+#include "adapters/k8s/policy_stale.h"
 #include "core/policy.h"
+#include "core/policy_digest.h"
 #include "core/requests.h"
 #include "formats/text.h"
 
@@ -78,7 +80,9 @@ std::string PolicyDoc(const Config& cfg, const std::string& name,
                       const std::vector<Check>& checks) {
   std::string out = Cat("apiVersion: admissionregistration.k8s.io/v1\n",
                         "kind: ValidatingAdmissionPolicy\nmetadata:\n  name: ", name,
-                        "\n  labels:\n    app.kubernetes.io/managed-by: oci-rlimit\nspec:\n",
+                        "\n  labels:\n    app.kubernetes.io/managed-by: oci-rlimit\n",
+                        "  annotations:\n    ", kPolicyDigestAnnotation, ": \"", PolicyDigest(cfg),
+                        "\"\nspec:\n",
                         kMatch, "  variables:\n");
   for (const Variable& v : PolicyVariables(cfg)) {
     out += Cat("  - name: ", v.name, "\n    ", Block("expression", v.expression, 4));
