@@ -11,8 +11,8 @@
 #include <string_view>
 
 #include "core/config.h"
+#include "effects/runtime_peer.h"
 #include "formats/log_line.h"
-#include "nri/runtime_peer.h"
 #include "nri/session.h"
 
 namespace ocirlimit::nri {
@@ -54,7 +54,7 @@ class NriPlugin : public PluginService {
         metrics_(metrics) {}
   Reply Call(std::string_view method, std::string_view payload) override;
   [[nodiscard]] bool configured() const { return configured_; }
-  // The runtime at the other end (nri/runtime_peer.h): a limit it cannot
+  // The runtime at the other end (effects/runtime_peer.h): a limit it cannot
   // raise gets the one unraisable-limit message in the container's log line.
   void SetRuntime(std::optional<RuntimeLimits> runtime) { runtime_ = std::move(runtime); }
 

@@ -1,7 +1,7 @@
 // A limit the runtime cannot raise at CreateContainer (nri/runtime_peer.h):
 // the runtime's CapEff, the one message, the plugin's log line, and the
 // connection loop handing each connection's peer to the flow first.
-#include "nri/runtime_peer.h"
+#include "effects/runtime_peer.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

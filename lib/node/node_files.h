@@ -68,7 +68,8 @@ Result<std::vector<std::string>> CheckRlimits(std::string_view csv);
 Status CheckNodePath(std::string_view flag, std::string_view path);
 
 // config.d/50-installer.toml: `rlimits` (none when empty: a fleet file
-// sets them), and with NVIDIA `[runtime] runtimes`. The result is parsed back with core's config parser.
+// sets them), and with NVIDIA `[runtime] runtimes`. The result is parsed
+// back with core's config parser.
 Result<std::string> RenderDropin(const std::vector<std::string>& rlimits,
                                  const std::vector<std::string>& nvidia_runtimes);
 // The CRI-O hooks.d file: PREFIX/bin/oci-rlimit-hook at createRuntime, for

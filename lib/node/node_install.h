@@ -3,8 +3,9 @@
 // the check that the programs run on the node, and systemctl). On a node
 // root HOST ("/" for this machine), it:
 // - checks every input before anything is written: --rlimits with the rlimit
-//   language, --policy as every program reads a config, --prefix and --nvidia-runtime as node paths, the containerd
-//   edit, and NVIDIA's runtime not leading back to the wrapper;
+//   language, --policy as every program reads a config, --prefix and
+//   --nvidia-runtime as node paths, the containerd edit, and NVIDIA's
+//   runtime not leading back to the wrapper;
 // - copies the programs, renders its files with real serializers, edits
 //   containerd's config (node_config.h), and records all of it with the
 //   node's mode (NodeMode) under HOST/var/lib/oci-rlimit/node-install;

@@ -205,7 +205,7 @@ TEST_P(NriTest, SameTypeSpecEntryIsBeaten) {
 // this sandbox can raise: the plugin still answers the policy (it cannot
 // refuse more than the policy says), runc then fails to set it, and the
 // plugin's log line carries the one unraisable-limit message, naming the
-// runtime it read through the socket's peer (nri/runtime_peer.h).
+// runtime it read through the socket's peer (effects/runtime_peer.h).
 TEST_P(NriTest, ALimitTheRuntimeCannotRaiseGetsTheOneMessage) {
   WriteFile(ConfigPath(),
             "rlimits = [\"memlock=16M\"]\nlog-file = \"" + (dir_ / "oci.log") + "\"\n");

@@ -17,16 +17,18 @@ if [ -z "$dir" ]; then
 fi
 if [ -x "$dir/kubectl" ]; then
   kubectl=$dir/kubectl
-elif [ -x "$dir/k8s-all" ]; then
-  kubectl="$dir/k8s-all kubectl"
-elif [ -f "$dir/k8s-all.xz" ]; then
-  sum=$(sha256sum "$dir/k8s-all.xz" | cut -c1-12)
-  bin=$cache/k8s-all-$sum
-  if [ ! -x "$bin" ]; then
-    xz -dc "$dir/k8s-all.xz" >"$bin.tmp.$$" && chmod 755 "$bin.tmp.$$" && mv "$bin.tmp.$$" "$bin" ||
-      { rm -f "$bin.tmp.$$"; echo "kustomize.overlays: cannot unpack $dir/k8s-all.xz"; exit 1; }
+elif [ -x "$dir/k8s-all" ] || [ -f "$dir/k8s-all.xz" ]; then
+  # k8s-all dispatches on the name it is called by: a kubectl symlink to it.
+  x=$dir/k8s-all; [ -x "$x" ] || x=$dir/k8s-all.xz
+  d=$cache/kubectl-$(sha256sum "$x" | cut -c1-12)
+  if [ ! -x "$d/kubectl" ]; then
+    rm -rf "$d.tmp.$$" && mkdir -p "$d.tmp.$$" || exit 1
+    case "$x" in *.xz) xz -dc "$x" >"$d.tmp.$$/k8s-all" ;; *) cp "$x" "$d.tmp.$$/k8s-all" ;; esac &&
+      chmod 755 "$d.tmp.$$/k8s-all" && ln -s k8s-all "$d.tmp.$$/kubectl" &&
+      { mv -T "$d.tmp.$$" "$d" 2>/dev/null || rm -rf "$d.tmp.$$"; } ||
+      { rm -rf "$d.tmp.$$"; echo "kustomize.overlays: cannot unpack $x"; exit 1; }
   fi
-  kubectl="$bin kubectl"
+  kubectl=$d/kubectl
 else
   echo "kustomize.overlays: OCI_RLIMIT_CLUSTER_DIR=$dir: no kubectl, k8s-all or k8s-all.xz"
   exit 1

@@ -26,7 +26,8 @@ void ExpectHas(const std::string& text, const std::string& line) {
 TEST(AuditPrometheus, PolicyInfoCarriesTheDigestJudgedBy) {
   AuditReport r;
   const std::string t = AuditPrometheus(r, 1764912000, "gpu-1", "0123abcd");
-  ExpectHas(t, "oci_rlimit_policy_info{program=\"oci-rlimit\",digest=\"0123abcd\",node=\"gpu-1\"} 1\n");
+  ExpectHas(
+      t, "oci_rlimit_policy_info{program=\"oci-rlimit\",digest=\"0123abcd\",node=\"gpu-1\"} 1\n");
   EXPECT_EQ(AuditPrometheus(r, 1764912000, "gpu-1").find("oci_rlimit_policy_info{"),
             std::string::npos);
 }

@@ -82,8 +82,7 @@ std::string PolicyDoc(const Config& cfg, const std::string& name,
                         "kind: ValidatingAdmissionPolicy\nmetadata:\n  name: ", name,
                         "\n  labels:\n    app.kubernetes.io/managed-by: oci-rlimit\n",
                         "  annotations:\n    ", kPolicyDigestAnnotation, ": \"", PolicyDigest(cfg),
-                        "\"\nspec:\n",
-                        kMatch, "  variables:\n");
+                        "\"\nspec:\n", kMatch, "  variables:\n");
   for (const Variable& v : PolicyVariables(cfg)) {
     out += Cat("  - name: ", v.name, "\n    ", Block("expression", v.expression, 4));
   }

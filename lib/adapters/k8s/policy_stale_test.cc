@@ -25,8 +25,8 @@ TEST(PolicyDigestsIn, ReadsKubectlsYamlAndTheLastAppliedJson) {
 }
 
 TEST(PolicyDigestsIn, LeavesOutWhatIsNotADigest) {
-  for (const std::string& v : {kA.substr(1), kA + "a", kA + "x", std::string(64, 'A'),
-                               std::string(64, 'g')}) {
+  for (const std::string& v :
+       {kA.substr(1), kA + "a", kA + "x", std::string(64, 'A'), std::string(64, 'g')}) {
     EXPECT_TRUE(PolicyDigestsIn("oci-rlimit.io/policy-digest: " + v + "\n").empty()) << v;
   }
   EXPECT_TRUE(PolicyDigestsIn("oci-rlimit.io/policy-digest-old: " + kA + "\n").empty());

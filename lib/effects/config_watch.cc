@@ -1,4 +1,4 @@
-#include "nri/config_watch.h"
+#include "effects/config_watch.h"
 
 #include <sys/stat.h>
 
@@ -7,18 +7,18 @@
 #include "core/config.h"
 #include "effects/config_loader.h"
 
-namespace ocirlimit::nri {
+namespace ocirlimit {
 namespace {
 
 std::string Describe(const std::string& path) {
   struct stat st {};
   std::string out = path + "\n";
   if (stat(path.c_str(), &st) != 0) return out + "-\n";
-  for (const auto v : {static_cast<int64_t>(st.st_dev), static_cast<int64_t>(st.st_ino),
-                       static_cast<int64_t>(st.st_size), static_cast<int64_t>(st.st_mtim.tv_sec),
-                       static_cast<int64_t>(st.st_mtim.tv_nsec),
-                       static_cast<int64_t>(st.st_ctim.tv_sec),
-                       static_cast<int64_t>(st.st_ctim.tv_nsec)}) {
+  for (const auto v :
+       {static_cast<int64_t>(st.st_dev), static_cast<int64_t>(st.st_ino),
+        static_cast<int64_t>(st.st_size), static_cast<int64_t>(st.st_mtim.tv_sec),
+        static_cast<int64_t>(st.st_mtim.tv_nsec), static_cast<int64_t>(st.st_ctim.tv_sec),
+        static_cast<int64_t>(st.st_ctim.tv_nsec)}) {
     out += std::to_string(v) + " ";
   }
   return out + "\n";
@@ -55,4 +55,4 @@ bool ConfigWatch::Changed() {
   return true;
 }
 
-}  // namespace ocirlimit::nri
+}  // namespace ocirlimit

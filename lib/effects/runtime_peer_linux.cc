@@ -8,9 +8,9 @@
 
 #include "effects/files.h"
 #include "effects/heal.h"
-#include "nri/runtime_peer.h"
+#include "effects/runtime_peer.h"
 
-namespace ocirlimit::nri {
+namespace ocirlimit {
 namespace {
 
 constexpr size_t kMaxProcBytes = size_t{64} * 1024;
@@ -50,4 +50,4 @@ std::optional<RuntimeLimits> ReadRuntimeLimits(int pid, unsigned uid) {
   return out;
 }
 
-}  // namespace ocirlimit::nri
+}  // namespace ocirlimit

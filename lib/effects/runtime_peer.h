@@ -1,8 +1,8 @@
-// What the runtime on the other end of the NRI socket can set: the plugin's
-// rlimits go into the spec, and the runtime's own process tree (containerd
-// or CRI-O, its shim, runc) applies them, which for a hard limit above its
-// own needs CAP_SYS_RESOURCE. Read at each connect from the socket peer's
-// credentials (SO_PEERCRED: a root-owned process of this PID namespace only,
+// What the runtime on the other end of the NRI socket can set (for the NRI
+// plugin, here for its /proc reads): the plugin's rlimits go into the spec,
+// and the runtime's own process tree (containerd or CRI-O, its shim, runc)
+// applies them, which for a hard limit above its own needs CAP_SYS_RESOURCE. Read at each connect
+// from the socket peer's credentials (SO_PEERCRED: a root-owned process of this PID namespace only,
 // runtime_peer_linux.cc), so that CreateContainer can say the one
 // unraisable-limit message (core/unraisable.h) for a limit the runtime will
 // fail to set. The plugin still answers what the policy says.
@@ -15,7 +15,7 @@
 
 #include "formats/rlimit.h"
 
-namespace ocirlimit::nri {
+namespace ocirlimit {
 
 struct RuntimeLimits {
   std::string who;             // "the runtime on the NRI socket (containerd, pid 123)"
@@ -37,4 +37,4 @@ struct RuntimeLimits {
 // read (then nothing is said).
 [[nodiscard]] std::optional<RuntimeLimits> ReadRuntimeLimits(int pid, unsigned uid);
 
-}  // namespace ocirlimit::nri
+}  // namespace ocirlimit

@@ -1,11 +1,11 @@
-#include "nri/runtime_peer.h"
+#include "effects/runtime_peer.h"
 
 #include <charconv>
 #include <cstdint>
 
 #include "core/unraisable.h"
 
-namespace ocirlimit::nri {
+namespace ocirlimit {
 
 std::optional<std::string> UnraisableByRuntime(const std::vector<Rlimit>& want,
                                                const RuntimeLimits& runtime) {
@@ -29,4 +29,4 @@ std::optional<bool> CapEffHasSysResource(std::string_view status) {
   return (caps >> kCapSysResource & 1U) != 0;
 }
 
-}  // namespace ocirlimit::nri
+}  // namespace ocirlimit

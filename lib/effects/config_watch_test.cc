@@ -1,4 +1,4 @@
-#include "nri/config_watch.h"
+#include "effects/config_watch.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "tests/testing/temp_dir.h"
 
-namespace ocirlimit::nri {
+namespace ocirlimit {
 namespace {
 
 namespace fs = std::filesystem;
@@ -69,4 +69,4 @@ TEST(ConfigFilesSnapshot, AFileThatComesOrGoesIsAChange) {
 }
 
 }  // namespace
-}  // namespace ocirlimit::nri
+}  // namespace ocirlimit

@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-namespace ocirlimit::nri {
+namespace ocirlimit {
 
 // What the config's files are now: the file and each drop-in of its
 // DropInDir, each by path, identity, size and times, symlinks followed; ""
@@ -30,4 +30,4 @@ class ConfigWatch {
   std::string last_;
 };
 
-}  // namespace ocirlimit::nri
+}  // namespace ocirlimit
