@@ -610,6 +610,17 @@ TEST(ClusterTest, PluginAndAuditSeriesNameTheNode) {
   EXPECT_EQ(In({"stat", "-c", "%a", f}).out, "644\n");
 }
 
+// The containers a textfile counts, every state (pod sandboxes included).
+long Counted(const std::string& textfile) {
+  long n = 0;
+  const std::regex sample("\noci_rlimit_audit_containers\\{state=\"[a-z_]+\"[^}]*\\} ([0-9]+)");
+  for (auto it = std::sregex_iterator(textfile.begin(), textfile.end(), sample);
+       it != std::sregex_iterator(); ++it) {
+    n += std::atol((*it)[1].str().c_str());
+  }
+  return n;
+}
+
 // The digest of the policy in FILE (core/policy_digest.h), as the admission policy made from it
 // carries it.
 std::string DigestOf(const std::string& file) {
@@ -658,7 +669,14 @@ TEST(ClusterTest, APolicyChangeReachesEveryPieceWithNoPodDeleted) {
   const std::string old_series = "digest=\"" + old_digest + "\"";
   ASSERT_TRUE(Eventually([&] { return PluginMetrics().find(old_series) != std::string::npos; }, 60))
       << PluginMetrics();
-  ASSERT_NE(FreshTextfile(0).find(old_series), std::string::npos);
+  const long t0_audit = static_cast<long>(time(nullptr));
+  RestartAudit();
+  RolledOut("oci-rlimit-audit-metrics");
+  const std::string first = FreshTextfile(t0_audit);
+  ASSERT_NE(first.find(old_series), std::string::npos) << first;
+  // On a node with the plugin, audit finds the node's containers (the runtime's roots under the
+  // /run it mounts) on its first run.
+  EXPECT_GT(Counted(first), 0) << first;
   const std::string uids = PieceUids();
   const std::string connects = SampleOf(PluginMetrics(), "oci_rlimit_nri_connects_total");
 
@@ -738,6 +756,44 @@ TEST(ClusterTest, APolicyChangeReachesEveryPieceWithNoPodDeleted) {
         return NodeFile("/etc/oci-rlimit/config.toml") == ReadFile(kKubeDir + "/base/config.toml");
       },
       180));
+}
+
+// Each piece's uninstall leaves no file of it on the node (docs/guides/fleet-policy.md,
+// "Uninstall"): the plugin removes its status file and audit its textfile when their pods stop,
+// and the admission overlay goes with `kubectl delete -k`.
+TEST(ClusterTest, UninstallOfEachPieceLeavesNoFileOnTheNode) {
+  REQUIRE_CLUSTER();
+  Label("oci-rlimit.io/nri=true");
+  Label("oci-rlimit.io/audit=true");
+  Apply(Overlay("nri"));
+  Apply(Overlay("audit"));
+  Apply(Overlay("admission"));
+  RolledOut("oci-rlimit-nri");
+  RolledOut("oci-rlimit-audit-metrics");
+  const std::string status = "/run/oci-rlimit/nri.status";
+  const std::string textfile = "/var/lib/node_exporter/textfile/oci-rlimit.prom";
+  ASSERT_TRUE(Eventually([&] { return NodeFile(status) != "" && NodeFile(textfile) != ""; }, 90))
+      << Diagnose();
+  for (const char* ds : {"oci-rlimit-nri", "oci-rlimit-audit-metrics"}) {
+    CmdResult d = Kubectl({"-n", "oci-rlimit", "delete", "daemonset", ds, "--wait=true"});
+    EXPECT_EQ(d.status, 0) << d.err;
+  }
+  EXPECT_TRUE(Eventually(
+      [] {
+        return Kubectl({"-n", "oci-rlimit", "get", "pods", "-l",
+                        "app.kubernetes.io/name in (oci-rlimit-nri,oci-rlimit-audit-metrics)", "-o",
+                        "name"})
+            .out.empty();
+      },
+      90));
+  EXPECT_NE(In({"test", "-e", status}).status, 0) << NodeFile(status);
+  EXPECT_NE(In({"test", "-e", textfile}).status, 0) << NodeFile(textfile);
+  CmdResult adm = Kubectl({"delete", "-k", kKubeDir + "/admission"});
+  EXPECT_EQ(adm.status, 0) << adm.err;
+  EXPECT_EQ(Kubectl({"get", "validatingadmissionpolicy,validatingadmissionpolicybinding", "-l",
+                     "app.kubernetes.io/managed-by=oci-rlimit", "-o", "name"})
+                .out,
+            "");
 }
 
 }  // namespace
