@@ -677,6 +677,14 @@ TEST(ClusterTest, APolicyChangeReachesEveryPieceWithNoPodDeleted) {
   // On a node with the plugin, audit finds the node's containers (the runtime's roots under the
   // /run it mounts) on its first run.
   EXPECT_GT(Counted(first), 0) << first;
+  // The pods as they are now: none still terminating (RestartAudit's).
+  ASSERT_TRUE(Eventually(
+      [] {
+        return Kubectl({"-n", "oci-rlimit", "get", "pods", "-o",
+                        "jsonpath={.items[*].metadata.deletionTimestamp}"})
+            .out.empty();
+      },
+      60));
   const std::string uids = PieceUids();
   const std::string connects = SampleOf(PluginMetrics(), "oci_rlimit_nri_connects_total");
 
