@@ -109,9 +109,11 @@ constexpr CommandSpec kCommands[] = {
     {.name = "admission-policy",
      .usage = "admission-policy [--config PATH] [--actions Deny|Warn|Audit,...]\n"
               "                        [--namespace-selector SEL] [--object-selector SEL]\n"
-              "                        [--ulimits-field] [--name NAME] [--output FILE]",
+              "                        [--ulimits-field] [--name NAME] [--output FILE]\n"
+              "       oci-rlimit admission-policy --check [--config PATH] < CLUSTER.yaml",
      .about = "writes the Kubernetes ValidatingAdmissionPolicy that refuses at `kubectl apply`\n"
-              "what the nodes' [requests] ceilings refuse, with the node's message.",
+              "what the nodes' [requests] ceilings refuse, with the node's message; --check\n"
+              "says whether the cluster's policy was made from this config.",
      .flags = kAdmissionFlags,
      .run_argv = AdmissionPolicyCommand},
 };

@@ -12,9 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "core/policy_digest.h"
 #include "core/version.h"
 #include "effects/config_loader.h"
 #include "effects/decisions.h"
+#include "effects/config_watch.h"
 #include "effects/files.h"
 #include "nri/args.h"
 #include "nri/decision/runtime_peer.h"
@@ -52,34 +54,44 @@ constexpr const char* kUsage =
     "\n"
     "Started by containerd from its plugin dir (/opt/nri/plugins/NN-oci-rlimit), it\n"
     "takes the socket, name and index from NRI_PLUGIN_SOCKET, NRI_PLUGIN_NAME and\n"
-    "NRI_PLUGIN_IDX. SIGHUP reloads the config (a bad one is refused, the old one\n"
-    "stays). While no plugin is connected, the runtime creates containers unadjusted;\n"
-    "at each (re)connect it heals the running containers' init processes that lack\n"
-    "their limits (the runtime's Synchronize; it needs the host's PID namespace).\n"
+    "NRI_PLUGIN_IDX. SIGHUP reloads the config, and so does a change of its files\n"
+    "(seen within 2 s: a ConfigMap kubelet updates); a bad one is refused, the old\n"
+    "one stays. On exit it removes its status file. While no plugin is connected,\n"
+    "the runtime creates containers unadjusted; at each (re)connect it heals the\n"
+    "running containers' init processes that lack their limits (the runtime's\n"
+    "Synchronize; it needs the host's PID namespace).\n"
     "\n"
     "Exit status: 0 on SIGTERM/SIGINT; 1 when a pre-registered connection ends;\n"
     "2 usage or config error (before connecting).\n";
 
+// How often the config's files are looked at (a few stat calls).
+constexpr int64_t kConfigWatchMs = 2000;
+
 void Say(const std::string& msg) { std::cerr << "oci-rlimit-nri: " << msg << "\n"; }
 
-// The signals that came: true to stop; SIGHUP reloads `config` from `where`
-// (a bad one is refused and the old one stays).
+// Loads `config` again from `where` (a bad one is refused and the old one
+// stays); `why` names what asked: SIGHUP, or the watch that saw the files change.
+void Reload(const ConfigPath& where, const EnvLookup& env, std::unique_ptr<Config>& config,
+            Output& out, NriMetrics* metrics, const std::string& why) {
+  std::vector<std::string> warnings;
+  auto next = LoadConfigFrom(where, env, &warnings);
+  for (const auto& w : warnings) out.Say("warning: " + w);
+  if (metrics != nullptr) metrics->ConfigReloaded(next.ok());
+  if (!next) {
+    out.Say("reload refused, the old config stays in force: " + next.error().Text());
+    return;
+  }
+  config = std::make_unique<Config>(std::move(*next));
+  if (metrics != nullptr) metrics->SetPolicyDigest(PolicyDigest(*config));
+  out.Say("config reloaded from " + where.path + " (" + why + ")");
+}
+
+// The signals that came: true to stop; SIGHUP reloads.
 bool OnSignals(const ConfigPath& where, const EnvLookup& env, std::unique_ptr<Config>& config,
                Output& out, NriMetrics* metrics) {
   PendingSignals p = TakeSignals();
   if (p.stop) return true;
-  if (p.reload) {
-    std::vector<std::string> warnings;
-    auto next = LoadConfigFrom(where, env, &warnings);
-    for (const auto& w : warnings) out.Say("warning: " + w);
-    if (metrics != nullptr) metrics->ConfigReloaded(next.ok());
-    if (!next) {
-      out.Say("reload refused, the old config stays in force: " + next.error().Text());
-    } else {
-      config = std::make_unique<Config>(std::move(*next));
-      out.Say("config reloaded from " + where.path);
-    }
-  }
+  if (p.reload) Reload(where, env, config, out, metrics, "SIGHUP");
   return false;
 }
 
@@ -99,6 +111,19 @@ void RemoveMetricsSocket(const std::string& address) {
   if (lstat(addr->path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) unlink(addr->path.c_str());
 }
 
+// On the way out: the status file, if it is still a regular file, so doctor
+// finds no stale one and an uninstall leaves nothing on the node.
+void RemoveStatusFile(const std::string& path) {
+  struct stat st {};
+  if (!path.empty() && lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) unlink(path.c_str());
+}
+
+int64_t MonotonicMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 int64_t UnixNow() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -108,7 +133,7 @@ int64_t UnixNow() {
 // Serves the runtime (the socket or the inherited connection of `args`)
 // with `config` until stopped; the exit status of Serve.
 int ServeWith(const NriArgs& args, const ConfigPath& where, const EnvLookup& env,
-              std::unique_ptr<Config> config, NriMetrics* metrics) {
+              std::unique_ptr<Config> config, ConfigWatch& watch, NriMetrics* metrics) {
   StderrOutput out;
   ServeOptions opt;
   opt.say = [&](const std::string& m) { out.Say(m); };
@@ -121,6 +146,9 @@ int ServeWith(const NriArgs& args, const ConfigPath& where, const EnvLookup& env
     out.ReleaseLogLines(fate);
   };
   opt.on_signal = [&] { return OnSignals(where, env, config, out, metrics); };
+  opt.on_tick = [&] {
+    if (watch.Changed()) Reload(where, env, config, out, metrics, "its files changed");
+  };
   if (metrics != nullptr) opt.on_disconnect = [metrics] { metrics->SetConnected(false); };
   const std::string name = args.name;
   const std::string index = args.index;
@@ -173,6 +201,9 @@ int RunNriPlugin(const std::vector<std::string>& arguments) {
     return 0;
   }
   const ConfigPath where = ResolveConfigPath(args->config, env);
+  // Seen before the load: a change while loading is a change still to read.
+  ConfigWatch watch([path = where.path] { return ConfigFilesSnapshot(path); }, MonotonicMs,
+                    kConfigWatchMs);
   std::vector<std::string> load_warnings;
   auto loaded = LoadConfigFrom(where, env, &load_warnings);
   if (!loaded) {
@@ -191,6 +222,7 @@ int RunNriPlugin(const std::vector<std::string>& arguments) {
   }
   NriMetrics metrics(UnixNow);
   metrics.SetNode(args->node_name.empty() ? HostName() : args->node_name);
+  metrics.SetPolicyDigest(PolicyDigest(*config));
   std::unique_ptr<MetricsServer> server;
   if (!args->metrics_address.empty()) {
     auto addr = ParseMetricsAddress(args->metrics_address);
@@ -203,9 +235,11 @@ int RunNriPlugin(const std::vector<std::string>& arguments) {
     server = std::move(*started);
     Say("serving metrics on " + args->metrics_address + "/metrics");
   }
-  const int rc = ServeWith(*args, where, env, std::move(config), server ? &metrics : nullptr);
+  const int rc =
+      ServeWith(*args, where, env, std::move(config), watch, server ? &metrics : nullptr);
   server.reset();
   RemoveMetricsSocket(args->metrics_address);
+  RemoveStatusFile(args->status_file);
   return rc;
 }
 

@@ -155,6 +155,11 @@ void NriMetrics::ConfigReloaded(bool ok) {
   }
 }
 
+void NriMetrics::SetPolicyDigest(std::string digest) {
+  const std::lock_guard<std::mutex> lock(digest_mu_);
+  digest_ = std::move(digest);
+}
+
 void NriMetrics::RepliesGivenUp(uint64_t replies, bool late) {
   (late ? late_ : unsent_).fetch_add(replies, std::memory_order_relaxed);
 }
@@ -196,6 +201,8 @@ void NriMetrics::AddFleetFamilies(std::vector<PromFamily>& f) const {
                     "Unix time of the last Synchronize whose heal left no container unhealed; 0 "
                     "before the first.",
                     static_cast<double>(load(last_heal_ok_))));
+  const std::lock_guard<std::mutex> lock(digest_mu_);
+  f.push_back(PolicyInfoFamily("oci-rlimit-nri", digest_));
 }
 
 std::string NriMetrics::Text() const {

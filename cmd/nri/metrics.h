@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -88,6 +89,9 @@ class NriMetrics {
   // The `node` label every series carries (--node-name, NODE_NAME); set
   // before the server starts. Empty: none.
   void SetNode(std::string node) { node_ = std::move(node); }
+  // The digest of the policy in force (core/policy_digest.h): at start and
+  // after each reload taken; oci_rlimit_policy_info's label.
+  void SetPolicyDigest(std::string digest);
 
   // The Prometheus text of every family (docs/nri.md lists them).
   [[nodiscard]] std::string Text() const;
@@ -114,6 +118,8 @@ class NriMetrics {
   std::atomic<bool> reload_ok_{true};
   std::atomic<int64_t> last_reload_ok_{0};
   std::string node_;
+  mutable std::mutex digest_mu_;  // the plugin's thread sets, the server's reads
+  std::string digest_;
 };
 
 }  // namespace ocirlimit::nri

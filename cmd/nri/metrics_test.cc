@@ -252,6 +252,22 @@ TEST(NriMetrics, TextHasEveryFamilyWithFixedLabels) {
 
 // The fleet's series (issue 38): the node on every sample, the reload, the
 // replies given up on, what the last Synchronize left, and when it started.
+// The policy's digest (core/policy_digest.h) as oci_rlimit_policy_info, named by the node; a
+// reload taken moves it.
+TEST(NriMetrics, PolicyInfoCarriesTheDigestInForce) {
+  NriMetrics m([] { return int64_t{1764912000}; });
+  m.SetNode("gpu-1");
+  m.SetPolicyDigest("aaaa");
+  EXPECT_NE(m.Text().find("# TYPE oci_rlimit_policy_info gauge\n"
+                          "oci_rlimit_policy_info{program=\"oci-rlimit-nri\",digest=\"aaaa\","
+                          "node=\"gpu-1\"} 1\n"),
+            std::string::npos)
+      << m.Text();
+  m.SetPolicyDigest("bbbb");
+  EXPECT_EQ(m.Text().find("digest=\"aaaa\""), std::string::npos) << m.Text();
+  EXPECT_NE(m.Text().find("digest=\"bbbb\""), std::string::npos) << m.Text();
+}
+
 TEST(NriMetrics, FleetSeriesNameTheNode) {
   int64_t now = 1764912000;
   NriMetrics m([&] { return now; });

@@ -75,6 +75,7 @@ ConnEnd ServeConnection(Conn& conn, Session& session, const ServeOptions& opt) {
       }
       continue;
     }
+    if (opt.on_tick) opt.on_tick();
     if (*wake == Wake::kTimeout) {
       if (!session.registered() && ++waited >= opt.register_ticks) {
         end.why = "no reply to RegisterPlugin within " +
@@ -123,7 +124,11 @@ int Serve(Connector& connector, const ServeOptions& opt) {
     int slept = 0;
     while (slept < backoff) {
       int step = std::min(opt.tick_ms, backoff - slept);
-      if (connector.Sleep(step) == Wake::kSignal && opt.on_signal()) return 0;
+      if (connector.Sleep(step) == Wake::kSignal) {
+        if (opt.on_signal()) return 0;
+      } else if (opt.on_tick) {
+        opt.on_tick();
+      }
       slept += step;
     }
     backoff = std::min(backoff * 2, opt.backoff_max_ms);

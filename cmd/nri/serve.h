@@ -65,6 +65,9 @@ struct ReplyFate {
 struct ServeOptions {
   // Handles pending signals (SIGHUP reloads); true means stop.
   std::function<bool()> on_signal;
+  // After every wake but a signal's, connected or not (the config watch,
+  // which keeps its own pace); may be empty.
+  std::function<void()> on_tick;
   // Once per connection, before new_session; may be empty.
   std::function<void(const Conn&)> on_connect;
   // A new Session (and its service) per connection.

@@ -215,6 +215,26 @@ TEST(Serve, SignalThatIsNotStopKeepsServing) {
   EXPECT_EQ(ParseSent(c.written[0]).size(), 2u);
 }
 
+// The config watch's tick: after each wake of a connection but a signal's (a timeout, calls
+// read), and after each back-off sleep while no runtime is there, so a ConfigMap update is seen
+// connected or not.
+TEST(Serve, TicksConnectedAndWhileBackingOffButNotOnASignal) {
+  Loop l;
+  int ticks = 0;
+  l.opt.on_tick = [&] { ++ticks; };
+  l.opt.on_signal = [&] { return ++l.signals > 1; };
+  FakeConnector c({{Bytes(Registered()),
+                    {Step::kTimeout, ""},
+                    {Step::kSignal, ""},
+                    Bytes(RuntimeCall(3, "X", "")),
+                    kEofStep},
+                   {}});
+  EXPECT_EQ(Serve(c, l.opt), 0);
+  // connected: Registered, the timeout, the call, the EOF; then one back-off sleep that timed
+  // out (the next, out of scripts, is a signal)
+  EXPECT_EQ(ticks, 5);
+}
+
 // --- the fate of each batch's replies (logged lines wait for it) ---
 
 // Fails every write after the first (the RegisterPlugin), as a runtime that

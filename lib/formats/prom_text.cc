@@ -108,4 +108,19 @@ void AddLabelToAll(std::vector<PromFamily>& families, const std::string& name,
   }
 }
 
+PromFamily PolicyInfoFamily(const std::string& program, const std::string& digest) {
+  PromFamily f{.name = "oci_rlimit_policy_info",
+               .help =
+                   "The SHA-256 of the merged policy the program runs (config file, "
+                   "drop-ins, environment); always 1. Nodes whose digests differ run "
+                   "different policies.",
+               .type = PromType::kGauge,
+               .samples = {}};
+  if (!digest.empty()) {
+    f.samples.push_back(
+        PromSample{.labels = {{"program", program}, {"digest", digest}}, .value = 1});
+  }
+  return f;
+}
+
 }  // namespace ocirlimit

@@ -49,6 +49,12 @@ std::string PromValue(double value);
 // a newline.
 std::string FormatPrometheus(const std::vector<PromFamily>& families);
 
+// oci_rlimit_policy_info{program="P",digest="D"} 1: the digest of the merged
+// policy a program runs (core/policy_digest.h), one family for the plugin and
+// audit, so nodes that run different policies show (docs/guides/fleet-policy.md).
+// No sample when digest is empty.
+PromFamily PolicyInfoFamily(const std::string& program, const std::string& digest);
+
 // Every sample of every family with the label name="value" added last, so a
 // series can be joined to its node (`node`, docs/audit.md "Fleet"); nothing
 // when value is empty. A sample that has the label already keeps its own.

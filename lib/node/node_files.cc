@@ -128,7 +128,7 @@ Status CheckNodePath(std::string_view flag, std::string_view path) {
 Result<std::string> RenderDropin(const std::vector<std::string>& rlimits,
                                  const std::vector<std::string>& nvidia_runtimes) {
   toml::table t;
-  t.insert("rlimits", Strings(rlimits));
+  if (!rlimits.empty()) t.insert("rlimits", Strings(rlimits));
   if (!nvidia_runtimes.empty()) {
     t.insert("runtime", toml::table{{"runtimes", Strings(nvidia_runtimes)}});
   }

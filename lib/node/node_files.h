@@ -18,6 +18,8 @@ namespace ocirlimit::node {
 // Where the installer keeps what it did and the node's mode.
 inline constexpr std::string_view kStateDir = "/var/lib/oci-rlimit/node-install";
 inline constexpr std::string_view kDropin = "/etc/oci-rlimit/config.d/50-installer.toml";
+// Where --policy puts the fleet's file: read after every drop-in, so it wins.
+inline constexpr std::string_view kNodeConfig = "/etc/oci-rlimit/config.toml";
 inline constexpr std::string_view kContainerdConfig = engines::kContainerdConfig;
 // In the one hooks dir stock CRI-O reads (engines::kStockHooksDir), and in
 // CRI-O's drop-in dir (engines::kCrioConfDir).
@@ -65,8 +67,9 @@ Result<std::vector<std::string>> CheckRlimits(std::string_view csv);
 // absolute, no control characters, no "." or ".." components.
 Status CheckNodePath(std::string_view flag, std::string_view path);
 
-// config.d/50-installer.toml: `rlimits`, and with NVIDIA `[runtime]
-// runtimes`. The result is parsed back with core's config parser.
+// config.d/50-installer.toml: `rlimits` (none when empty: a fleet file
+// sets them), and with NVIDIA `[runtime] runtimes`. The result is parsed
+// back with core's config parser.
 Result<std::string> RenderDropin(const std::vector<std::string>& rlimits,
                                  const std::vector<std::string>& nvidia_runtimes);
 // The CRI-O hooks.d file: PREFIX/bin/oci-rlimit-hook at createRuntime, for

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <ctime>
 
+#include "core/config.h"
 #include "formats/text.h"
 #include "node/node_config.h"
 #include "node/node_ctd_plan.h"
@@ -18,6 +19,7 @@ namespace ocirlimit::node {
 namespace {
 
 constexpr size_t kMaxProgramBytes = size_t{256} << 20;
+constexpr size_t kMaxPolicyBytes = size_t{1} << 20;
 constexpr const char* kPrograms[] = {"oci-rlimit-hook", "oci-rlimit-runtime", "oci-prlimit-helper",
                                      "oci-rlimit"};
 
@@ -32,6 +34,7 @@ struct Plan {
   std::vector<std::string> rlimits;
   std::vector<std::string> nvidia_runtimes;
   std::string dropin;
+  std::optional<std::string> policy;  // --policy's text, for kNodeConfig
   std::optional<CtdPlan> ctd;
   std::optional<std::string> crio_hook;  // unset: a package's file is there, kept
   std::string crio_handler;
@@ -123,14 +126,37 @@ std::vector<std::string> NvidiaRuntimes(const Plan& p) {
   return out;
 }
 
+// --policy's file, read as every program reads a config. The node's
+// config.toml is replaced only when an earlier --policy run placed it: an
+// admin's own file is never overwritten.
+Result<std::string> ReadPolicy(const InstallArgs& a, const NodeRecord& rec) {
+  auto text = rec.fs().Read(a.policy, kMaxPolicyBytes);
+  if (!text) return text.error().Wrap("--policy");
+  if (auto parsed = ParseConfig(*text, a.policy); !parsed) return parsed.error().Wrap("--policy");
+  const std::string node(kNodeConfig);
+  if (Exists(rec.fs(), a.host + node) && !rec.Recorded("created", node)) {
+    return MakeError("--policy: " + Quote(node) +
+                     " is the node's own config, not one this installer placed: move its "
+                     "settings to a file in /etc/oci-rlimit/config.d/ (the fleet's file wins "
+                     "over them key by key) and run again");
+  }
+  return text;
+}
+
 Result<Plan> Decide(const InstallArgs& a, const NodeRecord& rec) {
   Plan p;
   auto mode = DecideMode(rec.fs(), a, rec.mode(), rec.installed(), &p.notes);
   if (!mode) return mode.error();
   p.mode = std::move(*mode);
-  auto rl = CheckRlimits(a.rlimits);
-  if (!rl) return rl.error();
-  p.rlimits = std::move(*rl);
+  if (a.policy.empty()) {
+    auto rl = CheckRlimits(a.rlimits);
+    if (!rl) return rl.error();
+    p.rlimits = std::move(*rl);
+  } else {
+    auto policy = ReadPolicy(a, rec);
+    if (!policy) return policy.error();
+    p.policy = std::move(*policy);
+  }
   if (Has(p.mode.runtimes, "containerd")) {
     if (auto st = PlanContainerd(a, &p); !st) return st.error();
   }
@@ -168,6 +194,7 @@ std::vector<std::string> Targets(const Plan& p) {
   std::vector<std::string> out;
   for (const char* prog : kPrograms) out.push_back(p.mode.prefix + "/bin/" + prog);
   out.emplace_back(kDropin);
+  if (p.policy) out.emplace_back(kNodeConfig);
   if (p.crio_hook) out.emplace_back(kCrioHook);
   if (!p.crio_handler.empty()) out.emplace_back(kCrioHandler);
   if (p.ctd) out.push_back(p.ctd->path);
@@ -181,6 +208,7 @@ Status CheckTargets(HostFs& fs, const InstallArgs& a, const Plan& p) {
   if (!a.source.empty()) {
     for (const char* prog : kPrograms) sources.push_back(a.source + "/" + prog);
   }
+  if (!a.policy.empty()) sources.push_back(a.policy);
   return CheckWritable(fs, a.host, Targets(p), sources);
 }
 
@@ -252,6 +280,10 @@ Status Apply(const InstallArgs& a, const Plan& p, NodeRecord* rec, std::ostream&
     if (*st) restart.emplace_back("crio");
   }
   if (auto st = rec->Place(std::string(kDropin), p.dropin, 0644, out); !st) return st.error();
+  if (p.policy) {
+    if (auto st = rec->Place(std::string(kNodeConfig), *p.policy, 0644, out); !st)
+      return st.error();
+  }
   if (p.ctd) {
     auto st = ApplyContainerd(*p.ctd, rec, out);
     if (!st) return st.error();

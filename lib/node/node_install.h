@@ -3,8 +3,9 @@
 // the check that the programs run on the node, and systemctl). On a node
 // root HOST ("/" for this machine), it:
 // - checks every input before anything is written: --rlimits with the rlimit
-//   language, --prefix and --nvidia-runtime as node paths, the containerd
-//   edit, and NVIDIA's runtime not leading back to the wrapper;
+//   language, --policy as every program reads a config, --prefix and
+//   --nvidia-runtime as node paths, the containerd edit, and NVIDIA's
+//   runtime not leading back to the wrapper;
 // - copies the programs, renders its files with real serializers, edits
 //   containerd's config (node_config.h), and records all of it with the
 //   node's mode (NodeMode) under HOST/var/lib/oci-rlimit/node-install;
@@ -28,6 +29,10 @@ struct InstallArgs {
   std::optional<std::string> prefix;  // unset: the remembered one, else /usr/local
   std::string runtime = "auto";       // containerd, crio or auto
   std::string rlimits = "memlock=unlimited";
+  // --policy FILE: the fleet's config.toml (the ConfigMap), placed as the
+  // node's /etc/oci-rlimit/config.toml, which wins over every drop-in; the
+  // installer's drop-in then sets no rlimits. "" for none (--rlimits).
+  std::string policy;
   std::optional<bool> nvidia;  // --nvidia / --no-nvidia; unset: as remembered
   std::string nvidia_runtime;
   std::string source;  // the directory holding the programs

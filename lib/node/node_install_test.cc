@@ -298,6 +298,49 @@ TEST_F(NodeInstall, RestartIsRememberedUntilTheEngineRunsTheNewConfig) {
   EXPECT_NE(out_.str().find("plan restart=\n"), std::string::npos) << out_.str();
 }
 
+// node_install.cc: --policy places the fleet's file as the node's config.toml, whole, and the
+// installer's drop-in then sets no rlimits (the fleet file decides); a changed file replaces it,
+// and uninstall removes it.
+TEST_F(NodeInstall, PolicyBecomesTheNodesConfigAndGoesWithUninstall) {
+  const std::string fleet = dir_ / "fleet.toml";
+  Write(fleet, "# the fleet\n[requests]\nenabled = true\nceilings = [\"memlock=64M\"]\n");
+  InstallArgs a = Containerd();
+  a.policy = fleet;
+  ASSERT_EQ(Install(a), 0) << err_.str();
+  EXPECT_EQ(Read(host_ + "/etc/oci-rlimit/config.toml"), Read(fleet));
+  EXPECT_EQ(Read(host_ + "/etc/oci-rlimit/config.d/50-installer.toml").find("rlimits"),
+            std::string::npos)
+      << Read(host_ + "/etc/oci-rlimit/config.d/50-installer.toml");
+  Write(fleet, "[requests]\nenabled = true\nceilings = [\"memlock=8M\"]\n");
+  ASSERT_EQ(Install(a), 0) << err_.str();
+  EXPECT_NE(out_.str().find("wrote /etc/oci-rlimit/config.toml"), std::string::npos) << out_.str();
+  EXPECT_EQ(Read(host_ + "/etc/oci-rlimit/config.toml"), Read(fleet));
+  ASSERT_EQ(Uninstall(), 0) << err_.str();
+  EXPECT_FALSE(fs::exists(host_ + "/etc/oci-rlimit/config.toml"));
+  EXPECT_FALSE(fs::exists(host_ + "/etc/oci-rlimit"));
+}
+
+// node_install.cc: an admin's own config.toml is never overwritten by --policy, and a fleet file
+// that does not parse is refused before anything is written.
+TEST_F(NodeInstall, PolicyRefusesTheNodesOwnConfigAndABadFile) {
+  const std::string fleet = dir_ / "fleet.toml";
+  Write(fleet, "rlimits = [\"memlock=8M\"]\n");
+  Write(host_ + "/etc/oci-rlimit/config.toml", "rlimits = [\"nofile=1024\"]\n");
+  InstallArgs a = Containerd();
+  a.policy = fleet;
+  EXPECT_EQ(Install(a), 1);
+  EXPECT_NE(err_.str().find("--policy: \"/etc/oci-rlimit/config.toml\" is the node's own config"),
+            std::string::npos)
+      << err_.str();
+  EXPECT_EQ(Read(host_ + "/etc/oci-rlimit/config.toml"), "rlimits = [\"nofile=1024\"]\n");
+  fs::remove(host_ + "/etc/oci-rlimit/config.toml");
+  Write(fleet, "rlimits = [\"memlok=8M\"]\n");
+  EXPECT_EQ(Install(a), 1);
+  EXPECT_NE(err_.str().find("--policy: "), std::string::npos) << err_.str();
+  EXPECT_NE(err_.str().find("memlok"), std::string::npos) << err_.str();
+  EXPECT_FALSE(fs::exists(host_ + "/usr/local/bin/oci-rlimit-runtime"));
+}
+
 TEST(PendingRestart, ParsesWhatItRenders) {
   std::vector<PendingRestart> p = {{"containerd", 12}, {"crio", 34}};
   EXPECT_EQ(ParsePending(RenderPending(p)), p);

@@ -288,6 +288,7 @@ std::vector<std::string> KeptFiles(const NodeRecord& rec, const Removal& r, bool
   if (live || !r.copy_in.empty()) {
     keep.push_back(wrapper);
     keep.emplace_back(kDropin);
+    keep.emplace_back(kNodeConfig);  // placed by --policy: the wrapper reads it too
   }
   return keep;
 }

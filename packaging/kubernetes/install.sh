@@ -3,13 +3,15 @@
 # /host) or by hand on a node.
 #
 #   install.sh --host-root DIR [--prefix /usr/local] [--runtime containerd|crio|auto]
-#              [--rlimits "memlock=unlimited"] [--nvidia [--nvidia-runtime PATH] | --no-nvidia]
+#              [--rlimits "memlock=unlimited" | --policy FILE]
+#              [--nvidia [--nvidia-runtime PATH] | --no-nvidia]
 #              [--source DIR] [--restart]
 #   install.sh --uninstall --host-root DIR [--force] [--restart]
 #
 # Every decision is `oci-rlimit node install|uninstall` (the admin CLI, from
 # the image): it checks the input before anything is written, copies the
-# programs, writes the installer's drop-in and the containerd or CRI-O
+# programs, writes the installer's drop-in (and with --policy the fleet's
+# config.toml as the node's /etc/oci-rlimit/config.toml) and the containerd or CRI-O
 # handler, and remembers the node's mode (a rerun without --nvidia keeps
 # NVIDIA; --no-nvidia removes it). Uninstall removes the handlers first and
 # keeps oci-rlimit-runtime while containers created through it exist (exit 3;
@@ -29,7 +31,7 @@ force=()
 programs=(oci-rlimit-hook oci-rlimit-runtime oci-prlimit-helper oci-rlimit)
 
 die() { echo "$prog: $*" >&2; exit 1; }
-usage() { sed -n '5,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '5,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 while (($#)); do
   case "$1" in
@@ -37,7 +39,7 @@ while (($#)); do
     --source) source_dir=${2:?--source: missing DIR}; shift 2 ;;
     --restart) restart=1; shift ;;
     --uninstall) uninstall=1; shift ;;
-    --prefix|--runtime|--rlimits|--nvidia-runtime)
+    --prefix|--runtime|--rlimits|--policy|--nvidia-runtime)
       (($# >= 2)) || die "$1: missing value"
       pass+=("$1" "$2"); shift 2 ;;
     --nvidia|--no-nvidia) pass+=("$1"); shift ;;

@@ -1,7 +1,9 @@
 // The shipped Kubernetes manifests, applied as shipped to a real one-node cluster
 // (tests/cluster/cluster.sh: etcd, kube-apiserver, controller manager, scheduler, kubelet and
 // containerd 2.x in namespaces of their own), each asserted on what the node's processes read.
-// The only edits (edit-manifest.py): hostNetwork: true, and the installer's --rlimits value.
+// The overlays go through `kubectl kustomize` (the same as `kubectl apply -k`). The only edits
+// (edit-manifest.py): hostNetwork: true, the example pod's request, and (a policy change) the
+// ConfigMap's config.toml.
 // docs/daemons-testing.md, "Kubernetes".
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -11,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -31,10 +34,11 @@ using ocirlimit::itest::WriteFile;
 
 const std::string kKubeDir = std::string(OCI_RLIMIT_SOURCE_DIR) + "/packaging/kubernetes";
 const std::string kHere = std::string(OCI_RLIMIT_SOURCE_DIR) + "/tests/cluster";
-// The installer's --rlimits: memlock=unlimited as shipped, but no process here may raise a hard
-// limit above 8 MiB. containerd runs with 1 MiB soft / 8 MiB hard, so a pod that gets
-// oci-rlimit's limit reads 8388608 8388608 and one that does not reads 1048576 8388608.
+// What a pod asks (oci-rlimit.io/rlimits, under the fleet policy's ceilings): no process here may
+// raise a hard limit above 8 MiB. containerd runs with 1 MiB soft / 8 MiB hard, so a pod that
+// gets oci-rlimit's limit reads 8388608 8388608 and one that does not reads 1048576 8388608.
 const std::string kRlimits = "memlock=8388608";
+const std::string kAsks = "oci-rlimit.io/rlimits: \"" + kRlimits + "\"";
 const std::string kGranted = "Max locked memory 8388608 8388608 bytes";
 const std::string kPlain = "Max locked memory 1048576 8388608 bytes";
 
@@ -109,21 +113,37 @@ std::string NodeFile(const std::string& path) {
   return r.status == 0 ? r.out : "";
 }
 
-// oci-rlimit's config on the node: config.toml and its config.d drop-ins (the installer's).
+// oci-rlimit's config on the node: config.toml (the fleet's) and its config.d drop-ins (the
+// installer's).
 std::string NodeConfig() {
   return In({"sh", "-c",
              "cat /etc/oci-rlimit/config.toml /etc/oci-rlimit/config.d/*.toml 2>/dev/null"})
       .out;
 }
 
-// The shipped manifest with the allowed edits (edit-manifest.py).
-std::string Manifest(const std::string& file, bool rlimits = false) {
+// The shipped manifest with the allowed edits (edit-manifest.py); `request`: the pod's
+// oci-rlimit.io/rlimits becomes kRlimits.
+std::string Manifest(const std::string& file, bool request = false) {
   std::vector<std::string> argv = {"python3", kHere + "/edit-manifest.py", kKubeDir + "/" + file};
-  if (rlimits) {
-    argv.push_back("--rlimits");
+  if (request) {
+    argv.push_back("--request");
     argv.push_back(kRlimits);
   }
   CmdResult r = RunCmd(argv);
+  EXPECT_EQ(r.status, 0) << r.err;
+  return r.out;
+}
+
+// An overlay of packaging/kubernetes as `kubectl kustomize` (the cluster's kubectl) makes it, with
+// the allowed edits; `policy`: a file whose text becomes the ConfigMap's config.toml.
+std::string Overlay(const std::string& dir, const std::string& policy = "") {
+  CmdResult k = Kubectl({"kustomize", kKubeDir + "/" + dir});
+  EXPECT_EQ(k.status, 0) << k.err;
+  std::vector<std::string> argv = {"python3", kHere + "/edit-manifest.py", "-"};
+  if (!policy.empty()) argv.insert(argv.end(), {"--policy", policy});
+  RunOptions o;
+  o.stdin_data = k.out;
+  CmdResult r = RunCmd(argv, o);
   EXPECT_EQ(r.status, 0) << r.err;
   return r.out;
 }
@@ -207,10 +227,11 @@ int ContainerdStarts() {
   return n;
 }
 
-// The installer DaemonSet (daemonset.yaml) on the node, labelled as its comment says; once.
+// The handler overlay (the installer DaemonSet, the RuntimeClass, the base) on the node,
+// labelled as its comment says.
 void EnsureInstalled() {
   Label("oci-rlimit.io/installed=true");
-  Apply(Manifest("daemonset.yaml", true));
+  Apply(Overlay("handler"));
   RolledOut("oci-rlimit-installer");
 }
 
@@ -259,9 +280,10 @@ TEST(ClusterTest, TheNodeIsNotCalledByItsAddress) {
   EXPECT_NE(TheCluster()["NODE"], TheCluster()["NODE_IP"]);
 }
 
-// daemonset.yaml as shipped: install.sh edits the node's /etc/containerd/config.toml (the
+// The handler overlay as shipped: install.sh edits the node's /etc/containerd/config.toml (the
 // cluster's, never this machine's) and restarts containerd (SIGHUP: no systemd here; the
-// supervisor starts it again, as systemd would), and the DaemonSet becomes ready only after.
+// supervisor starts it again, as systemd would), writes the fleet's policy as the node's
+// config.toml, and the DaemonSet becomes ready only after.
 TEST(ClusterTest, InstallerDaemonSetAddsTheHandlerAndRestartsContainerd) {
   REQUIRE_CLUSTER();
   const int starts = ContainerdStarts();
@@ -272,7 +294,7 @@ TEST(ClusterTest, InstallerDaemonSetAddsTheHandlerAndRestartsContainerd) {
   ASSERT_EQ(dump.status, 0) << dump.err;
   EXPECT_NE(dump.out.find("BinaryName = '/usr/local/bin/oci-rlimit-runtime'"), std::string::npos)
       << dump.out;
-  EXPECT_NE(NodeConfig().find("8388608"), std::string::npos) << NodeConfig();
+  EXPECT_EQ(NodeFile("/etc/oci-rlimit/config.toml"), ReadFile(kKubeDir + "/base/config.toml"));
   // containerd was started again after the config was written (only the installer restarts it)
   if (starts == 1) {
     EXPECT_GE(ContainerdStarts(), 2) << "containerd never restarted";
@@ -289,29 +311,28 @@ TEST(ClusterTest, InstallerDaemonSetAddsTheHandlerAndRestartsContainerd) {
   EXPECT_NE(NodeFile("/usr/local/bin/oci-rlimit-runtime"), "");
 }
 
-// runtimeclass.yaml and example-pod.yaml as shipped: the pod reads the node's limit; a pod
-// without the RuntimeClass keeps containerd's.
+// The handler overlay's RuntimeClass and example-pod.yaml (its request edited): the pod reads the
+// limit it asked for; a pod without the RuntimeClass keeps containerd's.
 TEST(ClusterTest, ExamplePodReadsItsLimitThroughTheRuntimeClass) {
   REQUIRE_CLUSTER();
   EnsureInstalled();
-  Apply(Manifest("runtimeclass.yaml"));
-  Apply(Manifest("example-pod.yaml"));
+  Apply(Manifest("example-pod.yaml", true));
   Apply(PodYaml("plain"));
   EXPECT_EQ(PodLimit("rdma-test"), kGranted);
   EXPECT_EQ(PodLimit("plain"), kPlain);
   DeletePods({"rdma-test", "plain"});
 }
 
-// nri-daemonset.yaml as shipped (its ConfigMap: requests up to memlock=unlimited): a pod that
+// The nri overlay as shipped (the fleet's policy: requests up to finite ceilings): a pod that
 // asks reads its limit, one that does not keeps containerd's, and /metrics counts the request.
 TEST(ClusterTest, NriDaemonSetGrantsAnAskingPodAndCountsIt) {
   REQUIRE_CLUSTER();
   Label("oci-rlimit.io/nri=true");
-  Apply(Manifest("nri-daemonset.yaml"));
+  Apply(Overlay("nri"));
   RolledOut("oci-rlimit-nri");
   ASSERT_TRUE(Eventually([] { return NodeFile("/run/oci-rlimit/nri.status") != ""; }, 30))
       << Diagnose();
-  Apply(PodYaml("nri-asks", "", "oci-rlimit.io/rlimits: \"memlock=8388608\""));
+  Apply(PodYaml("nri-asks", "", kAsks));
   Apply(PodYaml("nri-plain"));
   EXPECT_EQ(PodLimit("nri-asks"), kGranted);
   EXPECT_EQ(PodLimit("nri-plain"), kPlain);
@@ -345,34 +366,27 @@ TEST(ClusterTest, NriDaemonSetGrantsAnAskingPodAndCountsIt) {
   DeletePods({"nri-asks", "nri-plain"});
 }
 
-// The ceiling at the door (docs/policy.md, "At admission"): the policy `oci-rlimit
-// admission-policy` writes from nri-daemonset.yaml's ConfigMap, on the cluster's API server. A pod
-// the plugin would refuse (a type not in the ConfigMap's ceilings) is refused at `kubectl apply`,
-// and by --dry-run=server, with the node's own words; one under the ceiling is admitted and, on
-// the node, reads the limit the plugin gives it. (tests/admission runs the whole case table
-// against explain on an API server of its own.)
+// The ceiling at the door (docs/policy.md, "At admission"): the admission overlay as shipped (what
+// `oci-rlimit admission-policy` writes from the fleet's ConfigMap,
+// kustomize.admission_overlay_current), on the cluster's API server. A pod the plugin would refuse
+// (over the ConfigMap's ceiling) is refused at `kubectl apply`, and by --dry-run=server, with the
+// node's own words; one under the ceiling is admitted and, on the node, reads the limit the plugin
+// gives it. (tests/admission runs the whole case table against explain on an API server of its
+// own.)
 TEST(ClusterTest, AdmissionPolicyRefusesAtTheDoorAndAdmitsWhatTheNodeGrants) {
   REQUIRE_CLUSTER();
   Label("oci-rlimit.io/nri=true");
-  Apply(Manifest("nri-daemonset.yaml"));
+  Apply(Overlay("nri"));
   RolledOut("oci-rlimit-nri");
   ASSERT_TRUE(Eventually([] { return NodeFile("/run/oci-rlimit/nri.status") != ""; }, 30))
       << Diagnose();
-  // The ConfigMap's config.toml, as the plugin reads it.
-  CmdResult cm = Kubectl({"-n", "oci-rlimit", "get", "configmap", "oci-rlimit-nri-config", "-o",
-                          "jsonpath={.data.config\\.toml}"});
-  ASSERT_EQ(cm.status, 0) << cm.err;
-  const std::string config = TheCluster()["DIR"] + "/admission-config.toml";
-  WriteFile(config, cm.out);
-  CmdResult policy = RunCmd({ocirlimit::itest::OurBinary("oci-rlimit"), "admission-policy",
-                             "--config", config, "--name", "cluster-door"});
-  ASSERT_EQ(policy.status, 0) << policy.err;
-  Apply(policy.out);
-  const std::string refused = PodYaml("door-refused", "", "oci-rlimit.io/rlimits: \"nofile=4096\"");
+  Apply(Overlay("admission"));
+  const std::string refused =
+      PodYaml("door-refused", "", "oci-rlimit.io/rlimits: \"memlock=128G\"");
   const std::string node_words =
       "denied request: container \"main\": annotation \"oci-rlimit.io/rlimits\" = "
-      "\"nofile=4096\": nofile=4096:4096: nofile is not in requests.ceilings (over-ceiling = "
-      "\"reject\")";
+      "\"memlock=128G\": memlock=137438953472:137438953472 is over the ceiling "
+      "memlock=68719476736:68719476736 (over-ceiling = \"reject\")";
   // The API server loads a new policy a moment after it is created.
   CmdResult dry;
   EXPECT_TRUE(Eventually(
@@ -386,14 +400,14 @@ TEST(ClusterTest, AdmissionPolicyRefusesAtTheDoorAndAdmitsWhatTheNodeGrants) {
   CmdResult applied = Kubectl({"apply", "-f", "-"}, refused);
   EXPECT_NE(applied.status, 0) << applied.out;
   EXPECT_NE(applied.err.find(node_words), std::string::npos) << applied.err;
-  Apply(PodYaml("door-granted", "", "oci-rlimit.io/rlimits: \"memlock=8388608\""));
+  Apply(PodYaml("door-granted", "", kAsks));
   EXPECT_EQ(PodLimit("door-granted"), kGranted);
   Kubectl({"delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", "-l",
            "app.kubernetes.io/managed-by=oci-rlimit"});
   DeletePods({"door-granted", "door-refused"});
 }
 
-// daemonset-nvidia.yaml on a GPU node as NVIDIA's toolkit leaves it (an `nvidia` handler whose
+// The handler-nvidia overlay on a GPU node as NVIDIA's toolkit leaves it (an `nvidia` handler whose
 // BinaryName is /usr/bin/nvidia-container-runtime: here a stand-in that logs its argv and execs
 // runc; containerd restarted on it), labelled oci-rlimit.io/nvidia=true: the plain installer leaves
 // the node, the NVIDIA one makes the oci-rlimit handler a copy of NVIDIA's, and a pod of
@@ -423,8 +437,7 @@ exit 1
   ASSERT_EQ(gpu.status, 0) << gpu.err;
   Label("oci-rlimit.io/installed=true");
   Label("oci-rlimit.io/nvidia=true");
-  Apply(Manifest("daemonset.yaml", true));
-  Apply(Manifest("daemonset-nvidia.yaml", true));
+  Apply(Overlay("handler-nvidia"));
   RolledOut("oci-rlimit-installer-nvidia");
   // the plain installer's pod is gone from the GPU node (its affinity)
   EXPECT_TRUE(Eventually(
@@ -438,8 +451,7 @@ exit 1
   EXPECT_NE(dump.out.find("runtimes.nvidia]"), std::string::npos) << dump.out;
   EXPECT_NE(NodeConfig().find("/usr/bin/nvidia-container-runtime"), std::string::npos)
       << NodeConfig();
-  Apply(Manifest("runtimeclass-nvidia.yaml"));
-  Apply(PodYaml("gpu-pod", "oci-rlimit-nvidia"));
+  Apply(PodYaml("gpu-pod", "oci-rlimit-nvidia", kAsks));
   EXPECT_EQ(PodLimit("gpu-pod"), kGranted);
   EXPECT_NE(NodeFile(calls).find("create"), std::string::npos)
       << "oci-rlimit-runtime did not exec NVIDIA's runtime: " << NodeFile(calls);
@@ -504,7 +516,7 @@ std::string SamplesWithout(const std::string& page, const std::string& label) {
   return out;
 }
 
-// audit-metrics-daemonset.yaml as shipped, on a RuntimeClass node: pods without the handler are
+// The audit overlay as shipped, on a RuntimeClass node: pods without the handler are
 // outside the scope (0 missing); a handler pod whose limit was lowered is the one missing.
 // issue 38: fails until the audit DaemonSet sees the install record and containerd's root (the
 // manifest mounts only /run, /etc/oci-rlimit and the textfile directory, so its scope is "no
@@ -523,15 +535,14 @@ TEST(ClusterTest, AuditDaemonSetCountsOnlyTheLoweredHandlerPodMissing) {
       },
       60));
   In({"rm", "-f", "/run/oci-rlimit/nri.status"});
-  Apply(Manifest("runtimeclass.yaml"));
   Apply(PodYaml("audit-plain"));
-  Apply(PodYaml("audit-handler", "oci-rlimit"));
+  Apply(PodYaml("audit-handler", "oci-rlimit", kAsks));
   EXPECT_EQ(PodLimit("audit-plain"), kPlain);
   EXPECT_EQ(PodLimit("audit-handler"), kGranted);
   Label("oci-rlimit.io/audit=true");
   long t0 = static_cast<long>(time(nullptr));
   RestartAudit();
-  Apply(Manifest("audit-metrics-daemonset.yaml"));
+  Apply(Overlay("audit"));
   RolledOut("oci-rlimit-audit-metrics");
   std::string before = FreshTextfile(t0);
   EXPECT_EQ(Missing(before), 0) << "ordinary pods are outside a RuntimeClass node's scope:\n"
@@ -571,8 +582,8 @@ TEST(ClusterTest, PluginAndAuditSeriesNameTheNode) {
   EnsureInstalled();
   Label("oci-rlimit.io/nri=true");
   Label("oci-rlimit.io/audit=true");
-  Apply(Manifest("nri-daemonset.yaml"));
-  Apply(Manifest("audit-metrics-daemonset.yaml"));
+  Apply(Overlay("nri"));
+  Apply(Overlay("audit"));
   RolledOut("oci-rlimit-nri");
   RolledOut("oci-rlimit-audit-metrics");
   const std::string named = "=\"" + TheCluster()["NODE"] + "\"";
@@ -597,6 +608,200 @@ TEST(ClusterTest, PluginAndAuditSeriesNameTheNode) {
   RolledOut("oci-rlimit-audit-metrics");
   EXPECT_NE(FreshTextfile(t0), "");
   EXPECT_EQ(In({"stat", "-c", "%a", f}).out, "644\n");
+}
+
+// The containers a textfile counts, every state (pod sandboxes included).
+long Counted(const std::string& textfile) {
+  long n = 0;
+  const std::regex sample("\noci_rlimit_audit_containers\\{state=\"[a-z_]+\"[^}]*\\} ([0-9]+)");
+  for (auto it = std::sregex_iterator(textfile.begin(), textfile.end(), sample);
+       it != std::sregex_iterator(); ++it) {
+    n += std::atol((*it)[1].str().c_str());
+  }
+  return n;
+}
+
+// The digest of the policy in FILE (core/policy_digest.h), as the admission policy made from it
+// carries it.
+std::string DigestOf(const std::string& file) {
+  CmdResult r =
+      RunCmd({ocirlimit::itest::OurBinary("oci-rlimit"), "admission-policy", "--config", file});
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(r.out, m, std::regex("policy-digest: \"([0-9a-f]{64})\"")))
+      << r.err;
+  return m.size() > 1 ? m[1].str() : "";
+}
+
+std::string PluginMetrics() {
+  return In({"busybox", "wget", "-qO-", "http://" + TheCluster()["NODE_IP"] + ":9464/metrics"}).out;
+}
+
+// A series' value on a Prometheus page: the first sample of `name` (with any labels).
+std::string SampleOf(const std::string& page, const std::string& name) {
+  std::smatch m;
+  if (!std::regex_search(page, m, std::regex("\n" + name + "\\{[^}]*\\} ([0-9.e+]+)"))) return "";
+  return m[1].str();
+}
+
+// The pods of the oci-rlimit namespace, by uid: the same set means none was deleted.
+std::string PieceUids() {
+  return Kubectl({"-n", "oci-rlimit", "get", "pods", "-o",
+                  "jsonpath={range .items[*]}{.metadata.uid}{\"\\n\"}{end}"})
+      .out;
+}
+
+// One policy change (issue 46): the fleet's config.toml changed and the overlays applied again
+// reaches, with no pod deleted and no moment without the plugin, the node's config.toml (the
+// installer's sync container), the plugin (a reload, and oci_rlimit_policy_info's digest) and
+// audit (its textfile's digest); the admission policy made from the new file refuses by the new
+// ceiling, and --check calls the cluster's old one stale, naming its digest.
+TEST(ClusterTest, APolicyChangeReachesEveryPieceWithNoPodDeleted) {
+  REQUIRE_CLUSTER();
+  EnsureInstalled();
+  Label("oci-rlimit.io/nri=true");
+  Label("oci-rlimit.io/audit=true");
+  Apply(Overlay("nri"));
+  Apply(Overlay("audit"));
+  Apply(Overlay("admission"));
+  RolledOut("oci-rlimit-nri");
+  RolledOut("oci-rlimit-audit-metrics");
+  const std::string old_digest = DigestOf(kKubeDir + "/base/config.toml");
+  const std::string old_series = "digest=\"" + old_digest + "\"";
+  ASSERT_TRUE(Eventually([&] { return PluginMetrics().find(old_series) != std::string::npos; }, 60))
+      << PluginMetrics();
+  const long t0_audit = static_cast<long>(time(nullptr));
+  RestartAudit();
+  RolledOut("oci-rlimit-audit-metrics");
+  const std::string first = FreshTextfile(t0_audit);
+  ASSERT_NE(first.find(old_series), std::string::npos) << first;
+  // On a node with the plugin, audit finds the node's containers (the runtime's roots under the
+  // /run it mounts) on its first run.
+  EXPECT_GT(Counted(first), 0) << first;
+  // The pods as they are now: none still terminating (RestartAudit's).
+  ASSERT_TRUE(Eventually(
+      [] {
+        return Kubectl({"-n", "oci-rlimit", "get", "pods", "-o",
+                        "jsonpath={.items[*].metadata.deletionTimestamp}"})
+            .out.empty();
+      },
+      60));
+  const std::string uids = PieceUids();
+  const std::string connects = SampleOf(PluginMetrics(), "oci_rlimit_nri_connects_total");
+
+  const std::string fleet = TheCluster()["DIR"] + "/fleet-changed.toml";
+  const std::string text =
+      "[requests]\nenabled = true\nceilings = [\"memlock=4M\"]\nover-ceiling = \"reject\"\n";
+  WriteFile(fleet, text);
+  const std::string new_digest = DigestOf(fleet);
+  ASSERT_NE(new_digest, old_digest);
+  const std::string new_series = "digest=\"" + new_digest + "\"";
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const char* o : {"handler", "nri", "audit"}) Apply(Overlay(o, fleet));
+  EXPECT_TRUE(Eventually([&] { return NodeFile("/etc/oci-rlimit/config.toml") == text; }, 180))
+      << NodeFile("/etc/oci-rlimit/config.toml") << Diagnose();
+  EXPECT_TRUE(
+      Eventually([&] { return PluginMetrics().find(new_series) != std::string::npos; }, 180))
+      << PluginMetrics();
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return NodeFile("/var/lib/node_exporter/textfile/oci-rlimit.prom").find(new_series) !=
+               std::string::npos;
+      },
+      180))
+      << NodeFile("/var/lib/node_exporter/textfile/oci-rlimit.prom");
+  std::cerr << "policy change converged in "
+            << std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
+                                                                t0)
+                   .count()
+            << " s\n";
+  EXPECT_EQ(PieceUids(), uids) << "a pod was replaced";
+  EXPECT_EQ(SampleOf(PluginMetrics(), "oci_rlimit_nri_connects_total"), connects)
+      << "the plugin reconnected: a window without it";
+
+  // The cluster's admission policy is the old file's: --check says stale and names it.
+  const std::string cluster_policy =
+      Kubectl({"get", "validatingadmissionpolicy", "-l", "app.kubernetes.io/managed-by=oci-rlimit",
+               "-o", "yaml"})
+          .out;
+  RunOptions in;
+  in.stdin_data = cluster_policy;
+  CmdResult stale = RunCmd(
+      {ocirlimit::itest::OurBinary("oci-rlimit"), "admission-policy", "--check", "--config", fleet},
+      in);
+  EXPECT_EQ(stale.status, 1) << stale.out << stale.err;
+  EXPECT_NE(stale.err.find("stale: "), std::string::npos) << stale.err;
+  EXPECT_NE(stale.err.find(old_digest), std::string::npos) << stale.err;
+  // Regenerated from the new file and applied: a pod the new ceiling refuses is refused at the
+  // door.
+  CmdResult policy =
+      RunCmd({ocirlimit::itest::OurBinary("oci-rlimit"), "admission-policy", "--config", fleet});
+  ASSERT_EQ(policy.status, 0) << policy.err;
+  Apply(policy.out);
+  const std::string asks = PodYaml("door-new-ceiling", "", kAsks);
+  CmdResult dry;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        dry = Kubectl({"create", "--dry-run=server", "-f", "-"}, asks);
+        return dry.status != 0;
+      },
+      30))
+      << dry.out << dry.err;
+  EXPECT_NE(dry.err.find("memlock=8388608:8388608 is over the ceiling memlock=4194304:4194304"),
+            std::string::npos)
+      << dry.err;
+  in.stdin_data = Kubectl({"get", "validatingadmissionpolicy", "-l",
+                           "app.kubernetes.io/managed-by=oci-rlimit", "-o", "yaml"})
+                      .out;
+  CmdResult current = RunCmd(
+      {ocirlimit::itest::OurBinary("oci-rlimit"), "admission-policy", "--check", "--config", fleet},
+      in);
+  EXPECT_EQ(current.status, 0) << current.out << current.err;
+
+  // The shipped policy back, for the tests after this one.
+  for (const char* o : {"handler", "nri", "audit", "admission"}) Apply(Overlay(o));
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return NodeFile("/etc/oci-rlimit/config.toml") == ReadFile(kKubeDir + "/base/config.toml");
+      },
+      180));
+}
+
+// Each piece's uninstall leaves no file of it on the node (docs/guides/fleet-policy.md,
+// "Uninstall"): the plugin removes its status file and audit its textfile when their pods stop,
+// and the admission overlay goes with `kubectl delete -k`.
+TEST(ClusterTest, UninstallOfEachPieceLeavesNoFileOnTheNode) {
+  REQUIRE_CLUSTER();
+  Label("oci-rlimit.io/nri=true");
+  Label("oci-rlimit.io/audit=true");
+  Apply(Overlay("nri"));
+  Apply(Overlay("audit"));
+  Apply(Overlay("admission"));
+  RolledOut("oci-rlimit-nri");
+  RolledOut("oci-rlimit-audit-metrics");
+  const std::string status = "/run/oci-rlimit/nri.status";
+  const std::string textfile = "/var/lib/node_exporter/textfile/oci-rlimit.prom";
+  ASSERT_TRUE(Eventually([&] { return NodeFile(status) != "" && NodeFile(textfile) != ""; }, 90))
+      << Diagnose();
+  for (const char* ds : {"oci-rlimit-nri", "oci-rlimit-audit-metrics"}) {
+    CmdResult d = Kubectl({"-n", "oci-rlimit", "delete", "daemonset", ds, "--wait=true"});
+    EXPECT_EQ(d.status, 0) << d.err;
+  }
+  EXPECT_TRUE(Eventually(
+      [] {
+        return Kubectl({"-n", "oci-rlimit", "get", "pods", "-l",
+                        "app.kubernetes.io/name in (oci-rlimit-nri,oci-rlimit-audit-metrics)", "-o",
+                        "name"})
+            .out.empty();
+      },
+      90));
+  EXPECT_NE(In({"test", "-e", status}).status, 0) << NodeFile(status);
+  EXPECT_NE(In({"test", "-e", textfile}).status, 0) << NodeFile(textfile);
+  CmdResult adm = Kubectl({"delete", "-k", kKubeDir + "/admission"});
+  EXPECT_EQ(adm.status, 0) << adm.err;
+  EXPECT_EQ(Kubectl({"get", "validatingadmissionpolicy,validatingadmissionpolicybinding", "-l",
+                     "app.kubernetes.io/managed-by=oci-rlimit", "-o", "name"})
+                .out,
+            "");
 }
 
 }  // namespace

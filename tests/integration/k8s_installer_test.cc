@@ -1256,10 +1256,10 @@ std::string MakeBaseRootfs(const std::string& dir) {
   return root;
 }
 
-// The DaemonSet's init container, as daemonset.yaml (or `file`) says: image
-// and command.
+// The DaemonSet's init container, as handler/daemonset.yaml (or `file`) says:
+// image and command.
 std::vector<std::string> DaemonSetCommand(std::string* image,
-                                          const std::string& file = "daemonset.yaml") {
+                                          const std::string& file = "handler/daemonset.yaml") {
   CmdResult r = RunCmd({"python3", "-c", R"(
 import json, sys, yaml
 for d in yaml.safe_load_all(open(sys.argv[1])):
@@ -1276,6 +1276,14 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
   EXPECT_EQ(j["mount"], "/host");
   *image = j["image"].get<std::string>();
   return j["command"].get<std::vector<std::string>>();
+}
+
+// A DaemonSet command's argv run here: the node's root is `host`, the fleet's ConfigMap mount
+// holds the shipped base/config.toml.
+std::string HereArg(const std::string& arg, const std::string& host) {
+  if (arg == "/host") return host;
+  if (arg == "/etc/oci-rlimit-fleet/config.toml") return kKubeDir + "/base/config.toml";
+  return arg;
 }
 
 // The DaemonSet's own command (daemonset.yaml, no --nvidia), rerun as every
@@ -1298,9 +1306,7 @@ TEST_F(K8sInstallerTest, DaemonSetCommandKeepsAGpuNodesChain) {
   std::vector<std::string> command = DaemonSetCommand(&image);
   ASSERT_EQ(command[0], "/opt/oci-rlimit/install.sh");
   std::vector<std::string> argv = {"bash", kInstaller};
-  for (size_t i = 1; i < command.size(); ++i) {
-    argv.push_back(command[i] == "/host" ? host_ : command[i]);
-  }
+  for (size_t i = 1; i < command.size(); ++i) argv.push_back(HereArg(command[i], host_));
   argv.insert(argv.end(), {"--source", fs::path(OurBinary("oci-rlimit-hook")).parent_path()});
   for (int restart = 0; restart < 3; ++restart) {
     CmdResult r = RunCmd(argv);
@@ -1330,10 +1336,11 @@ TEST_F(K8sInstallerTest, GpuDaemonSetSetsUpNvidiasChain) {
   OCI_RLIMIT_REQUIRE("python3");
   ASSERT_EQ(RunCmd({OurBinary("toml_rewrite"), HostConfig()}).status, 0);  // NVIDIA's handler
   std::string image;
-  std::vector<std::string> command = DaemonSetCommand(&image, "daemonset-nvidia.yaml");
+  std::vector<std::string> command =
+      DaemonSetCommand(&image, "handler-nvidia/daemonset-nvidia.yaml");
   std::vector<std::string> argv = {"bash", kInstaller};
   for (size_t i = 1; i < command.size(); ++i) {
-    if (command[i] != "--restart") argv.push_back(command[i] == "/host" ? host_ : command[i]);
+    if (command[i] != "--restart") argv.push_back(HereArg(command[i], host_));
   }
   argv.insert(argv.end(), {"--source", fs::path(OurBinary("oci-rlimit-hook")).parent_path()});
   CmdResult r = RunCmd(argv);
@@ -1349,7 +1356,7 @@ def pick(f):
     for d in yaml.safe_load_all(open(sys.argv[1] + "/" + f)):
         if d["kind"] == "DaemonSet":
             return d["spec"]["template"]["spec"]
-plain, gpu = pick("daemonset.yaml"), pick("daemonset-nvidia.yaml")
+plain, gpu = pick("handler/daemonset.yaml"), pick("handler-nvidia/daemonset-nvidia.yaml")
 terms = plain["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
 assert all({"key": "oci-rlimit.io/nvidia", "operator": "NotIn", "values": ["true"]} in t["matchExpressions"] for t in terms), terms
 assert gpu["nodeSelector"] == dict(plain["nodeSelector"], **{"oci-rlimit.io/nvidia": "true"}), gpu["nodeSelector"]
@@ -1431,6 +1438,8 @@ TEST(InstallerImageTest, RunsAsTheDaemonSetRunsIt) {
                                   "none",
                                   "-v",
                                   host + ":/host",
+                                  "-v",
+                                  kKubeDir + "/base:/etc/oci-rlimit-fleet:ro",
                                   "--entrypoint",
                                   command[0],
                                   image};
@@ -1467,13 +1476,14 @@ TEST(K8sManifestsTest, ParseAsYamlWithTheRightShape) {
   const std::string script = R"(
 import glob, sys, yaml
 objs = []
-for f in sorted(glob.glob(sys.argv[1] + "/*.yaml")):
-    if f.split("/")[-1].startswith("prometheus-rules"):
-        continue  # Prometheus rule files, not objects: promtool checks them (metrics.alert_rules)
+for f in sorted(glob.glob(sys.argv[1] + "/**/*.yaml", recursive=True)):
+    name = f[len(sys.argv[1]) + 1:]
+    if name.split("/")[-1].startswith("prometheus-rules") or name.endswith("kustomization.yaml"):
+        continue  # rule files (promtool checks them) and kustomize's own (kustomize.overlays)
     for d in yaml.safe_load_all(open(f)):
         assert d["apiVersion"] and d["kind"] and d["metadata"]["name"], f
         objs.append(d)
-        print(f.split("/")[-1], d["kind"], d["metadata"]["name"])
+        print(name, d["kind"], d["metadata"]["name"])
 rc = [d for d in objs if d["kind"] == "RuntimeClass"][0]
 assert rc["handler"] == "oci-rlimit", rc
 ds = [d for d in objs if d["kind"] == "DaemonSet" and d["metadata"]["name"] == "oci-rlimit-installer"][0]["spec"]["template"]["spec"]
@@ -1506,9 +1516,11 @@ print("checked")
 )";
   CmdResult r = RunCmd({"python3", "-c", script, kKubeDir});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("runtimeclass.yaml RuntimeClass oci-rlimit"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("daemonset.yaml DaemonSet oci-rlimit-installer"), std::string::npos);
-  EXPECT_NE(r.out.find("nri-daemonset.yaml DaemonSet oci-rlimit-nri"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("handler/runtimeclass.yaml RuntimeClass oci-rlimit"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("handler/daemonset.yaml DaemonSet oci-rlimit-installer"), std::string::npos);
+  EXPECT_NE(r.out.find("nri/nri-daemonset.yaml DaemonSet oci-rlimit-nri"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("checked nri"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("checked\n"), std::string::npos) << r.out;
 }
@@ -1539,7 +1551,8 @@ TEST(K8sManifestsTest, ReadmeQuickStartMatchesTheManifests) {
   CmdResult r = RunCmd({"python3", "-c", R"(
 import json, sys, yaml
 out = {"classes": {}}
-for f in ("daemonset.yaml", "runtimeclass.yaml", "runtimeclass-nvidia.yaml", "example-pod.yaml"):
+for f in ("handler/daemonset.yaml", "handler/runtimeclass.yaml",
+          "handler-nvidia/runtimeclass-nvidia.yaml", "example-pod.yaml"):
     for d in yaml.safe_load_all(open(sys.argv[1] + "/" + f)):
         if d["kind"] == "DaemonSet":
             spec = d["spec"]["template"]["spec"]
@@ -1567,10 +1580,12 @@ print(json.dumps(out))
   const std::string label =
       m["selector"].begin().key() + "=" + m["selector"].begin().value().get<std::string>();
   EXPECT_NE(qs.find("kubectl label node NODE " + label + "\n"), std::string::npos) << label;
-  // The apply line names the DaemonSet and the RuntimeClass files parsed above.
-  const std::string apply = std::string("kubectl apply -f packaging/kubernetes/daemonset.yaml") +
-                            " -f packaging/kubernetes/runtimeclass.yaml\n";
+  // The apply line names the overlay of the DaemonSet and the RuntimeClass files parsed above.
+  const std::string apply = "kubectl apply -k packaging/kubernetes/handler\n";
   EXPECT_NE(qs.find(apply), std::string::npos) << apply;
+  const std::string overlay = ReadFile(kKubeDir + "/handler/kustomization.yaml");
+  for (const char* f : {"- ../base\n", "- daemonset.yaml\n", "- runtimeclass.yaml\n"})
+    EXPECT_NE(overlay.find(f), std::string::npos) << f << overlay;
   std::string command = "install.sh";
   for (size_t i = 1; i < m["command"].size(); ++i)
     command += " " + m["command"][i].get<std::string>();
@@ -1581,6 +1596,36 @@ print(json.dumps(out))
   EXPECT_EQ(m["pod_class"], "oci-rlimit");
   EXPECT_NE(qs.find("`runtimeClassName: oci-rlimit`"), std::string::npos);
   EXPECT_NE(qs.find("`runtimeClassName: oci-rlimit-nvidia`"), std::string::npos);
+}
+
+// README's NRI quick start on Kubernetes: the label it sets is the DaemonSet's node selector, and
+// the overlay it applies from the .deb's copy (/usr/share/oci-rlimit/kubernetes/nri, installed
+// from packaging/kubernetes/nri with the base beside it) holds the DaemonSet and the base, whose
+// ConfigMap the plugin reads (kustomize.overlays builds it).
+TEST(K8sManifestsTest, ReadmeNriQuickStartMatchesTheManifests) {
+  OCI_RLIMIT_REQUIRE("python3");
+  const std::string readme = ReadFile(std::string(OCI_RLIMIT_SOURCE_DIR) + "/README.md");
+  const std::string label = "kubectl label node NODE oci-rlimit.io/nri=true\n";
+  const std::string apply = "kubectl apply -k /usr/share/oci-rlimit/kubernetes/nri\n";
+  EXPECT_NE(readme.find(label + apply), std::string::npos);
+  CmdResult r = RunCmd({"python3", "-c", R"(
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1] + "/nri/nri-daemonset.yaml")):
+    if d["kind"] == "DaemonSet":
+        spec = d["spec"]["template"]["spec"]
+        print(spec["nodeSelector"])
+        print([v["configMap"]["name"] for v in spec["volumes"] if "configMap" in v])
+)",
+                        kKubeDir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "{'oci-rlimit.io/nri': 'true'}\n['oci-rlimit-config']\n");
+  const std::string overlay = ReadFile(kKubeDir + "/nri/kustomization.yaml");
+  EXPECT_NE(overlay.find("- ../base\n"), std::string::npos) << overlay;
+  EXPECT_NE(overlay.find("- nri-daemonset.yaml\n"), std::string::npos) << overlay;
+  EXPECT_NE(ReadFile(std::string(OCI_RLIMIT_SOURCE_DIR) + "/packaging/CMakeLists.txt")
+                .find("install(DIRECTORY kubernetes/ DESTINATION "
+                      "${CMAKE_INSTALL_DATADIR}/oci-rlimit/kubernetes"),
+            std::string::npos);
 }
 
 // Issue 30: SIGKILL at a random point of install and uninstall, 50 times

@@ -261,6 +261,52 @@ TEST(NriPlugin, ReloadRefusesABadConfigAndKeepsTheOldOne) {
   EXPECT_TRUE(plugin.Running());
 }
 
+// A ConfigMap mounted whole, as kubelet updates it: config.toml -> ..data/config.toml, and ..data
+// swapped atomically to a new directory. The plugin reloads without a SIGHUP, its metrics name the
+// new policy's digest, and on SIGTERM it removes its status file (nothing of it stays on the node).
+TEST(NriPlugin, AConfigMapSwappedInPlaceIsReloadedAndTheStatusFileGoesAtExit) {
+  TempDir dir;
+  FakeRuntime runtime(dir / "nri.sock");
+  const std::string mount = dir / "cm";
+  std::filesystem::create_directories(mount + "/..v1");
+  WriteFile(mount + "/..v1/config.toml", "rlimits = [\"memlock=1M\"]\n");
+  std::filesystem::create_directory_symlink("..v1", mount + "/..data");
+  std::filesystem::create_symlink("..data/config.toml", mount + "/config.toml");
+  BackgroundProcess plugin;
+  auto err = plugin.Start(
+      {Plugin(), "--config", mount + "/config.toml", "--socket", dir / "nri.sock", "--status-file",
+       dir / "run/nri.status", "--metrics-address", "unix:" + (dir / "m.sock")},
+      {}, dir / "plugin.log");
+  ASSERT_FALSE(err) << *err;
+  ASSERT_TRUE(runtime.Accept()) << ReadFile(dir / "plugin.log");
+  EXPECT_EQ(runtime.CreateMemlock(), "1048576:1048576");
+  const std::string before =
+      RunCmd({"curl", "-s", "--unix-socket", dir / "m.sock", "http://x/metrics"}).out;
+  EXPECT_NE(before.find("oci_rlimit_policy_info{program=\"oci-rlimit-nri\",digest=\""),
+            std::string::npos)
+      << before;
+
+  std::filesystem::create_directories(mount + "/..v2");
+  WriteFile(mount + "/..v2/config.toml", "rlimits = [\"memlock=2M\"]\n");
+  std::filesystem::create_directory_symlink("..v2", mount + "/..data_tmp");
+  std::filesystem::rename(mount + "/..data_tmp", mount + "/..data");
+  ASSERT_TRUE(WaitFor(dir / "plugin.log", "config reloaded")) << ReadFile(dir / "plugin.log");
+  EXPECT_NE(ReadFile(dir / "plugin.log").find("(its files changed)"), std::string::npos);
+  EXPECT_EQ(runtime.CreateMemlock(), "2097152:2097152");
+  const std::string after =
+      RunCmd({"curl", "-s", "--unix-socket", dir / "m.sock", "http://x/metrics"}).out;
+  auto digest = [](const std::string& page) {
+    const auto at = page.find("oci_rlimit_policy_info{");
+    return at == std::string::npos ? std::string() : page.substr(at, page.find('\n', at) - at);
+  };
+  EXPECT_NE(digest(after), "");
+  EXPECT_NE(digest(after), digest(before)) << after;
+
+  EXPECT_TRUE(std::filesystem::exists(dir / "run/nri.status"));
+  plugin.Stop();  // SIGTERM, as kubelet stops the pod
+  EXPECT_FALSE(std::filesystem::exists(dir / "run/nri.status")) << ReadFile(dir / "plugin.log");
+}
+
 // A drop-in nested past the guard, as a dotted key and as a [table] header:
 // before the guard, toml++ crashed on these (SIGSEGV) and the plugin died.
 struct DeepDropIn {

@@ -183,7 +183,10 @@ TEST_F(DebPackageTest, InstallUseRemovePurge) {
         "/usr/share/oci-rlimit/nri/10-oci-rlimit", "/usr/share/doc/oci-rlimit/docs/nri.md",
         // what README's quick starts name (tests/readme/shell_blocks_test.sh)
         "/usr/bin/oci-rlimit-runtime", "/usr/bin/oci-prlimit-helper", "/usr/bin/oci-rlimit",
-        "/usr/share/oci-rlimit/kubernetes/nri-daemonset.yaml",
+        "/usr/share/oci-rlimit/kubernetes/nri",
+        "/usr/share/oci-rlimit/kubernetes/nri/nri-daemonset.yaml",
+        "/usr/share/oci-rlimit/kubernetes/nri/kustomization.yaml",
+        "/usr/share/oci-rlimit/kubernetes/base/config.toml",
         "/usr/share/oci-rlimit/kubernetes/install.sh"}) {
     EXPECT_NE(std::find(files.begin(), files.end(), want), files.end()) << want;
     EXPECT_TRUE(Exists(want)) << want;

@@ -2,7 +2,7 @@
 """packaging/kubernetes/podmonitor.yaml against the Prometheus Operator's PodMonitor schema
 (monitoring.coreos.com/v1, the fields of its CRD written down below: the CRD is not installed
 here, and `kubectl apply --dry-run=client` cannot validate an unknown kind), and against
-nri-daemonset.yaml: its selector picks the plugin's pods, in their namespace, on a port they
+nri/nri-daemonset.yaml: its selector picks the plugin's pods, in their namespace, on a port they
 name, and the job is the one prometheus-rules.yaml reads. Then the same checks on broken copies,
 each of which must be refused (so the check can fail).
 
@@ -81,7 +81,7 @@ def problems(pm, ds):
 def main():
     d = sys.argv[1]
     pm = yaml.safe_load(open(f"{d}/podmonitor.yaml"))
-    ds = next(doc for doc in yaml.safe_load_all(open(f"{d}/nri-daemonset.yaml"))
+    ds = next(doc for doc in yaml.safe_load_all(open(f"{d}/nri/nri-daemonset.yaml"))
               if doc and doc.get("kind") == "DaemonSet")
     bad = problems(pm, ds)
     for p in bad:

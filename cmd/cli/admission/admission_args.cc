@@ -20,13 +20,15 @@ constexpr FlagSpec kReaderFlags[] = {kHelp,
                                      kAdmissionFlags[3],
                                      kAdmissionFlags[4],
                                      kAdmissionFlags[5],
-                                     kAdmissionFlags[6]};
+                                     kAdmissionFlags[6],
+                                     kAdmissionFlags[7]};
 
 Status Set(AdmissionArgs& out, const ArgItem& a) {
   if (!a.flag) return MakeError("unexpected argument " + Quote(a.value));
   if (a.Is("--help")) out.help = true;
   if (a.Is("--config")) out.config = a.value;
   if (a.Is("--output")) out.output = a.value;
+  if (a.Is("--check")) out.check = true;
   if (a.Is("--name")) out.policy.name = a.value;
   if (a.Is("--ulimits-field")) out.policy.ulimits_field = true;
   if (a.Is("--actions")) {

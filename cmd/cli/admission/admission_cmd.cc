@@ -5,6 +5,7 @@
 
 #include "cli/admission/admission_args.h"
 #include "cli/admission/admission_output.h"
+#include "cli/admission/admission_check.h"
 #include "cli/admission/command.h"
 #include "effects/config_loader.h"
 #include "formats/text.h"
@@ -35,6 +36,7 @@ int AdmissionPolicyCommand(const std::vector<std::string>& args) {
   if (auto found = ConfigFound(where); !found) return Fail(found.error());
   auto cfg = LoadConfigFrom(where, ProcessEnv());
   if (!cfg) return Fail(cfg.error());
+  if (a->check) return CheckAdmissionPolicy(*cfg, where.path, STDIN_FILENO, std::cout, std::cerr);
   a->policy.config_origin = where.path;
   auto yaml = k8s::AdmissionPolicyYaml(*cfg, a->policy);
   if (!yaml) return Fail(yaml.error());

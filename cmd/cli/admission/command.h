@@ -20,6 +20,7 @@ inline constexpr FlagSpec kAdmissionFlags[] = {
     {.name = "--ulimits-field"},
     {.name = "--name", .metavar = "NAME"},
     {.name = "--output", .metavar = "FILE"},
+    {.name = "--check"},
 };
 
 }  // namespace ocirlimit::cli

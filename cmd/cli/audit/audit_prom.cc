@@ -74,7 +74,8 @@ std::vector<PromSample> PerLimit(Counts& c) {
 
 }  // namespace
 
-std::string AuditPrometheus(const AuditReport& r, int64_t unix_now, const std::string& node) {
+std::string AuditPrometheus(const AuditReport& r, int64_t unix_now, const std::string& node,
+                            const std::string& digest) {
   Counts c = CountEntries(r);
   std::vector<PromSample> states;
   for (const char* s : kAuditPromStates) states.push_back(Sample({{"state", s}}, c.by_state[s]));
@@ -106,6 +107,7 @@ std::string AuditPrometheus(const AuditReport& r, int64_t unix_now, const std::s
             {PromSample{.labels = {}, .value = static_cast<double>(unix_now)}}),
       Gauge("oci_rlimit_build_info", "The program's version; always 1.",
             {Sample({{"program", "oci-rlimit"}, {"version", kVersion}}, 1)}),
+      PolicyInfoFamily("oci-rlimit", digest),
   };
   AddLabelToAll(f, "node", node);
   return FormatPrometheus(f);

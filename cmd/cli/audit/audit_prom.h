@@ -18,8 +18,10 @@ inline constexpr const char* kAuditPromStates[] = {"ok",      "missing", "over",
 
 // The report's counts; `unix_now` is the run's time (seconds). Every sample
 // carries node="NODE" (the `node` label, docs/audit.md "Fleet"); none when
-// node is empty.
+// node is empty. `digest`: the policy judged by (core/policy_digest.h), as
+// oci_rlimit_policy_info; none when empty.
 [[nodiscard]] std::string AuditPrometheus(const AuditReport& r, int64_t unix_now,
-                                          const std::string& node = "");
+                                          const std::string& node = "",
+                                          const std::string& digest = "");
 
 }  // namespace ocirlimit

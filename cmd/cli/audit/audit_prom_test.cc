@@ -22,6 +22,16 @@ void ExpectHas(const std::string& text, const std::string& line) {
   EXPECT_NE(text.find(line), std::string::npos) << line << "\nin:\n" << text;
 }
 
+// The policy audit judged by, as the plugin exports its own (docs/guides/fleet-policy.md).
+TEST(AuditPrometheus, PolicyInfoCarriesTheDigestJudgedBy) {
+  AuditReport r;
+  const std::string t = AuditPrometheus(r, 1764912000, "gpu-1", "0123abcd");
+  ExpectHas(
+      t, "oci_rlimit_policy_info{program=\"oci-rlimit\",digest=\"0123abcd\",node=\"gpu-1\"} 1\n");
+  EXPECT_EQ(AuditPrometheus(r, 1764912000, "gpu-1").find("oci_rlimit_policy_info{"),
+            std::string::npos);
+}
+
 TEST(AuditPrometheus, CountsPerStateAndPerRootWithoutIds) {
   AuditReport r;
   r.roots = {"/run/containerd/runc/k8s.io", "/run/runc"};

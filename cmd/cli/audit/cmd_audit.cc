@@ -15,6 +15,7 @@
 #include "cli/audit/audit_prom.h"
 #include "cli/audit/audit_scope.h"
 #include "cli/audit/command.h"
+#include "core/policy_digest.h"
 #include "effects/config_loader.h"
 #include "effects/decisions.h"
 #include "effects/files.h"
@@ -62,12 +63,12 @@ Status MakeIfMissing(const std::string& path) {
 // The report in --format's form, to stdout or (prometheus) --output, which
 // is replaced atomically so node_exporter never reads half a file. False
 // when --output could not be written.
-bool Emit(const CliArgs& a, const AuditReport& r) {
+bool Emit(const CliArgs& a, const AuditReport& r, const std::string& digest) {
   if (a.format != "prometheus") {
     std::cout << (a.json ? AuditJson(r).dump(2) + "\n" : AuditText(r, a.no_trunc));
     return true;
   }
-  const std::string text = AuditPrometheus(r, UnixNow(), NodeName(a));
+  const std::string text = AuditPrometheus(r, UnixNow(), NodeName(a), digest);
   if (a.output.empty()) {
     std::cout << text;
     return true;
@@ -123,7 +124,7 @@ int AuditCommand(const CliArgs& a) {
     };
   }
   AuditReport r = RunAudit(run);
-  if (!Emit(a, r)) return 2;
+  if (!Emit(a, r, PolicyDigest(*cfg))) return 2;
   return r.ok() ? 0 : 1;
 }
 

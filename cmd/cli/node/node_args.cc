@@ -18,6 +18,7 @@ constexpr FlagSpec kInstallFlags[] = {
     {.name = "--prefix", .metavar = "DIR"},
     {.name = "--runtime", .metavar = "RUNTIME"},
     {.name = "--rlimits", .metavar = "LIST"},
+    {.name = "--policy", .metavar = "FILE"},
     {.name = "--nvidia"},
     {.name = "--no-nvidia"},
     {.name = "--nvidia-runtime", .metavar = "PATH"},
@@ -69,7 +70,7 @@ std::string HostRoot(std::string host) {
   return host == "/" ? std::string() : host;
 }
 
-Status SetInstall(InstallArgs& a, const ArgItem& item) {
+Status SetInstall(InstallArgs& a, const ArgItem& item, bool& rlimits_given) {
   if (item.Is("--nvidia") || item.Is("--no-nvidia")) {
     const bool want = item.Is("--nvidia");
     if (a.nvidia && *a.nvidia != want) return MakeError("--nvidia and --no-nvidia: choose one");
@@ -86,8 +87,10 @@ Status SetInstall(InstallArgs& a, const ArgItem& item) {
     a.prefix = item.value;
   } else if (item.Is("--runtime")) {
     a.runtime = item.value;
-  } else if (item.Is("--rlimits")) {
-    a.rlimits = item.value;
+  } else if (item.Is("--rlimits") || item.Is("--policy")) {
+    (item.Is("--rlimits") ? a.rlimits : a.policy) = item.value;
+    if (item.Is("--rlimits")) rlimits_given = true;
+    if (rlimits_given && !a.policy.empty()) return MakeError("--rlimits and --policy: choose one");
   } else if (item.Is("--source")) {
     a.source = item.value;
   }
@@ -98,8 +101,9 @@ Result<NodeArgs> ParseInstall(const std::vector<std::string>& args) {
   NodeArgs out;
   out.verb = NodeVerb::kInstall;
   InstallArgs& a = out.install;
-  auto help =
-      ReadFlags(args, kInstallFlags, [&](const ArgItem& item) { return SetInstall(a, item); });
+  bool rlimits_given = false;
+  auto help = ReadFlags(args, kInstallFlags,
+                        [&](const ArgItem& item) { return SetInstall(a, item, rlimits_given); });
   if (!help) return help.error();
   if (*help) return NodeArgs{};
   if (a.host.empty()) return MakeError("--host-root: required");

@@ -12,7 +12,8 @@ namespace {
 
 constexpr const char* kNodeUsage =
     "usage: oci-rlimit node install --host-root DIR --source DIR [--prefix DIR]\n"
-    "                               [--runtime containerd|crio|auto] [--rlimits LIST]\n"
+    "                               [--runtime containerd|crio|auto]\n"
+    "                               [--rlimits LIST | --policy FILE]\n"
     "                               [--nvidia | --no-nvidia] [--nvidia-runtime PATH] [--check]\n"
     "       oci-rlimit node uninstall --host-root DIR [--force]\n"
     "       oci-rlimit node containerd install --config FILE --binary PATH\n"
@@ -25,6 +26,8 @@ constexpr const char* kNodeUsage =
     "                writes the drop-in, the containerd handler or CRI-O's files, and remembers\n"
     "                the node's mode: a rerun without --nvidia keeps NVIDIA (--no-nvidia drops "
     "it).\n"
+    "                --policy FILE: the fleet's config.toml becomes the node's\n"
+    "                /etc/oci-rlimit/config.toml (it wins over every config.d drop-in).\n"
     "node uninstall  removes the handlers, then the files; keeps oci-rlimit-runtime while\n"
     "                containers created through it exist (exit 3), unless --force.\n"
     "\n"

@@ -5,8 +5,10 @@
 
 #include "adapters/k8s/cel_rlimits.h"
 #include "adapters/k8s/policy_checks.h"
+#include "adapters/k8s/policy_stale.h"
 #include "adapters/k8s/verdict_checks.h"
 #include "core/policy.h"
+#include "core/policy_digest.h"
 #include "core/requests.h"
 #include "formats/text.h"
 
@@ -111,9 +113,13 @@ std::string MatchConditions() {
 }
 
 // Every document's metadata: its name and labels (annotations go here too).
-std::string Metadata(const std::string& name) {
-  return Cat("metadata:\n  name: ", name,
-             "\n  labels:\n    app.kubernetes.io/managed-by: oci-rlimit\n");
+// A policy also carries the digest of the config it was made from (--check).
+std::string Metadata(const std::string& name, const std::string& digest = "") {
+  std::string out = Cat("metadata:\n  name: ", name,
+                        "\n  labels:\n    app.kubernetes.io/managed-by: oci-rlimit\n");
+  if (!digest.empty())
+    out += Cat("  annotations:\n    ", kPolicyDigestAnnotation, ": \"", digest, "\"\n");
+  return out;
 }
 
 // A policy with nothing to judge under this config passes every object: it
@@ -155,11 +161,12 @@ std::vector<Variable> ReadBy(const std::vector<Variable>& all, const std::vector
   return out;
 }
 
-std::string PolicyDoc(const std::string& name, const std::vector<Variable>& all,
-                      const std::vector<Check>& checks) {
+std::string PolicyDoc(const std::string& name, const std::string& digest,
+                      const std::vector<Variable>& all, const std::vector<Check>& checks) {
   const std::vector<Variable> variables = ReadBy(all, checks);
-  std::string out = Cat("apiVersion: admissionregistration.k8s.io/v1\n",
-                        "kind: ValidatingAdmissionPolicy\n", Metadata(name), "spec:\n", kMatch);
+  std::string out =
+      Cat("apiVersion: admissionregistration.k8s.io/v1\n", "kind: ValidatingAdmissionPolicy\n",
+          Metadata(name, digest), "spec:\n", kMatch);
   if (checks.empty()) return out + std::string(kInert);
   out += MatchConditions() + "  variables:\n";
   for (const Variable& v : variables) {
@@ -304,9 +311,10 @@ Result<std::string> AdmissionPolicyYaml(const Config& cfg, const PolicyOptions& 
   for (auto& v : VerdictVariables(cfg, j, warn_name)) vars.push_back(std::move(v));
   std::vector<std::string> warn_actions = {"Warn"};
   if (Has(o.actions, "Audit")) warn_actions.emplace_back("Audit");
-  return Cat(Header(cfg, o), "---\n", PolicyDoc(o.name, vars, RefusedChecks(cfg)), "---\n",
+  return Cat(Header(cfg, o), "---\n",
+             PolicyDoc(o.name, PolicyDigest(cfg), vars, RefusedChecks(cfg)), "---\n",
              BindingDoc(o.name, o.actions, o), "---\n",
-             PolicyDoc(warn_name, vars, WarnedChecks(cfg)), "---\n",
+             PolicyDoc(warn_name, PolicyDigest(cfg), vars, WarnedChecks(cfg)), "---\n",
              BindingDoc(warn_name, warn_actions, o));
 }
 
