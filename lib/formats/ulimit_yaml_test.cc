@@ -177,6 +177,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "511 there"},
         BadYaml{"OctalWithUnderscore", "[{type: nofile, soft: 0_10, hard: 99}]", "octal: 8 there"},
         BadYaml{"OctalTaggedFloat", "[{type: nofile, soft: !!float 010, hard: 99}]", "octal: 8"},
+        // libyaml refuses `soft:` before a flow indicator; go-yaml reads one key.
+        BadYaml{"GluedColonBeforeFlow", "[{\"type\" : core,soft:}] # end\n",
+                "\"soft:\" is one key (YAML needs a space after the colon)"},
         BadYaml{"GluedColon", "[{type: nofile, soft:1024, hard: 4096}]",
                 "\"soft:1024\" is one key (YAML needs a space after the colon), so the NRI sample "
                 "reads soft as 0; write \"soft: 1024\""},
