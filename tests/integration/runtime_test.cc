@@ -412,7 +412,7 @@ TEST(RuntimeSelfDescription, HelpAndVersionWithNoRuncOnPath) {
   EXPECT_EQ(help.status, 0) << help.err;
   EXPECT_EQ(help.err, "");
   for (const std::string& piece : std::vector<std::string>{
-           "usage: oci-rlimit-runtime [RUNTIME-FLAGS] COMMAND", "--oci-rlimit-help",
+           "usage: oci-rlimit-runtime [--config PATH] [RUNTIME-FLAGS] COMMAND", "--oci-rlimit-help",
            "$OCI_RLIMIT_CONFIG, else /etc/oci-rlimit/config.toml",
            "Here: config " + cfg + ": 1 default limit(s), 0 rule(s)",
            "runtime: none: ", "(PATH=" + dir.path() + ")", version}) {
