@@ -102,11 +102,12 @@ TEST_F(ContainerdTest, TaskExecSeesTheConfiguredLimit) {
   EXPECT_EQ(MemlockOf(containerd_->Exec(id, "self", kAbsCatLimits)), kConfigured)
       << "the exec'd process";
 
-  // The same container, with nothing configured at exec time: the exec'd
-  // process does not inherit the init process's limit by itself.
+  // The same container, with nothing configured at exec time: the exec gets
+  // the decision recorded at create (docs/runtime-mode.md, one decision per
+  // container), not what the config says now.
   WriteFile(ConfigPath(), "rlimits = []\n");
-  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "unedited", kAbsCatLimits)), kHost)
-      << "an exec the wrapper did not edit";
+  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "unedited", kAbsCatLimits)), kConfigured)
+      << "a running container keeps the decision recorded at create, whatever the config says now";
 }
 
 // Exec gets what init got: a granted request (the container's annotation)
@@ -141,8 +142,8 @@ TEST_F(ContainerdTest, WrapperOverCrunRunAndTaskExec) {
   EXPECT_EQ(MemlockOf(containerd_->Exec(id, "self", kAbsCatLimits)), kConfigured)
       << "the exec'd process";
   WriteFile(ConfigPath(), "rlimits = []\n" + runtimes);
-  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "unedited", kAbsCatLimits)), kHost)
-      << "an exec the wrapper did not edit";
+  EXPECT_EQ(MemlockOf(containerd_->Exec(id, "unedited", kAbsCatLimits)), kConfigured)
+      << "a running container keeps the decision recorded at create, whatever the config says now";
 }
 
 TEST_F(ContainerdTest, BrokenConfigFailsTheRunWithOurMessage) {
