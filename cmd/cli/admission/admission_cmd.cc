@@ -4,8 +4,8 @@
 #include <iostream>
 
 #include "cli/admission/admission_args.h"
-#include "cli/admission/admission_output.h"
 #include "cli/admission/admission_check.h"
+#include "cli/admission/admission_output.h"
 #include "cli/admission/command.h"
 #include "effects/config_loader.h"
 #include "formats/text.h"
