@@ -190,7 +190,11 @@ namespace {
 
 std::string LimitsText(const AuditVerdict& v) {
   if (v.status == AuditStatus::kUnknown || !v.judged) return v.why;
-  if (v.limits.empty()) return "(the policy gives none)";
+  // A refused request with nothing else given still says why it is refused.
+  if (v.limits.empty()) {
+    return v.status == AuditStatus::kRefused ? "(refused: " + v.why + ")"
+                                             : "(the policy gives none)";
+  }
   std::string out;
   for (const auto& l : v.limits) {
     if (!out.empty()) out += " ";

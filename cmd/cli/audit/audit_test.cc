@@ -415,6 +415,26 @@ TEST(AuditTest, NoRootsNoContainersIsOk) {
   EXPECT_NE(AuditText(r).find("no runtime state roots found"), std::string::npos);
 }
 
+// A refused request under a policy that gives nothing else: the row says
+// why it is refused, not that the policy gives nothing.
+TEST(AuditTest, ARefusedRowWithNoLimitsSaysWhy) {
+  AuditReport r;
+  r.roots = {"/run/runc"};
+  AuditEntry e;
+  e.root = "/run/runc";
+  e.id = "c1";
+  e.runtime = "runc";
+  e.pid = 4242;
+  e.verdict.status = AuditStatus::kRefused;
+  e.verdict.why = "memlock=64M is over the ceiling 8M";
+  r.entries.push_back(e);
+  const std::string text = AuditText(r);
+  EXPECT_NE(text.find("(refused: memlock=64M is over the ceiling 8M)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("the policy gives none"), std::string::npos) << text;
+  r.entries[0].verdict.status = AuditStatus::kOk;
+  EXPECT_NE(AuditText(r).find("(the policy gives none)"), std::string::npos);
+}
+
 // --- the JSON schema (docs/audit.md) ---
 
 void ExpectType(const Json& j, const char* key, Json::value_t type, bool nullable = false) {
