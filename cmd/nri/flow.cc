@@ -226,7 +226,9 @@ int RunNriPlugin(const std::vector<std::string>& arguments) {
   std::unique_ptr<MetricsServer> server;
   if (!args->metrics_address.empty()) {
     auto addr = ParseMetricsAddress(args->metrics_address);
-    auto started = addr ? StartMetricsServer(*addr, [&metrics] { return metrics.Text(); })
+    auto started = addr ? StartMetricsServer(
+                              *addr, [&metrics] { return metrics.Text(); },
+                              [&metrics] { return metrics.Connected(); })
                         : Result<std::unique_ptr<MetricsServer>>(addr.error());
     if (!started) {
       Say(started.error().Text());

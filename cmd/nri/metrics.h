@@ -76,6 +76,8 @@ class NriMetrics {
   void Count(const Counted& c);
   void CountContainer(ContainerCount c);
   void SetConnected(bool connected);
+  // Whether the runtime has the plugin configured now (the readiness probe).
+  bool Connected() const { return connected_.load(std::memory_order_relaxed); }
   // A Synchronize healed (its last message, more = false).
   void Synchronized(uint64_t healed, uint64_t failed);
   // That Synchronize's running containers that need the admin (nri.status's

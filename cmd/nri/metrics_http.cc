@@ -90,7 +90,8 @@ std::string HeadTooLongReply() {
                "request head over " + std::to_string(kMaxRequestHead) + " bytes\n", false);
 }
 
-std::string HttpReply(std::string_view head, const std::function<std::string()>& metrics) {
+std::string HttpReply(std::string_view head, const std::function<std::string()>& metrics,
+                      const std::function<bool()>& ready) {
   constexpr std::string_view kText = "text/plain; charset=utf-8";
   const std::string_view line = head.substr(0, head.find_first_of("\r\n"));
   const size_t sp1 = line.find(' ');
@@ -101,11 +102,18 @@ std::string HttpReply(std::string_view head, const std::function<std::string()>&
   const std::string_view method = line.substr(0, sp1);
   std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
   target = target.substr(0, target.find('?'));
-  if (target != "/metrics") {
-    return Reply("404 Not Found", kText, "oci-rlimit-nri serves /metrics only\n", false);
+  const bool readyz = target == "/readyz" && ready;
+  if (target != "/metrics" && !readyz) {
+    return Reply("404 Not Found", kText, "oci-rlimit-nri serves /metrics and /readyz only\n",
+                 false);
   }
   if (method != "GET" && method != "HEAD") {
     return Reply("405 Method Not Allowed", kText, "use GET\n", false);
+  }
+  if (readyz) {
+    return ready() ? Reply("200 OK", kText, "ready\n", method == "HEAD")
+                   : Reply("503 Service Unavailable", kText, "not connected to the runtime\n",
+                           method == "HEAD");
   }
   return Reply("200 OK", kPromContentType, metrics(), method == "HEAD");
 }

@@ -1,6 +1,6 @@
 // The metrics endpoint's pure half: --metrics-address's forms, and the
-// HTTP/1.1 reply to one request (GET or HEAD /metrics; anything else 404,
-// 405 or 400). Every reply closes the connection. metrics_server_linux.h
+// HTTP/1.1 reply to one request (GET or HEAD /metrics or /readyz; anything
+// else 404, 405 or 400). Every reply closes the connection. metrics_server_linux.h
 // has the sockets and the thread.
 #pragma once
 
@@ -41,8 +41,11 @@ enum class HeadState { kPartial, kComplete, kTooLong };
 [[nodiscard]] std::string HeadTooLongReply();
 
 // The whole reply (status line, headers, body) to the request `head`; the
-// body of /metrics from `metrics`, called only for GET /metrics.
+// body of /metrics from `metrics`, called only for GET /metrics. With
+// `ready`, /readyz answers 200 while it is true and 503 otherwise: a
+// readiness probe that needs no shell in the image.
 [[nodiscard]] std::string HttpReply(std::string_view head,
-                                    const std::function<std::string()>& metrics);
+                                    const std::function<std::string()>& metrics,
+                                    const std::function<bool()>& ready = {});
 
 }  // namespace ocirlimit::nri

@@ -48,11 +48,12 @@ struct Client {
 class LinuxMetricsServer : public MetricsServer {
  public:
   LinuxMetricsServer(int listen_fd, int stop_read, int stop_write,
-                     std::function<std::string()> metrics)
+                     std::function<std::string()> metrics, std::function<bool()> ready)
       : listen_(listen_fd),
         stop_read_(stop_read),
         stop_write_(stop_write),
         metrics_(std::move(metrics)),
+        ready_(std::move(ready)),
         thread_([this] { Loop(); }) {}
   ~LinuxMetricsServer() override {
     const char c = 's';
@@ -106,7 +107,7 @@ class LinuxMetricsServer : public MetricsServer {
       }
       c.in.append(buf.data(), static_cast<size_t>(n));
       const HeadState st = RequestHeadState(c.in);
-      if (st == HeadState::kComplete) c.out = HttpReply(c.in, metrics_);
+      if (st == HeadState::kComplete) c.out = HttpReply(c.in, metrics_, ready_);
       if (st == HeadState::kTooLong) c.out = HeadTooLongReply();
     }
     while (c.sent < c.out.size()) {
@@ -167,6 +168,7 @@ class LinuxMetricsServer : public MetricsServer {
   int stop_read_;
   int stop_write_;
   std::function<std::string()> metrics_;
+  std::function<bool()> ready_;
   std::vector<Client> clients_;  // the loop's own; the destructor's after join
   std::thread thread_;
 };
@@ -221,7 +223,8 @@ Result<int> BindTcp(const MetricsAddress& addr) {
 }  // namespace
 
 Result<std::unique_ptr<MetricsServer>> StartMetricsServer(const MetricsAddress& addr,
-                                                          std::function<std::string()> metrics) {
+                                                          std::function<std::string()> metrics,
+                                                          std::function<bool()> ready) {
   auto fd = addr.kind == MetricsAddress::Kind::kUnix ? BindUnix(addr.path) : BindTcp(addr);
   if (!fd) return fd.error().Wrap("--metrics-address");
   constexpr int kBacklog = 16;
@@ -231,8 +234,8 @@ Result<std::unique_ptr<MetricsServer>> StartMetricsServer(const MetricsAddress& 
     close(*fd);
     return MakeError("--metrics-address: listen", err);
   }
-  return std::unique_ptr<MetricsServer>(
-      std::make_unique<LinuxMetricsServer>(*fd, stop[0], stop[1], std::move(metrics)));
+  return std::unique_ptr<MetricsServer>(std::make_unique<LinuxMetricsServer>(
+      *fd, stop[0], stop[1], std::move(metrics), std::move(ready)));
 }
 
 }  // namespace ocirlimit::nri

@@ -22,8 +22,9 @@ class MetricsServer {
 };
 
 // Binds `addr` (a Unix socket's stale file is replaced; its mode is 0660)
-// and starts serving `metrics` on it.
+// and starts serving `metrics` on it, and `ready` on /readyz (HttpReply).
 [[nodiscard]] Result<std::unique_ptr<MetricsServer>> StartMetricsServer(
-    const MetricsAddress& addr, std::function<std::string()> metrics);
+    const MetricsAddress& addr, std::function<std::string()> metrics,
+    std::function<bool()> ready = {});
 
 }  // namespace ocirlimit::nri

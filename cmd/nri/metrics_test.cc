@@ -384,6 +384,26 @@ TEST(HttpReply, OkCarriesThePrometheusContentTypeAndLength) {
   EXPECT_NE(r.find("Content-Length: 4\r\n"), std::string::npos);
 }
 
+// /readyz: 200 while connected, 503 while not; absent without a ready
+// function, as before.
+TEST(HttpReply, ReadyzFollowsTheConnection) {
+  const auto metrics = [] { return std::string("m 1\n"); };
+  bool connected = false;
+  const auto ready = [&connected] { return connected; };
+  const std::string get = "GET /readyz HTTP/1.1\r\n\r\n";
+  std::string r = HttpReply(get, metrics, ready);
+  EXPECT_EQ(r.substr(0, r.find("\r\n")), "HTTP/1.1 503 Service Unavailable") << r;
+  EXPECT_NE(r.find("not connected to the runtime\n"), std::string::npos) << r;
+  connected = true;
+  r = HttpReply(get, metrics, ready);
+  EXPECT_EQ(r.substr(0, r.find("\r\n")), "HTTP/1.1 200 OK") << r;
+  EXPECT_EQ(r.find("m 1"), std::string::npos) << "the metrics body leaked into /readyz";
+  r = HttpReply("POST /readyz HTTP/1.1\r\n\r\n", metrics, ready);
+  EXPECT_EQ(r.substr(0, r.find("\r\n")), "HTTP/1.1 405 Method Not Allowed") << r;
+  r = HttpReply(get, metrics);
+  EXPECT_EQ(r.substr(0, r.find("\r\n")), "HTTP/1.1 404 Not Found") << r;
+}
+
 // The real server on a Unix socket: one GET, the whole reply back.
 TEST(MetricsServer, ServesOverAUnixSocket) {
   char dir[] = "/tmp/nri-metrics-XXXXXX";
