@@ -7,7 +7,8 @@
   whose config.toml is base/config.toml byte for byte;
 - every DaemonSet mounts it whole (a configMap volume, no subPath anywhere) and its programs read
   the file there: the installers' --policy (no --rlimits), the plugin's and audit's --config;
-- audit and the installers' sync container have a readiness probe;
+- audit, the plugin and the installers' sync container have a readiness probe;
+- audit-crio mounts CRI-O's config and storage read-only where audit reads them;
 - the shipped policy's ceilings are finite (the admission policy made from it can refuse);
 - the admission overlay is admission-policy.yaml as committed, with its digest annotation.
 Prints one line per problem and exits 1; "ok" otherwise.
@@ -21,7 +22,10 @@ WANT = {
     "handler-nvidia": {"oci-rlimit-installer", "oci-rlimit-installer-nvidia"},
     "nri": {"oci-rlimit-nri"},
     "audit": {"oci-rlimit-audit-metrics"},
+    "audit-crio": {"oci-rlimit-audit-metrics"},
 }
+# What audit-crio adds: CRI-O's config and storage, read-only, at the node's own paths.
+CRIO_MOUNTS = {"/etc/crio", "/var/lib/containers/storage"}
 
 
 def argv_of(c):
@@ -62,8 +66,21 @@ def check_daemonset(name, ds, problems):
         mounts = [m for m in c.get("volumeMounts", []) if m["name"] in fleet]
         if not any(path.startswith(m["mountPath"].rstrip("/") + "/") for m in mounts):
             problems.append(f"{name}/{c['name']}: reads {path}, not under its {CM} mount")
-        if c["name"] in ("sync", "audit") and "readinessProbe" not in c:
+        if c["name"] in ("sync", "audit", "plugin") and "readinessProbe" not in c:
             problems.append(f"{name}/{c['name']}: no readinessProbe")
+
+
+def check_crio_mounts(ds, problems):
+    spec = ds["spec"]["template"]["spec"]
+    host = {v["name"]: v["hostPath"]["path"] for v in spec.get("volumes", []) if "hostPath" in v}
+    audit = [c for c in spec["containers"] if c["name"] == "audit"]
+    mounts = audit[0].get("volumeMounts", []) if audit else []
+    for path in sorted(CRIO_MOUNTS):
+        m = [m for m in mounts if m["mountPath"] == path and host.get(m["name"]) == path]
+        if not m:
+            problems.append(f"audit-crio: {path} is not mounted from the node's {path}")
+        elif not m[0].get("readOnly"):
+            problems.append(f"audit-crio: {path} is mounted read-write")
 
 
 def main():
@@ -82,6 +99,8 @@ def main():
             problems.append(f"{overlay}: DaemonSets {sorted(dss)}, want {sorted(want)}")
         for name, ds in dss.items():
             check_daemonset(f"{overlay}/{name}", ds, problems)
+        if overlay == "audit-crio" and "oci-rlimit-audit-metrics" in dss:
+            check_crio_mounts(dss["oci-rlimit-audit-metrics"], problems)
     for line in fleet_text.splitlines():
         if line.strip().startswith("ceilings") and "unlimited" in line:
             problems.append("base/config.toml: an unlimited ceiling: the admission policy can never refuse")

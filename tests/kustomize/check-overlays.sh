@@ -35,7 +35,7 @@ else
 fi
 out=$(mktemp -d) || exit 1
 trap 'rm -rf "$out"' EXIT
-for o in handler handler-nvidia nri audit admission; do
+for o in handler handler-nvidia nri audit audit-crio admission; do
   $kubectl kustomize "$src/packaging/kubernetes/$o" >"$out/$o.yaml" ||
     { echo "kustomize.overlays: kubectl kustomize packaging/kubernetes/$o failed"; exit 1; }
 done
