@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "formats/key_value.h"
 #include "formats/text.h"
 
 namespace ocirlimit {
@@ -45,15 +46,7 @@ Result<DecisionRecord> ParseDecision(std::string_view text) {
   bool id = false;
   bool by = false;
   bool policy = false;
-  while (!text.empty()) {
-    const size_t nl = text.find('\n');
-    const std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    if (line.empty() || line.front() == '#') continue;
-    const size_t eq = line.find('=');
-    if (eq == std::string_view::npos) return MakeError("line " + Quote(line) + ": no '='");
-    const std::string_view key = line.substr(0, eq);
-    const std::string_view v = line.substr(eq + 1);
+  auto read = ForEachKeyValue(text, [&](std::string_view key, std::string_view v) -> Status {
     if (key == "version") {
       version = v;
     } else if (key == "id") {
@@ -67,7 +60,9 @@ Result<DecisionRecord> ParseDecision(std::string_view text) {
     } else if (key == "limits") {
       limits = v;
     }
-  }
+    return Ok{};
+  });
+  if (!read) return read.error();
   if (!version) return MakeError("no version line");
   if (*version != kVersion) return MakeError("version " + Quote(*version) + ": not 1");
   if (!id || !by || !policy || !limits) {

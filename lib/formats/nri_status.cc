@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "formats/key_value.h"
 #include "formats/text.h"
 
 namespace ocirlimit {
@@ -33,15 +34,7 @@ std::string FormatNriStatus(const NriStatus& s) {
 
 Result<NriStatus> ParseNriStatus(std::string_view text) {
   NriStatus s;
-  while (!text.empty()) {
-    const size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    if (line.empty() || line.front() == '#') continue;
-    const size_t eq = line.find('=');
-    if (eq == std::string_view::npos) return MakeError("line " + Quote(line) + ": no '='");
-    const std::string_view key = line.substr(0, eq);
-    const std::string_view v = line.substr(eq + 1);
+  auto read = ForEachKeyValue(text, [&s](std::string_view key, std::string_view v) -> Status {
     uint64_t* count = key == "containers"     ? &s.containers
                       : key == "healed"       ? &s.healed
                       : key == "unhealed"     ? &s.unhealed
@@ -61,7 +54,9 @@ Result<NriStatus> ParseNriStatus(std::string_view text) {
     } else if (key == "report-only") {
       s.report_only = v == "yes";
     }
-  }
+    return Ok{};
+  });
+  if (!read) return read.error();
   return s;
 }
 
