@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "harness.h"
+#include "pinned.h"
 
 namespace ocirlimit::itest {
 
@@ -23,11 +23,8 @@ PeerBinary FindPeer(const std::string& name, const std::string& sha256,
     return b;
   }
   const std::string out = dir / name;
-  CmdResult r = Sh("xz -dc '" + xz + "' > '" + out + "' && chmod 755 '" + out + "' && sha256sum '" +
-                   out + "'");
-  if (r.status != 0 || r.out.substr(0, sha256.size()) != sha256) {
-    b.error = xz + ": not the binary ../shared/peers/README.md names (sha256 " +
-              r.out.substr(0, 64) + ", want " + sha256 + ")" + r.err;
+  if (auto err = UnpackPinned(xz, out, sha256)) {
+    b.error = *err + " (../shared/peers/README.md names each binary's sha256)";
     return b;
   }
   b.path = out;
