@@ -8,7 +8,7 @@ set -euo pipefail
 shopt -s nullglob
 src=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$src"
-docs=(README.md docs/*.md docs/guides/*.md packaging/man/*.8)
+docs=(README.md docs/*.md docs/guides/*.md docs/evidence/*.md packaging/man/*.8)
 rc=0
 stale() {  # PATTERN WHY
   local hits
@@ -36,7 +36,7 @@ stale "or \`/run/containerd/runc/\*\` for" "quote it: --runtime-root '/run/conta
 # Issue 47: our own programs, as a new user checks them.
 # The RuntimeClass is run here: tests/cri, tests/crio and tests/cluster.
 stale "RuntimeClass itself is not run here" "tests/cri and tests/cluster run it"
-needs docs/runtime-mode.md "ExamplePodReadsItsLimitThroughTheRuntimeClass" "the cluster test runs it"
+needs docs/evidence/runtime-mode.md "ExamplePodReadsItsLimitThroughTheRuntimeClass" "the cluster test runs it"
 # audit: an explicit --runtime-root it cannot list is exit 2; as a user the
 # containerd glob matches nothing, silently.
 stale "\`--runtime-root\` that is not a directory is a usage error" "or cannot be listed: exit 2"
