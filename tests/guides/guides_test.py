@@ -16,7 +16,8 @@ last non-blank lines before its fence, one of these markers:
                                  one does.
 
 Every package path a guide names (/usr/share/oci-rlimit/..., prose and
-blocks alike) must be one the package installs.
+blocks alike) must be one the package installs, and every task guide has a
+heading "Undo" or "Uninstall".
 
 A ```text block right after a run block, marked <!-- guide: output -->, is
 "what you should see": each of its non-blank lines must be in that step's
@@ -217,6 +218,9 @@ def main():
             print(f"guides_test: FAIL: {rel}:{line}: {why}", file=sys.stderr)
 
         steps, skipped = plan(src, guide, fail)
+        if os.path.basename(guide) != "README.md" and not any(
+                re.match(r"^#+ (Undo|Uninstall)\b", line) for line in open(guide, encoding="utf-8")):
+            fail(0, 'no "Undo" or "Uninstall" section')
         if steps:
             installed |= run_guide(src, build, guide, steps, fail)
         with open(guide, encoding="utf-8") as f:
