@@ -80,4 +80,10 @@ grep -q "not \$OCI_RLIMIT_CONFIG" cmd/cli/args.cc &&
 # The quick starts say first what a limit above the engine's needs; podman as it runs.
 needs README.md "^\*\*What they need\.\*\*" "README's quick starts: CAP_SYS_RESOURCE first"
 needs README.md "^podman run --rm --network none busybox" "the podman quick start as it runs"
+# Issue 44: audit judges a container by the decision recorded at its creation.
+stale "reports the old ones as \`over\` or \`missing\`" "audit judges them by their recorded decision"
+stale "^- It reads the policy as this node's config says now" "only a container without a record is"
+needs docs/guides/audit-alerts.md "^oci-rlimit audit --heal --policy-now$" "the audit guide: --policy-now"
+needs docs/guides/audit-alerts.md "\| \`older-policy\` \|" "the audit guide: an older policy's decision"
+needs docs/guides/nri-plugin.md "/run/oci-rlimit/decisions/" "the NRI guide: where decisions are recorded"
 exit "$rc"
