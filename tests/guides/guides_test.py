@@ -8,10 +8,16 @@ last non-blank lines before its fence, one of these markers:
   <!-- guide: run, exit N -->    run here; it must exit N (doctor's FAIL is 1)
   <!-- guide: not run: WHY -->   cannot run here (no systemd, no API server,
                                  no GPU Operator, no Helm, no CRI-O engine);
-                                 WHY is said in the summary, and a
-                                 checked-against-files marker beside it
-                                 (README's scheme, tests/readme/) names the
-                                 test that covers the step, where one does.
+                                 the reader sees it too: the text between the
+                                 previous block and this one says "Not run
+                                 here: WHY". A checked-against-files marker
+                                 beside it (README's scheme, tests/readme/)
+                                 names the test that covers the step, where
+                                 one does.
+
+Every package path a guide names (/usr/share/oci-rlimit/..., prose and
+blocks alike) must be one the package installs, and every task guide has a
+heading "Undo" or "Uninstall".
 
 A ```text block right after a run block, marked <!-- guide: output -->, is
 "what you should see": each of its non-blank lines must be in that step's
@@ -58,29 +64,36 @@ done
 """
 
 
+PACKAGE_PATH = re.compile(r"/usr/(?:share/oci-rlimit|share/doc/oci-rlimit|lib/oci-rlimit)(?:/[\w.-]+)*")
+COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
 class Block:
-    def __init__(self, line, kind, body, markers):
+    def __init__(self, line, kind, body, markers, before):
         self.line, self.kind, self.body, self.markers = line, kind, body, markers
+        # What a reader sees between the previous block and this one.
+        self.before = " ".join(COMMENT.sub("", "\n".join(before)).split())
 
 
 def parse(path):
     """The fenced blocks of a guide, each with the markers right before it."""
-    blocks, markers, in_block = [], [], None
+    blocks, markers, in_block, prose = [], [], None, []
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     for n, line in enumerate(lines, 1):
         if in_block is not None:
             if line.strip() == "```":
                 blocks.append(in_block)
-                in_block = None
+                in_block, prose = None, []
             else:
                 in_block.body.append(line)
             continue
         fence = FENCE.match(line)
         if fence:
-            in_block = Block(n, fence.group(1) or "", [], markers)
+            in_block = Block(n, fence.group(1) or "", [], markers, prose)
             markers = []
             continue
+        prose.append(line)
         m = MARKER.match(line)
         if m:
             markers.append(m.group(1))
@@ -128,6 +141,8 @@ def plan(src, guide, fail):
             continue
         run, not_run = RUN.match(verdicts[0]), NOT_RUN.match(verdicts[0])
         if not_run:
+            if f"not run here: {not_run.group(1)}".lower() not in b.before.lower():
+                fail(b.line, f'the text before the block must say "Not run here: {not_run.group(1)}"')
             check_covered(src, b, fail)
             skipped.append((b, not_run.group(1)))
             continue
@@ -162,7 +177,16 @@ def run_guide(src, build, guide, steps, fail):
                            capture_output=True, text=True, env=env, check=False)
         if r.returncode != 0:
             fail(0, f"setup failed: {r.stderr.strip()}")
-            return
+            return set()
+        # cmake --install names each file it installs ("-- Installing: PATH", "-- Up-to-date: PATH").
+        installed = set()
+        with open(os.path.join(stage, "install.log"), encoding="utf-8") as f:
+            for line in f:
+                m = re.match(r"^-- (?:Installing|Up-to-date): (\S+)$", line.strip())
+                path = m.group(1) if m else ""
+                while path not in ("", "/"):
+                    installed.add(path)
+                    path = os.path.dirname(path)
         for name, (block, want_rc, expected) in zip(names, steps):
             out = open(name + ".out", encoding="utf-8", errors="replace").read()
             rc = int(open(name + ".rc", encoding="utf-8").read().strip() or -1)
@@ -171,6 +195,7 @@ def run_guide(src, build, guide, steps, fail):
             for line in expected:
                 if not seen(line, out):
                     fail(block.line, f'output lacks "{line}"; output:\n{out}')
+        return installed
 
 
 def main():
@@ -183,7 +208,7 @@ def main():
     if os.geteuid() != 0:
         print("guides_test: skipped: the overlays need root")
         sys.exit(77)
-    failures = 0
+    failures, installed, named = 0, set(), []
     for guide in guides:
         rel = os.path.relpath(guide, src)
 
@@ -193,11 +218,19 @@ def main():
             print(f"guides_test: FAIL: {rel}:{line}: {why}", file=sys.stderr)
 
         steps, skipped = plan(src, guide, fail)
+        if os.path.basename(guide) != "README.md" and not any(
+                re.match(r"^#+ (Undo|Uninstall)\b", line) for line in open(guide, encoding="utf-8")):
+            fail(0, 'no "Undo" or "Uninstall" section')
         if steps:
-            run_guide(src, build, guide, steps, fail)
+            installed |= run_guide(src, build, guide, steps, fail)
+        with open(guide, encoding="utf-8") as f:
+            named += [(fail, p.rstrip(".").rstrip("/")) for p in PACKAGE_PATH.findall(f.read())]
         print(f"guides_test: {rel}: {len(steps)} step(s) run, {len(skipped)} not run here"
               + "".join(f"\n  not run (line {b.line}): {why}" for b, why in skipped))
-    print(f"guides_test: {len(guides)} guide(s), {failures} failure(s)")
+    for fail, path in named:
+        if installed and path not in installed:
+            fail(0, f"{path} is named but the package does not install it")
+    print(f"guides_test: {len(guides)} guide(s), {len(named)} package path(s), {failures} failure(s)")
     sys.exit(1 if failures else 0)
 
 

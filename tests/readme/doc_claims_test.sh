@@ -8,7 +8,7 @@ set -euo pipefail
 shopt -s nullglob
 src=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$src"
-docs=(README.md docs/*.md docs/guides/*.md packaging/man/*.8)
+docs=(README.md docs/*.md docs/guides/*.md docs/evidence/*.md packaging/man/*.8)
 rc=0
 stale() {  # PATTERN WHY
   local hits
@@ -36,7 +36,7 @@ stale "or \`/run/containerd/runc/\*\` for" "quote it: --runtime-root '/run/conta
 # Issue 47: our own programs, as a new user checks them.
 # The RuntimeClass is run here: tests/cri, tests/crio and tests/cluster.
 stale "RuntimeClass itself is not run here" "tests/cri and tests/cluster run it"
-needs docs/runtime-mode.md "ExamplePodReadsItsLimitThroughTheRuntimeClass" "the cluster test runs it"
+needs docs/evidence/runtime-mode.md "ExamplePodReadsItsLimitThroughTheRuntimeClass" "the cluster test runs it"
 # audit: an explicit --runtime-root it cannot list is exit 2; as a user the
 # containerd glob matches nothing, silently.
 stale "\`--runtime-root\` that is not a directory is a usage error" "or cannot be listed: exit 2"
@@ -80,4 +80,10 @@ grep -q "not \$OCI_RLIMIT_CONFIG" cmd/cli/args.cc &&
 # The quick starts say first what a limit above the engine's needs; podman as it runs.
 needs README.md "^\*\*What they need\.\*\*" "README's quick starts: CAP_SYS_RESOURCE first"
 needs README.md "^podman run --rm --network none busybox" "the podman quick start as it runs"
+# Issue 44: audit judges a container by the decision recorded at its creation.
+stale "reports the old ones as \`over\` or \`missing\`" "audit judges them by their recorded decision"
+stale "^- It reads the policy as this node's config says now" "only a container without a record is"
+needs docs/guides/audit-alerts.md "^oci-rlimit audit --heal --policy-now$" "the audit guide: --policy-now"
+needs docs/guides/audit-alerts.md "\| \`older-policy\` \|" "the audit guide: an older policy's decision"
+needs docs/guides/nri-plugin.md "/run/oci-rlimit/decisions/" "the NRI guide: where decisions are recorded"
 exit "$rc"
