@@ -280,6 +280,12 @@ std::string AuditText(const AuditReport& r, bool no_trunc) {
                               : Cat("; ", std::to_string(r.out_of_scope),
                                     " outside the scope, not judged (--all judges them)"),
           "\n");
+  for (const auto& id : r.pruned) {
+    out += Cat("pruned the decision record of ", TableCell(id), ", gone from every state root\n");
+  }
+  if (!r.prune_not_proven.empty()) {
+    out += Cat("no decision record pruned: ", OneLine(r.prune_not_proven), "\n");
+  }
   if (r.healing) {
     out +=
         "note: --heal sets the init process only: exec sessions started later follow the "
@@ -343,6 +349,7 @@ Json AuditJson(const AuditReport& r) {
               {"unreadable_roots", r.unreadable_roots},
               {"namespace_dirs", r.namespace_dirs},
               {"notes", r.notes},
+              {"pruned", r.pruned},
               {"containers", containers}};
 }
 
