@@ -1,7 +1,6 @@
 #include "cli/audit/audit_prune.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <set>
 
 #include "formats/text.h"
@@ -53,21 +52,6 @@ Result<std::set<std::string>> PresentIds(FsOps& fs, const std::vector<std::strin
 
 }  // namespace
 
-std::optional<std::time_t> ParseRfc3339Utc(const std::string& text) {
-  std::tm tm{};
-  char z = 0;
-  if (text.size() != 20 ||
-      std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &z) != 7 ||
-      z != 'Z' || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
-      tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60) {
-    return std::nullopt;
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return timegm(&tm);
-}
-
 PruneReport PruneDecisions(DecisionStore& store, FsOps& fs,
                            const std::vector<std::string>& patterns, std::time_t now) {
   PruneReport r;
@@ -90,8 +74,7 @@ PruneReport PruneDecisions(DecisionStore& store, FsOps& fs,
       continue;
     }
     if (!*d) continue;  // removed meanwhile
-    const auto at = ParseRfc3339Utc((*d)->time);
-    if (!at || now - *at < kPruneGrace) {
+    if (!OldEnoughToPrune(**d, now)) {
       r.kept.push_back(Cat(id, ": recorded at ", Quote((*d)->time), ", within ",
                            std::to_string(kPruneGrace), " s: a create may be in flight"));
       continue;

@@ -7,8 +7,8 @@
 //    roots, whatever --no-default-roots says, and each --runtime-root): each
 //    root listed, the id not in it; one root that cannot be listed proves
 //    nothing, and then no record goes;
-//  - it is older than kPruneGrace: a create in flight writes its record
-//    before the runtime's state exists.
+//  - it is older than kPruneGrace (effects/decisions.h): a create in flight
+//    writes its record before the runtime's state exists.
 #pragma once
 
 #include <ctime>
@@ -21,8 +21,6 @@
 
 namespace ocirlimit {
 
-inline constexpr std::time_t kPruneGrace = 600;  // seconds
-
 struct PruneReport {
   std::vector<std::string> pruned;  // the ids whose records went
   // Why nothing was pruned (a root or the records unreadable), or "".
@@ -33,9 +31,5 @@ struct PruneReport {
 // `patterns`: state roots as audit takes them ("/run/containerd/runc/*").
 [[nodiscard]] PruneReport PruneDecisions(DecisionStore& store, FsOps& fs,
                                          const std::vector<std::string>& patterns, std::time_t now);
-
-// "2026-12-07T21:25:15Z" (what Rfc3339Now writes) as seconds since the
-// epoch; nullopt for any other text.
-[[nodiscard]] std::optional<std::time_t> ParseRfc3339Utc(const std::string& text);
 
 }  // namespace ocirlimit
