@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "cli/audit/audit_prune.h"
 #include "core/policy_digest.h"
 #include "formats/log_line.h"
 #include "formats/text.h"
@@ -280,12 +281,7 @@ std::string AuditText(const AuditReport& r, bool no_trunc) {
                               : Cat("; ", std::to_string(r.out_of_scope),
                                     " outside the scope, not judged (--all judges them)"),
           "\n");
-  for (const auto& id : r.pruned) {
-    out += Cat("pruned the decision record of ", TableCell(id), ", gone from every state root\n");
-  }
-  if (!r.prune_not_proven.empty()) {
-    out += Cat("no decision record pruned: ", OneLine(r.prune_not_proven), "\n");
-  }
+  out += PruneText(r.pruned, r.prune_not_proven);
   if (r.healing) {
     out +=
         "note: --heal sets the init process only: exec sessions started later follow the "

@@ -52,6 +52,15 @@ Result<std::set<std::string>> PresentIds(FsOps& fs, const std::vector<std::strin
 
 }  // namespace
 
+std::string PruneText(const std::vector<std::string>& pruned, const std::string& not_proven) {
+  std::string out;
+  for (const auto& id : pruned) {
+    out += Cat("pruned the decision record of ", TableCell(id), ", gone from every state root\n");
+  }
+  if (!not_proven.empty()) out += Cat("no decision record pruned: ", OneLine(not_proven), "\n");
+  return out;
+}
+
 PruneReport PruneDecisions(DecisionStore& store, FsOps& fs,
                            const std::vector<std::string>& patterns, std::time_t now) {
   PruneReport r;

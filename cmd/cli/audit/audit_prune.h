@@ -32,4 +32,8 @@ struct PruneReport {
 [[nodiscard]] PruneReport PruneDecisions(DecisionStore& store, FsOps& fs,
                                          const std::vector<std::string>& patterns, std::time_t now);
 
+// The lines audit's table adds for `pruned` and `not_proven`.
+[[nodiscard]] std::string PruneText(const std::vector<std::string>& pruned,
+                                    const std::string& not_proven);
+
 }  // namespace ocirlimit

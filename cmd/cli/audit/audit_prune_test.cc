@@ -153,3 +153,18 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace ocirlimit
+
+namespace ocirlimit {
+namespace {
+
+TEST(AuditPruneText, NamesEachPrunedRecordAndWhyNoneWent) {
+  EXPECT_EQ(PruneText({"a\nb"}, ""),
+            "pruned the decision record of \"a\\nb\", gone from every state root\n");
+  EXPECT_EQ(PruneText({}, "a state root: open directory /run/crun: Permission denied"),
+            "no decision record pruned: a state root: open directory /run/crun: Permission "
+            "denied\n");
+  EXPECT_EQ(PruneText({}, ""), "");
+}
+
+}  // namespace
+}  // namespace ocirlimit
