@@ -57,13 +57,25 @@ class LinuxStore final : public DecisionStore {
     return Ok{};
   }
 
+  // Through the directory itself, never a symlink to one, and only root's.
   Status Remove(const std::string& id) override {
     if (!IsPlainName(id)) return MakeError("container id " + Quote(id) + ": not a file name");
     const std::string path = dir_ + "/" + id;
-    if (unlink(path.c_str()) != 0 && errno != ENOENT) {
+    const int fd = open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT) return Ok{};
       return MakeError("remove decision record " + Quote(path), errno);
     }
-    return Ok{};
+    struct stat st {};
+    Status done = Ok{};
+    if (fstat(fd, &st) != 0 || st.st_uid != 0 || (st.st_mode & 022) != 0) {
+      done = MakeError(
+          "remove decision record " + Quote(path) + ": its directory is not root's alone", EPERM);
+    } else if (unlinkat(fd, id.c_str(), 0) != 0 && errno != ENOENT) {
+      done = MakeError("remove decision record " + Quote(path), errno);
+    }
+    close(fd);
+    return done;
   }
 
   Result<std::vector<std::string>> Ids() override {

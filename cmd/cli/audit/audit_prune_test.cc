@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "cli/audit/audit_fake.h"
-#include "tests/testing/case_name.h"
 #include "tests/testing/fake_decisions.h"
 
 namespace ocirlimit {
@@ -127,29 +126,6 @@ TEST_F(AuditPruneTest, AContainerUnderARuntimeRootKeepsItsRecord) {
   roots.emplace_back("/srv/runc");
   EXPECT_TRUE(PruneDecisions(store_, node_, roots, kNow).pruned.empty());
 }
-
-struct TimeCase {
-  const char* name;
-  const char* text;
-  std::optional<std::time_t> want;
-};
-
-class ParseRfc3339Test : public ::testing::TestWithParam<TimeCase> {};
-
-TEST_P(ParseRfc3339Test, ReadsOnlyWhatRfc3339NowWrites) {
-  EXPECT_EQ(ParseRfc3339Utc(GetParam().text), GetParam().want);
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Times, ParseRfc3339Test,
-    ::testing::Values(TimeCase{"epoch", "1970-01-01T00:00:00Z", 0},
-                      TimeCase{"now", "2026-12-07T21:25:15Z", 1796678715},
-                      TimeCase{"no_zone", "2026-12-07T21:25:15", std::nullopt},
-                      TimeCase{"offset", "2026-12-07T21:25:15+01:00", std::nullopt},
-                      TimeCase{"month_13", "2026-13-07T21:25:15Z", std::nullopt},
-                      TimeCase{"hour_24", "2026-12-07T24:25:15Z", std::nullopt},
-                      TimeCase{"empty", "", std::nullopt}),
-    CaseName{});
 
 }  // namespace
 }  // namespace ocirlimit
