@@ -411,6 +411,10 @@ TEST_F(ContainerdNvidiaTest, NvidiaNriPluginBesideOurs) {
   ASSERT_EQ(connected.size(), 1u) << Doctor({installer_->pid(), ours_nri_->pid()}) << "\n"
                                   << installer_->Log();
   EXPECT_TRUE(connected[0].starts_with("ok")) << connected[0];
+  const auto cdi_rule = Lines(Doctor({installer_->pid(), ours_nri_->pid()}),
+                              {"GPUs NVIDIA's NRI plugin injects", "a cdi rule matches them"});
+  ASSERT_EQ(cdi_rule.size(), 1u);
+  EXPECT_TRUE(cdi_rule[0].starts_with("ok")) << cdi_rule[0];
 
   PodSpec spec = containerd_->NewPod("gpu");
   spec.annotations = {{"nvidia.cdi.k8s.io/container.limits", kGpu}};
