@@ -99,7 +99,9 @@ void Healer::Synchronize(const Config& cfg, const pb::SynchronizeRequest& req, O
     }
     ++last_.by.at(static_cast<size_t>(r));
   }
-  if (decisions_ != nullptr) PruneUnlisted(*decisions_, pending_);
+  if (decisions_ != nullptr) {
+    PruneUnlisted(*decisions_, pending_, ParseRfc3339Utc(now()).value_or(0));
+  }
   pending_.Clear();
   status_.synchronized = now();
   status_.containers = last_.containers;

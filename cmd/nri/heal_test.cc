@@ -790,13 +790,21 @@ TEST(HealDecision, PrunesThePluginsRecordsOfContainersNoLongerListed) {
   decisions.records["healed-gone"] = Recorded("healed-gone", {}, "nri-sync");
   decisions.records["in-flight"] = Recorded("in-flight", {}, "wrapper");
   decisions.records["p1"] = Recorded("p1", {}, "wrapper");
+  decisions.records["young"] = Recorded("young", {});
+  decisions.records["no-time"] = Recorded("no-time", {});
+  for (auto& [id, d] : decisions.records) d.time = "2026-12-07T21:00:00Z";
+  decisions.records["young"].time = "2026-12-07T21:55:01Z";  // within kPruneGrace
+  decisions.records["no-time"].time = "T0";
   RecordingOutput out;
   Healer healer(ops);
   healer.SetDecisions(&decisions);
-  healer.Synchronize(MustParse(kTwoRules), OneContainer(kAsks), out, [] { return "T"; });
+  healer.Synchronize(MustParse(kTwoRules), OneContainer(kAsks), out,
+                     [] { return "2026-12-07T22:05:00Z"; });
   EXPECT_EQ(decisions.removed, (std::vector<std::string>{"gone", "healed-gone"}));
   EXPECT_TRUE(decisions.records.contains("c1"));
   EXPECT_TRUE(decisions.records.contains("in-flight")) << "the wrapper's are its own to remove";
+  EXPECT_TRUE(decisions.records.contains("young")) << "a create may be in flight";
+  EXPECT_TRUE(decisions.records.contains("no-time"));
 }
 
 }  // namespace

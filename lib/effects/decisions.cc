@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 
 #include "effects/files.h"
 #include "formats/text.h"
@@ -56,13 +57,25 @@ class LinuxStore final : public DecisionStore {
     return Ok{};
   }
 
+  // Through the directory itself, never a symlink to one, and only root's.
   Status Remove(const std::string& id) override {
     if (!IsPlainName(id)) return MakeError("container id " + Quote(id) + ": not a file name");
     const std::string path = dir_ + "/" + id;
-    if (unlink(path.c_str()) != 0 && errno != ENOENT) {
+    const int fd = open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT) return Ok{};
       return MakeError("remove decision record " + Quote(path), errno);
     }
-    return Ok{};
+    struct stat st {};
+    Status done = Ok{};
+    if (fstat(fd, &st) != 0 || st.st_uid != 0 || (st.st_mode & 022) != 0) {
+      done = MakeError(
+          "remove decision record " + Quote(path) + ": its directory is not root's alone", EPERM);
+    } else if (unlinkat(fd, id.c_str(), 0) != 0 && errno != ENOENT) {
+      done = MakeError("remove decision record " + Quote(path), errno);
+    }
+    close(fd);
+    return done;
   }
 
   Result<std::vector<std::string>> Ids() override {
@@ -102,6 +115,26 @@ Result<std::optional<DecisionRecord>> ReadDecision(FsOps& fs, const std::string&
                      Quote(d->id) + ": not believed");
   }
   return std::optional<DecisionRecord>(std::move(*d));
+}
+
+std::optional<std::time_t> ParseRfc3339Utc(const std::string& text) {
+  std::tm tm{};
+  char z = 0;
+  if (text.size() != 20 ||
+      std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &z) != 7 ||
+      z != 'Z' || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
+      tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60) {
+    return std::nullopt;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return timegm(&tm);
+}
+
+bool OldEnoughToPrune(const DecisionRecord& d, std::time_t now) {
+  const auto at = ParseRfc3339Utc(d.time);
+  return at && now - *at >= kPruneGrace;
 }
 
 std::string DecisionsDir(const std::optional<std::string>& env) {

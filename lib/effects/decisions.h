@@ -7,6 +7,7 @@
 // container").
 #pragma once
 
+#include <ctime>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +42,18 @@ class DecisionStore {
   virtual Result<std::vector<std::string>> Ids() = 0;
   virtual const std::string& dir() const = 0;
 };
+
+// A record younger than this is never pruned: a create in flight writes
+// its record before the runtime's state, or the engine's list, has it.
+inline constexpr std::time_t kPruneGrace = 600;  // seconds
+
+// "2026-12-07T21:25:15Z" (what Rfc3339Now writes) as seconds since the
+// epoch; nullopt for any other text.
+[[nodiscard]] std::optional<std::time_t> ParseRfc3339Utc(const std::string& text);
+
+// Whether `d` was written kPruneGrace or more before `now` (a time that does
+// not parse is never old enough).
+[[nodiscard]] bool OldEnoughToPrune(const DecisionRecord& d, std::time_t now);
 
 // ReadTrusted(dir, {id}, root) and ParseDecision; a record naming another
 // id is an error. ENOENT (no record, no directory) is nullopt.

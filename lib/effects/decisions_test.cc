@@ -10,8 +10,10 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <string>
 
+#include "tests/testing/case_name.h"
 #include "tests/testing/temp_dir.h"
 
 namespace ocirlimit {
@@ -83,6 +85,22 @@ TEST_F(DecisionStoreTest, ASymlinkedRecordIsNotFollowed) {
   EXPECT_FALSE(store_->Read("c2"));
 }
 
+// Remove goes through the directory itself: a symlink in its place, or a
+// directory others may write, removes nothing.
+TEST_F(DecisionStoreTest, RemoveNeverFollowsASymlinkedDirectoryNorActsInAnothersOne) {
+  ASSERT_TRUE(Written(Sample("c1")));
+  const std::string link = tmp_ / "run/link";
+  ASSERT_EQ(symlink(dir_.c_str(), link.c_str()), 0);
+  auto via_link = LinuxDecisionStore(LinuxFsOps(), link);
+  EXPECT_FALSE(via_link->Remove("c1"));
+  EXPECT_TRUE(*store_->Read("c1")) << "still there";
+  ASSERT_EQ(chmod(dir_.c_str(), 0777), 0);
+  EXPECT_FALSE(store_->Remove("c1"));
+  ASSERT_EQ(chmod(dir_.c_str(), 0700), 0);
+  EXPECT_TRUE(*store_->Read("c1")) << "still there";
+  EXPECT_TRUE(store_->Remove("c1"));
+}
+
 TEST_F(DecisionStoreTest, ARecordNamingAnotherContainerIsNotBelieved) {
   ASSERT_TRUE(Written(Sample("c1")));
   ASSERT_EQ(rename((dir_ + "/c1").c_str(), (dir_ + "/c2").c_str()), 0);
@@ -101,6 +119,39 @@ TEST(DecisionsDir, TheEnvironmentPicksAnAbsoluteDirectoryOnly) {
   EXPECT_EQ(DecisionsDir(std::nullopt), kDecisionsDir);
   EXPECT_EQ(DecisionsDir(std::string("relative")), kDecisionsDir);
   EXPECT_EQ(DecisionsDir(std::string("/tmp/d")), "/tmp/d");
+}
+
+struct TimeCase {
+  const char* name;
+  const char* text;
+  std::optional<std::time_t> want;
+};
+
+class ParseRfc3339Test : public ::testing::TestWithParam<TimeCase> {};
+
+TEST_P(ParseRfc3339Test, ReadsOnlyWhatRfc3339NowWrites) {
+  EXPECT_EQ(ParseRfc3339Utc(GetParam().text), GetParam().want);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Times, ParseRfc3339Test,
+    ::testing::Values(TimeCase{"epoch", "1970-01-01T00:00:00Z", 0},
+                      TimeCase{"now", "2026-12-07T21:25:15Z", 1796678715},
+                      TimeCase{"no_zone", "2026-12-07T21:25:15", std::nullopt},
+                      TimeCase{"offset", "2026-12-07T21:25:15+01:00", std::nullopt},
+                      TimeCase{"month_13", "2026-13-07T21:25:15Z", std::nullopt},
+                      TimeCase{"hour_24", "2026-12-07T24:25:15Z", std::nullopt},
+                      TimeCase{"empty", "", std::nullopt}),
+    CaseName{});
+
+TEST(PruneGrace, ARecordIsOldEnoughFromKPruneGraceOn) {
+  DecisionRecord d{
+      .id = "c", .by = "nri", .policy = "p", .time = "2026-12-07T21:25:15Z", .limits = {}};
+  const std::time_t at = 1796678715;
+  EXPECT_FALSE(OldEnoughToPrune(d, at + kPruneGrace - 1));
+  EXPECT_TRUE(OldEnoughToPrune(d, at + kPruneGrace));
+  d.time = "T0";
+  EXPECT_FALSE(OldEnoughToPrune(d, at + 100 * kPruneGrace)) << "a time that does not parse";
 }
 
 }  // namespace

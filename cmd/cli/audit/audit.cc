@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "cli/audit/audit_prune.h"
 #include "core/policy_digest.h"
 #include "formats/log_line.h"
 #include "formats/text.h"
@@ -284,6 +285,7 @@ std::string AuditText(const AuditReport& r, bool no_trunc) {
                               : Cat("; ", std::to_string(r.out_of_scope),
                                     " outside the scope, not judged (--all judges them)"),
           "\n");
+  out += PruneText(r.pruned, r.prune_not_proven);
   if (r.healing) {
     out +=
         "note: --heal sets the init process only: exec sessions started later follow the "
@@ -347,6 +349,7 @@ Json AuditJson(const AuditReport& r) {
               {"unreadable_roots", r.unreadable_roots},
               {"namespace_dirs", r.namespace_dirs},
               {"notes", r.notes},
+              {"pruned", r.pruned},
               {"containers", containers}};
 }
 

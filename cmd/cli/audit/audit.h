@@ -56,7 +56,11 @@ struct AuditReport {
   size_t out_of_scope = 0;  // containers the install does not govern: not judged, not listed
   bool healing = false;
   bool decisions = false;  // the decision records were consulted (AuditRun::decisions)
-  bool ok() const;         // every root read, no entry needs attention: exit 0
+  // --heal's prune of decision records (audit_prune.h): the ids pruned, and
+  // why none could be (a root or the records unreadable), or "".
+  std::vector<std::string> pruned;
+  std::string prune_not_proven;
+  bool ok() const;  // every root read, no entry needs attention: exit 0
 };
 
 struct AuditRun {

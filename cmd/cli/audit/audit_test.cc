@@ -453,8 +453,9 @@ TEST(AuditJsonTest, Schema) {
   ASSERT_TRUE(cfg);
   AuditRun run{*cfg, node, node, DefaultStateRoots(), true, nullptr, nullptr};
   Json j = AuditJson(RunAudit(run));
-  EXPECT_EQ(j.size(), 8u) << j.dump();
+  EXPECT_EQ(j.size(), 9u) << j.dump();
   ExpectType(j, "notes", Json::value_t::array);
+  ExpectType(j, "pruned", Json::value_t::array);
   ExpectType(j, "scope", Json::value_t::string);
   ExpectType(j, "out_of_scope", Json::value_t::number_unsigned);
   ExpectType(j, "namespace_dirs", Json::value_t::array);

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <ctime>
 #include <iostream>
 #include <memory>
 
@@ -13,6 +14,7 @@
 #include "cli/audit/audit.h"
 #include "cli/audit/audit_discover.h"
 #include "cli/audit/audit_prom.h"
+#include "cli/audit/audit_prune.h"
 #include "cli/audit/audit_scope.h"
 #include "cli/audit/command.h"
 #include "core/policy_digest.h"
@@ -124,6 +126,15 @@ int AuditCommand(const CliArgs& a) {
     };
   }
   AuditReport r = RunAudit(run);
+  if (a.heal) {
+    // Records of containers gone from every root audit knows, the default
+    // ones included whatever --no-default-roots says (audit_prune.h).
+    std::vector<std::string> known = DefaultStateRoots();
+    known.insert(known.end(), a.runtime_roots.begin(), a.runtime_roots.end());
+    PruneReport pr = PruneDecisions(*decisions, LinuxFsOps(), known, std::time(nullptr));
+    r.pruned = std::move(pr.pruned);
+    r.prune_not_proven = std::move(pr.not_proven);
+  }
   if (!Emit(a, r, PolicyDigest(*cfg))) return 2;
   return r.ok() ? 0 : 1;
 }

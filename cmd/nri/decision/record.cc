@@ -54,7 +54,7 @@ AuditVerdict GivenAtCreate(DecisionStore* store, const Config& cfg, const std::s
   return now;
 }
 
-void PruneUnlisted(DecisionStore& store, const pb::SynchronizeRequest& req) {
+void PruneUnlisted(DecisionStore& store, const pb::SynchronizeRequest& req, std::time_t now) {
   auto ids = store.Ids();
   if (!ids) return;
   std::set<std::string> listed;
@@ -63,7 +63,9 @@ void PruneUnlisted(DecisionStore& store, const pb::SynchronizeRequest& req) {
   for (const auto& id : *ids) {
     if (listed.contains(id)) continue;
     auto d = store.Read(id);
-    if (d && *d && (*d)->by != kDecidedByWrapper) (void)store.Remove(id);
+    if (d && *d && (*d)->by != kDecidedByWrapper && OldEnoughToPrune(**d, now)) {
+      (void)store.Remove(id);
+    }
   }
 }
 

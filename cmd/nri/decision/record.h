@@ -5,6 +5,7 @@
 // heal those of the plugin's whose container the runtime no longer lists).
 #pragma once
 
+#include <ctime>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,8 +47,8 @@ inline constexpr std::string_view kNoRecordedDecision =
                                          std::vector<std::string>& warnings);
 
 // Removes the records the plugin wrote (at CreateContainer or a heal) of
-// containers `req` does not list. The wrapper's are left to it: one may be
-// of a container whose create is still in flight.
-void PruneUnlisted(DecisionStore& store, const pb::SynchronizeRequest& req);
+// containers `req` does not list, once older than kPruneGrace at `now` (a
+// create in flight may not be listed yet). The wrapper's are left to it.
+void PruneUnlisted(DecisionStore& store, const pb::SynchronizeRequest& req, std::time_t now);
 
 }  // namespace ocirlimit::nri
