@@ -32,8 +32,7 @@ class FsOps {
   // on a FIFO (effects/files.h ReadFileBounded).
   virtual Result<std::string> ReadFile(const std::string& path, size_t max_bytes) = 0;
   // At most `max_bytes` of a file the kernel writes, /proc/PID/stat or
-  // limits: as ReadFile, in fewer syscalls (procfs answers a read with all
-  // it has that fits, so a short read is the end).
+  // limits: as ReadFile, in fewer syscalls (no fstat) and copies.
   virtual Result<std::string> ReadProcFile(const std::string& path, size_t max_bytes) {
     return ReadFile(path, max_bytes);
   }

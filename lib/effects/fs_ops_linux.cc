@@ -183,8 +183,9 @@ Result<FsOps::TrustedText> ReadTrustedFile(const std::string& root,
   return ReadBeneath(**checked, root, components, max_bytes);
 }
 
-// A procfs file: no fstat (the kernel writes it), and a short read is the
-// end (seq_file fills the buffer as far as it has text).
+// A procfs file: no fstat (the kernel writes it, never a FIFO), read into
+// the string itself until a read returns 0 (a seq_file of many records,
+// /proc/PID/maps, returns short reads before its end).
 Result<std::string> ReadProc(const std::string& path, size_t max_bytes) {
   UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   if (fd.get() < 0) return MakeError("open " + Quote(path), errno);
@@ -198,8 +199,8 @@ Result<std::string> ReadProc(const std::string& path, size_t max_bytes) {
     if (got > max_bytes) {
       return MakeError(Cat(Quote(path), " is larger than ", std::to_string(max_bytes), " bytes"));
     }
-    if (n == 0 || got < text.size()) break;
-    text.resize(std::min(text.size() * 2, max_bytes + 1));
+    if (n == 0) break;
+    if (got == text.size()) text.resize(std::min(text.size() * 2, max_bytes + 1));
   }
   text.resize(got);
   return text;
