@@ -46,7 +46,7 @@ int OpenBeneath(int dir, const std::string& name, int flags) {
 // `owner` and writable by nobody else.
 Status Check(const struct stat& st, const std::string& path, mode_t kind, uid_t owner) {
   if (S_ISLNK(st.st_mode)) {
-    return MakeError(Quote(path) + " is a symlink, and no symlinks are followed", ELOOP);
+    return MakeError(Quote(path) + " is a symlink, and no symlinks are followed");
   }
   if ((st.st_mode & S_IFMT) != kind) {
     return MakeError(Quote(path) +
