@@ -141,6 +141,20 @@ TEST(DiscoverTest, CrunStateCopyWhenTheBundleIsGone) {
   EXPECT_EQ(d.containers[0].facts->annotations.at("from"), "crun");
 }
 
+// runc's state.json, else crun's status, is read at once: only the root is listed.
+TEST(DiscoverTest, EachRuntimesStateIsReadWithoutListingItsDirectory) {
+  FakeNode node;
+  node.File("/r/a/state.json", FakeNode::RuncState("a", 5, 1, "/b"));
+  node.File("/r/c/status", FakeNode::CrunStatus(6, 1, "/b"));
+  node.File("/b/config.json", Spec());
+  Discovery d = DiscoverContainers(node, {"/r"}, true);
+  ASSERT_EQ(d.containers.size(), 2u);
+  EXPECT_EQ(d.containers[0].state->runtime, "runc");
+  EXPECT_EQ(d.containers[1].state->runtime, "crun");
+  EXPECT_TRUE(d.containers[1].facts) << d.containers[1].problem;
+  EXPECT_EQ(node.lists, 1);
+}
+
 TEST(DiscoverTest, NoSpecReadWhenThePolicyNeedsNone) {
   FakeNode node;
   node.File("/r/c/state.json", FakeNode::RuncState("c", 5, 1, "/gone"));
