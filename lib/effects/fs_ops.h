@@ -53,9 +53,10 @@ class FsOps {
   // (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS where the kernel has it,
   // O_NOFOLLOW otherwise). The file is checked (fstatat, its symlink not
   // followed) before it is opened to read (O_NONBLOCK), and read only if the
-  // file opened is the one checked, so a FIFO or a device is never opened. The error names the path
-  // and what failed ("is owned by uid 1000, not root: not trusted", "is a symlink, and no symlinks
-  // are followed"); err is ENOENT when a component does not exist, ELOOP for a symlink.
+  // file opened is the one checked, so a FIFO or a device is never opened.
+  // The error names the path and what failed ("is owned by uid 1000, not
+  // root: not trusted", "is a symlink, and no symlinks are followed"); err
+  // is ENOENT when a component does not exist, ELOOP for a symlink.
   [[nodiscard]] virtual Result<TrustedText> ReadTrusted(const std::string& root,
                                                         const std::vector<std::string>& components,
                                                         std::optional<uid_t> owner,

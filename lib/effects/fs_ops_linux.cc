@@ -119,8 +119,6 @@ Result<std::string> ReadIfStillChecked(int dir, const std::string& name, const s
   return text;
 }
 
-namespace {}  // namespace
-
 // ROOT opened and checked (ReadTrusted's first step): its descriptor and
 // the one owner, `owner` or ROOT's.
 struct CheckedRoot {
