@@ -68,7 +68,7 @@ std::string Distrusted(const FoundContainer& c) {
 // What one run judges every container by: the policy's digest, and the
 // ids with a decision record, listed once (one directory read, not a failed
 // open per container); nullopt where the directory cannot be listed: then
-// every container's record is read, and an error said.
+// every container's record is read, as before.
 struct Judging {
   std::string digest;
   std::optional<std::set<std::string>> recorded;
