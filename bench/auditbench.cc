@@ -14,7 +14,11 @@
 //   - the real binary, `oci-rlimit audit --no-default-roots --runtime-root R`;
 // and the processes one run of the binary spawns (under strace -f).
 //
-// usage: auditbench [--containers N[,N...]] [--runs N] [--dir DIR] [--no-spawn] OCI_RLIMIT_BINARY
+// usage: auditbench [--containers N[,N...]] [--runs N] [--dir DIR] [--no-spawn] [--hold]
+//                   OCI_RLIMIT_BINARY
+//
+// --hold: print the binary's command once each size's fixture is made, and
+// wait until stdin ends before timing (to run perf or strace over it).
 //
 // --no-spawn (the ctest bench.auditbench_smoke): exit 1 when the binary
 // spawned any process; without strace, exit 77 (skipped), or 1 under CI
@@ -261,7 +265,7 @@ void Row(const std::string& what, const Stats& s, const Stats& base, const Stats
 // the table. False when audit did not find, judge or heal all N, or
 // spawned a process under --no-spawn (`*skipped`: no strace to count with).
 bool RunSize(int n, int runs, const std::string& dir, const std::string& binary, bool no_spawn,
-             bool* skipped) {
+             bool hold, bool* skipped) {
   const std::string root = dir + "/runc-root";
   mkdir(dir.c_str(), 0700);
   mkdir(root.c_str(), 0700);
@@ -301,6 +305,16 @@ bool RunSize(int n, int runs, const std::string& dir, const std::string& binary,
   auto cfg = ocirlimit::ParseConfig(Slurp(policy), policy);
   auto cfg_low = ocirlimit::ParseConfig("rlimits = [\"memlock=2M:8M\"]\n", "low.toml");
   if (!cfg || !cfg_low) return false;
+  const std::vector<std::string> cmd = {binary,           "audit", "--config",           policy,
+                                        "--runtime-root", root,    "--no-default-roots", "--json"};
+  if (hold) {
+    // For perf and strace: the fixture stays until stdin ends.
+    for (const auto& a : cmd) std::printf("%s ", a.c_str());
+    std::printf("\n");
+    std::fflush(stdout);
+    while (std::getchar() != EOF) {
+    }
+  }
 
   Stats base = Time(runs, [&](int) {
     for (pid_t p : pids) {
@@ -347,8 +361,6 @@ bool RunSize(int n, int runs, const std::string& dir, const std::string& binary,
     for (const auto& e : r.entries) healed += e.heal && e.heal->ok() ? 1 : 0;
     return -1.0;
   });
-  const std::vector<std::string> cmd = {binary,           "audit", "--config",           policy,
-                                        "--runtime-root", root,    "--no-default-roots", "--json"};
   Stats binary_run = Time(runs, [&](int) { return RunBinary(cmd); });
   Stats true_run = Time(runs, [&](int) { return RunBinary({"/bin/true"}); });
   const int spawned = SpawnedUnderStrace(dir, cmd);
@@ -402,10 +414,13 @@ int Main(int argc, char** argv) {
   std::string dir;
   std::string binary;
   bool no_spawn = false;
+  bool hold = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--no-spawn") {
       no_spawn = true;
+    } else if (a == "--hold") {
+      hold = true;
     } else if (a == "--containers" && i + 1 < argc) {
       sizes.clear();
       std::istringstream list(argv[++i]);
@@ -422,7 +437,7 @@ int Main(int argc, char** argv) {
       !sizes.empty() && std::all_of(sizes.begin(), sizes.end(), [](int n) { return n > 0; });
   if (binary.empty() || !sizes_ok || runs <= 0) {
     std::cerr << "usage: auditbench [--containers N[,N...]] [--runs N] [--dir DIR] [--no-spawn] "
-                 "OCI_RLIMIT_BINARY\n";
+                 "[--hold] OCI_RLIMIT_BINARY\n";
     return 2;
   }
   if (dir.empty()) {
@@ -433,7 +448,7 @@ int Main(int argc, char** argv) {
   bool ok = true;
   bool skipped = false;
   for (int n : sizes)
-    ok = RunSize(n, runs, dir + "/" + std::to_string(n), binary, no_spawn, &skipped) && ok;
+    ok = RunSize(n, runs, dir + "/" + std::to_string(n), binary, no_spawn, hold, &skipped) && ok;
   RunBinary({"/bin/rm", "-rf", dir});
   if (!ok) return 1;
   if (skipped) {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One command for the benchmark suite: builds a Release tree, sets up the
+# One command for the benchmark suite: builds the shipped build (RelWithDebInfo,
+# as the .deb's `build/` and scripts/build-node.sh are), sets up the
 # fixtures, and prints docs/performance.md-ready tables. Every figure is a
 # ratio to a baseline measured in the same run (bench/spawnbench.cc).
 #   bench/run.sh [--runs N] [--runc-runs N] [--cri-pods N] [--only nri|audit]
@@ -37,11 +38,12 @@ runc_runs=${runc_runs:-$runs}
 scripts/install-deps.sh all >/dev/null
 # The tests' harness is configured too: cribench drives containerd through the
 # CRI client in tests/cri. Only the programs and the benchmarks are built.
-cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DOCI_RLIMIT_BUILD_TESTS=ON >/dev/null
+# The build type users run, so that each figure is the shipped program's.
+cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOCI_RLIMIT_BUILD_TESTS=ON >/dev/null
 targets=(oci-rlimit-hook oci-prlimit-helper oci-rlimit-runtime oci-rlimit-nri oci-rlimit spawnbench specbench nribench auditbench)
 ((cri_pods > 0)) && targets+=(cribench)
-cmake --build build-release ${OCI_RLIMIT_JOBS:+-j "$OCI_RLIMIT_JOBS"} --target "${targets[@]}" >/dev/null
-bin=$PWD/build-release/bin
+cmake --build build-bench ${OCI_RLIMIT_JOBS:+-j "$OCI_RLIMIT_JOBS"} --target "${targets[@]}" >/dev/null
+bin=$PWD/build-bench/bin
 
 # On the root filesystem (not a tmpfs), as containerd's and podman's bundles
 # usually are: the wrapper's fsync of config.json is part of what is measured.

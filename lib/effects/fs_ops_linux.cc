@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -71,6 +72,18 @@ Status OpenChecked(int dir, const std::string& name, const std::string& path, mo
   return Check(st, path, kind, owner);
 }
 
+// `st`: what the file `name` in `dir` is, its symlink not followed (a
+// plain name has nothing else to resolve), checked as Check does; one
+// syscall where an O_PATH descriptor takes three. ReadIfStillChecked then
+// reads it only if it is still what was checked.
+Status StatChecked(int dir, const std::string& name, const std::string& path, uid_t owner,
+                   struct stat& st) {
+  if (fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    return MakeError("open " + Quote(path), errno);
+  }
+  return Check(st, path, S_IFREG, owner);
+}
+
 }  // namespace
 
 Result<std::string> ReadIfStillChecked(int dir, const std::string& name, const std::string& path,
@@ -106,35 +119,89 @@ Result<std::string> ReadIfStillChecked(int dir, const std::string& name, const s
   return text;
 }
 
+// ROOT opened and checked (ReadTrusted's first step): its descriptor and
+// the one owner, `owner` or ROOT's.
+struct CheckedRoot {
+  explicit CheckedRoot(int fd) : fd(fd) {}
+  UniqueFd fd;
+  uid_t owner = 0;
+};
+
 namespace {
 
-Result<FsOps::TrustedText> ReadTrustedFile(const std::string& root,
-                                           const std::vector<std::string>& components,
-                                           std::optional<uid_t> owner, size_t max_bytes) {
+Status PlainComponents(const std::string& root, const std::vector<std::string>& components) {
   if (components.empty()) return MakeError("read beneath " + Quote(root) + ": no file named");
   for (const auto& c : components) {
     if (!IsPlainName(c)) return MakeError("not a plain file name: " + Quote(c));
   }
-  UniqueFd dir(open(root.c_str(), kPathFlags));
-  if (dir.get() < 0) return MakeError("open " + Quote(root), errno);
+  return Ok{};
+}
+
+Result<std::shared_ptr<const CheckedRoot>> OpenRoot(const std::string& root,
+                                                    std::optional<uid_t> owner) {
+  auto out = std::make_shared<CheckedRoot>(open(root.c_str(), kPathFlags));
+  if (out->fd.get() < 0) return MakeError("open " + Quote(root), errno);
   struct stat st {};
-  if (fstat(dir.get(), &st) != 0) return MakeError("stat " + Quote(root), errno);
-  const uid_t uid = owner.value_or(st.st_uid);
-  if (Status s = Check(st, root, S_IFDIR, uid); !s) return s.error();
-  std::string path = root;
-  UniqueFd next(-1);
+  if (fstat(out->fd.get(), &st) != 0) return MakeError("stat " + Quote(root), errno);
+  out->owner = owner.value_or(st.st_uid);
+  if (Status s = Check(st, root, S_IFDIR, out->owner); !s) return s.error();
+  return std::shared_ptr<const CheckedRoot>(std::move(out));
+}
+
+// The rest of ReadTrusted, beneath `root` (checked, at `root_path`).
+Result<FsOps::TrustedText> ReadBeneath(const CheckedRoot& root, const std::string& root_path,
+                                       const std::vector<std::string>& components,
+                                       size_t max_bytes) {
+  if (Status s = PlainComponents(root_path, components); !s) return s.error();
+  std::string path = root_path;
+  UniqueFd held(-1);  // the last directory opened below the root
+  int dir = root.fd.get();
+  struct stat st {};
   for (size_t i = 0; i + 1 < components.size(); ++i) {
     path += "/" + components[i];
-    Status s = OpenChecked(dir.get(), components[i], path, S_IFDIR, uid, next, st);
+    UniqueFd next(-1);
+    Status s = OpenChecked(dir, components[i], path, S_IFDIR, root.owner, next, st);
     if (!s) return s.error();
-    dir.reset(next.release());
+    held.reset(next.release());
+    dir = held.get();
   }
   path += "/" + components.back();
-  Status s = OpenChecked(dir.get(), components.back(), path, S_IFREG, uid, next, st);
-  if (!s) return s.error();
-  auto text = ReadIfStillChecked(dir.get(), components.back(), path, st, max_bytes);
+  if (Status s = StatChecked(dir, components.back(), path, root.owner, st); !s) return s.error();
+  auto text = ReadIfStillChecked(dir, components.back(), path, st, max_bytes);
   if (!text) return text.error();
-  return FsOps::TrustedText{std::move(*text), uid};
+  return FsOps::TrustedText{std::move(*text), root.owner};
+}
+
+Result<FsOps::TrustedText> ReadTrustedFile(const std::string& root,
+                                           const std::vector<std::string>& components,
+                                           std::optional<uid_t> owner, size_t max_bytes) {
+  if (Status s = PlainComponents(root, components); !s) return s.error();
+  auto checked = OpenRoot(root, owner);
+  if (!checked) return checked.error();
+  return ReadBeneath(**checked, root, components, max_bytes);
+}
+
+// A procfs file: no fstat (the kernel writes it, never a FIFO), read into
+// the string itself until a read returns 0 (a seq_file of many records,
+// /proc/PID/maps, returns short reads before its end).
+Result<std::string> ReadProc(const std::string& path, size_t max_bytes) {
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (fd.get() < 0) return MakeError("open " + Quote(path), errno);
+  std::string text(std::min<size_t>(4096, max_bytes + 1), '\0');
+  size_t got = 0;
+  for (;;) {
+    const ssize_t n = read(fd.get(), text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return MakeError("read " + Quote(path), errno);
+    got += static_cast<size_t>(n);
+    if (got > max_bytes) {
+      return MakeError(Cat(Quote(path), " is larger than ", std::to_string(max_bytes), " bytes"));
+    }
+    if (n == 0) break;
+    if (got == text.size()) text.resize(std::min(text.size() * 2, max_bytes + 1));
+  }
+  text.resize(got);
+  return text;
 }
 
 class LinuxFs : public FsOps {
@@ -162,6 +229,20 @@ class LinuxFs : public FsOps {
                                   const std::vector<std::string>& components,
                                   std::optional<uid_t> owner, size_t max_bytes) override {
     return ReadTrustedFile(root, components, owner, max_bytes);
+  }
+  Result<std::string> ReadProcFile(const std::string& path, size_t max_bytes) override {
+    return ReadProc(path, max_bytes);
+  }
+  TrustedRoot OpenTrustedRoot(const std::string& root, std::optional<uid_t> owner) override {
+    auto checked = OpenRoot(root, owner);
+    if (!checked) return {root, owner, nullptr};
+    return {root, owner, std::move(*checked)};
+  }
+  Result<TrustedText> ReadTrustedIn(const TrustedRoot& root,
+                                    const std::vector<std::string>& components,
+                                    size_t max_bytes) override {
+    if (!root.handle) return ReadTrusted(root.path, components, root.owner, max_bytes);
+    return ReadBeneath(*root.handle, root.path, components, max_bytes);
   }
 };
 

@@ -45,7 +45,7 @@ PinFailure Fail(const PinnedProcess& pinned, const std::string& what, ApplyFailu
 // pinned process's, and refuses a reused PID, a zombie or a kernel thread.
 std::optional<PinFailure> CheckIdentity(FsOps& fs, const PinnedProcess& pinned, pid_t pid,
                                         std::optional<uint64_t> start_time, const char* when) {
-  auto text = fs.ReadFile("/proc/" + std::to_string(pid) + "/stat", kMaxProcFileBytes);
+  auto text = fs.ReadProcFile("/proc/" + std::to_string(pid) + "/stat", kMaxProcFileBytes);
   if (auto gone = pinned.CheckAlive(when)) return gone;
   if (!text) return PinFailure{text.error().Wrap(pinned.target()), ApplyFailure::kOther};
   auto stat = ParseProcStat(*text);
@@ -72,8 +72,8 @@ std::optional<PinFailure> CheckProof(FsOps& fs, const PinnedProcess& pinned, pid
   const std::string dir = "/proc/" + std::to_string(pid);
   Result<std::string> status = std::string();
   Result<std::string> cgroup = std::string();
-  if (record.owner != 0) status = fs.ReadFile(dir + "/status", kMaxProcFileBytes);
-  if (!record.cgroup.empty()) cgroup = fs.ReadFile(dir + "/cgroup", kMaxProcFileBytes);
+  if (record.owner != 0) status = fs.ReadProcFile(dir + "/status", kMaxProcFileBytes);
+  if (!record.cgroup.empty()) cgroup = fs.ReadProcFile(dir + "/cgroup", kMaxProcFileBytes);
   if (record.owner != 0 || !record.cgroup.empty()) {
     if (auto gone = pinned.CheckAlive("while its cgroup was read")) return gone;
   }
@@ -134,7 +134,7 @@ ProcessLook LookAtProcess(ProcessOps& ops, FsOps& fs, pid_t pid, const InitRecor
     return fail(*bad);
   }
   if (auto bad = CheckProof(fs, pinned, pid, record)) return fail(*bad);
-  auto text = fs.ReadFile("/proc/" + std::to_string(pid) + "/limits", kMaxProcFileBytes);
+  auto text = fs.ReadProcFile("/proc/" + std::to_string(pid) + "/limits", kMaxProcFileBytes);
   if (auto gone = pinned.CheckAlive("while its limits were read")) return fail(*gone);
   if (!text) return fail({text.error().Wrap(pinned.target()), ApplyFailure::kOther});
   auto limits = ParseProcLimits(*text);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -50,7 +51,19 @@ class ReadTrusted : public ::testing::Test {
   [[nodiscard]] Result<FsOps::TrustedText> Read(std::optional<uid_t> owner = 0,
                                                 std::vector<std::string> components = {
                                                     "id", "state.json"}) const {
-    return LinuxFsOps().ReadTrusted(dir_.path(), components, owner, 10);
+    auto direct = LinuxFsOps().ReadTrusted(dir_.path(), components, owner, 10);
+    // The same through the root opened and checked once (audit's many reads
+    // under one state root): alike in every case.
+    const FsOps::TrustedRoot root = LinuxFsOps().OpenTrustedRoot(dir_.path(), owner);
+    auto held = LinuxFsOps().ReadTrustedIn(root, components, 10);
+    EXPECT_EQ(Refusal(direct), Refusal(held));
+    if (!direct && !held) {
+      EXPECT_EQ(direct.error().err, held.error().err);
+    }
+    if (direct && held) {
+      EXPECT_EQ(direct->owner, held->owner);
+    }
+    return direct;
   }
   // The error, which must say `what`.
   static std::string Refusal(const Result<FsOps::TrustedText>& r) {
@@ -152,6 +165,52 @@ TEST_F(ReadTrusted, NeverFollowsASymlinkedRoot) {
   auto r = LinuxFsOps().ReadTrusted(Path("id/root"), {"id", "state.json"}, 0, 10);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().Text().find("/root\" is a symlink"), std::string::npos) << r.error().Text();
+  const FsOps::TrustedRoot root = LinuxFsOps().OpenTrustedRoot(Path("id/root"), 0);
+  EXPECT_FALSE(root.handle);
+  auto held = LinuxFsOps().ReadTrustedIn(root, {"id", "state.json"}, 10);
+  ASSERT_FALSE(held);
+  EXPECT_EQ(held.error().Text(), r.error().Text());
+}
+
+// A root opened once is read beneath as it was checked: a directory renamed
+// over its path afterwards is not read through it.
+TEST_F(ReadTrusted, ARootOpenedOnceIsTheOneChecked) {
+  const FsOps::TrustedRoot root = LinuxFsOps().OpenTrustedRoot(dir_.path(), 0);
+  ASSERT_TRUE(root.handle);
+  ASSERT_EQ(rename(Path("id").c_str(), Path("old").c_str()), 0);
+  ASSERT_EQ(mkdir(Path("id").c_str(), 0711), 0);
+  Write("id/state.json", "{\"new\":1}");
+  auto r = LinuxFsOps().ReadTrustedIn(root, {"old", "state.json"}, 10);
+  ASSERT_TRUE(r) << r.error().Text();
+  EXPECT_EQ(r->text, "{}");
+}
+
+// procfs: read whole in as few reads as it takes, within the bound.
+TEST(ReadProcFile, ReadsAProcFileWholeAndRefusesPastTheBound) {
+  auto limits = LinuxFsOps().ReadProcFile("/proc/self/limits", 1 << 16);
+  ASSERT_TRUE(limits) << limits.error().Text();
+  EXPECT_TRUE(limits->starts_with("Limit")) << *limits;
+  EXPECT_NE(limits->find("Max realtime timeout"), std::string::npos) << *limits;
+  auto small = LinuxFsOps().ReadProcFile("/proc/self/limits", 100);
+  ASSERT_FALSE(small);
+  EXPECT_NE(small.error().Text().find("is larger than 100 bytes"), std::string::npos);
+  EXPECT_EQ(LinuxFsOps().ReadProcFile("/proc/self/no-such", 100).error().err, ENOENT);
+}
+
+// Past the first 4 KiB read: /proc/self/maps made long with separate mappings.
+TEST(ReadProcFile, ReadsPastItsFirstBuffer) {
+  std::vector<void*> maps;
+  for (int i = 0; i < 200; ++i) {
+    const int prot = i % 2 == 0 ? PROT_READ : PROT_NONE;  // neighbours never merge
+    maps.push_back(mmap(nullptr, 4096, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  }
+  auto whole = LinuxFsOps().ReadProcFile("/proc/self/maps", 1 << 20);
+  auto bounded = LinuxFsOps().ReadFile("/proc/self/maps", 1 << 20);
+  for (void* m : maps) munmap(m, 4096);
+  ASSERT_TRUE(whole) << whole.error().Text();
+  ASSERT_TRUE(bounded) << bounded.error().Text();
+  EXPECT_GT(whole->size(), 8192u);
+  EXPECT_EQ(*whole, *bounded);
 }
 
 TEST_F(ReadTrusted, RefusesAFifoWithoutOpeningIt) {
@@ -162,7 +221,7 @@ TEST_F(ReadTrusted, RefusesAFifoWithoutOpeningIt) {
   EXPECT_NE(why.find("state.json\" is not a regular file"), std::string::npos) << why;
 }
 
-// A file renamed over the checked one between the O_PATH check and the
+// A file renamed over the checked one between the check and the
 // open to read (a racing writer) is never read: the read compares device
 // and inode with what the check saw.
 TEST_F(ReadTrusted, AFileSwappedAfterTheCheckIsNotRead) {

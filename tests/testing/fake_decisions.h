@@ -33,6 +33,7 @@ class FakeDecisions final : public DecisionStore {
     return Ok{};
   }
   Result<std::vector<std::string>> Ids() override {
+    if (ids_error) return *ids_error;
     std::vector<std::string> ids;
     for (const auto& [id, d] : records) ids.push_back(id);
     return ids;
@@ -42,6 +43,7 @@ class FakeDecisions final : public DecisionStore {
   std::map<std::string, DecisionRecord> records;
   std::optional<Error> read_error;
   std::optional<Error> write_error;
+  std::optional<Error> ids_error;  // the directory cannot be listed
   std::vector<std::string> written;
   std::vector<std::string> removed;
   int reads = 0;

@@ -1,6 +1,7 @@
 #include "cli/audit/audit.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "cli/audit/audit_prune.h"
@@ -65,14 +66,25 @@ std::string Distrusted(const FoundContainer& c) {
              "'s: judged without its devices, annotations or pod, as that uid's own process");
 }
 
+// What one run judges every container by: the policy's digest, and the
+// ids with a decision record, listed once (one directory read, not a failed
+// open per container); nullopt where the directory cannot be listed: then
+// every container's record is read, as before.
+struct Judging {
+  std::string digest;
+  std::optional<std::set<std::string>> recorded;
+};
+
 // Against the decision recorded when the container was created (root's
 // state only: a user could name a container after another's record), else,
 // or with --policy-now, against the policy now.
 AuditVerdict Judge(const AuditRun& run, const FoundContainer& c, const std::vector<Rlimit>& have,
-                   const std::string& digest, DecisionState& state) {
+                   const Judging& judging, DecisionState& state) {
+  const std::string& digest = judging.digest;
   std::optional<DecisionRecord> recorded;
   std::string unbelieved;
-  if (run.decisions != nullptr && c.owner == 0 && c.facts_trusted) {
+  const bool listed = !judging.recorded || judging.recorded->count(c.id) != 0;
+  if (run.decisions != nullptr && c.owner == 0 && c.facts_trusted && listed) {
     auto r = run.decisions->Read(c.id);
     if (r) recorded = *r;
     if (!r) unbelieved = r.error().Text();
@@ -88,7 +100,7 @@ AuditVerdict Judge(const AuditRun& run, const FoundContainer& c, const std::vect
   return v;
 }
 
-AuditEntry AuditOne(const AuditRun& run, const FoundContainer& c, const std::string& digest) {
+AuditEntry AuditOne(const AuditRun& run, const FoundContainer& c, const Judging& judging) {
   AuditEntry e;
   e.root = c.root;
   e.id = c.id;
@@ -110,7 +122,7 @@ AuditEntry AuditOne(const AuditRun& run, const FoundContainer& c, const std::str
     e.verdict = UnknownVerdict(c.problem);
     return e;
   }
-  e.verdict = Judge(run, c, look.limits, digest, e.decision);
+  e.verdict = Judge(run, c, look.limits, judging, e.decision);
   if (!c.facts_trusted) e.verdict.notes.push_back(Distrusted(c));
   if (run.heal && Heals(e.verdict)) {
     e.heal = HealProcess(run.ops, run.fs, c.state->pid, record, e.verdict.heal, run.cfg.rootless);
@@ -167,7 +179,10 @@ AuditReport RunAudit(const AuditRun& run) {
   Discovery d = DiscoverContainers(run.fs, run.roots, need_facts, !run.scope.all);
   if (need_facts) AddContainerdPodAnnotations(run.fs, run.containerd_root, d);
   if (!run.scope.all) AddCrioPodHandlers(run.fs, run.crio_storage_root, d);
-  const std::string digest = PolicyDigest(run.cfg);
+  Judging judging{PolicyDigest(run.cfg), std::nullopt};
+  if (run.decisions != nullptr) {
+    if (auto ids = run.decisions->Ids()) judging.recorded.emplace(ids->begin(), ids->end());
+  }
   AuditReport r;
   r.healing = run.heal;
   r.decisions = run.decisions != nullptr;
@@ -182,7 +197,7 @@ AuditReport RunAudit(const AuditRun& run) {
       ++r.out_of_scope;
       continue;
     }
-    r.entries.push_back(AuditOne(run, c, digest));
+    r.entries.push_back(AuditOne(run, c, judging));
   }
   return r;
 }

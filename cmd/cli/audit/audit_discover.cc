@@ -74,17 +74,19 @@ Result<ContainerFacts> ReadFacts(FsOps& fs, FoundContainer& c, const std::string
 }
 
 // The state file's text, and whose it is (the state root's one owner).
-Result<std::string> ReadState(FsOps& fs, FoundContainer& c, std::string_view name) {
+Result<std::string> ReadState(FsOps& fs, const FsOps::TrustedRoot& root, FoundContainer& c,
+                              std::string_view name) {
   // The one owner of the state root owns all of it: root, or a rootless user.
-  auto read =
-      fs.ReadTrusted(c.root, {c.id, std::string(name)}, std::nullopt, kMaxRuntimeStateBytes);
+  auto read = fs.ReadTrustedIn(root, {c.id, std::string(name)}, kMaxRuntimeStateBytes);
   if (!read) return read.error();
   c.owner = read->owner;
   c.facts_trusted = c.owner == 0;
   return std::move(read->text);
 }
 
-void ReadContainerFacts(FsOps& fs, FoundContainer& c, bool crun, bool has_copy) {
+// `has_copy`: whether crun's state directory holds a copy of config.json.
+template <class HasCopy>
+void ReadContainerFacts(FsOps& fs, FoundContainer& c, bool crun, HasCopy has_copy) {
   std::optional<Error> first;
   if (!c.state->bundle.empty()) {
     auto facts = ReadFacts(fs, c, c.state->bundle);
@@ -94,7 +96,7 @@ void ReadContainerFacts(FsOps& fs, FoundContainer& c, bool crun, bool has_copy) 
     }
     first = facts.error();
   }
-  if (crun && has_copy) {
+  if (crun && has_copy()) {
     auto facts = ReadFacts(fs, c, c.root + "/" + c.id);
     if (facts) {
       c.facts = std::move(*facts);
@@ -105,10 +107,20 @@ void ReadContainerFacts(FsOps& fs, FoundContainer& c, bool crun, bool has_copy) 
   c.problem = first ? Cat("no bundle: ", first->Text()) : "no bundle: the runtime recorded none";
 }
 
+// The state `text` read from the container's `name` file, parsed.
+void TakeState(FoundContainer& c, bool runc, const std::string& text) {
+  const std::string file = Cat(c.root, "/", c.id, "/", runc ? kRuncStateFile : kCrunStateFile);
+  auto state = runc ? ParseRuncState(text, file) : ParseCrunStatus(text, file);
+  if (!state) {
+    c.problem = Cat("unreadable: ", state.error().Text());
+    return;
+  }
+  c.state = std::move(*state);
+}
+
 // `entries`: the container directory's, listed once by the caller.
-void ReadContainer(FsOps& fs, FoundContainer& c, const Result<std::vector<FsOps::Entry>>& entries,
-                   bool need_facts) {
-  const std::string dir = c.root + "/" + c.id;
+void ReadContainer(FsOps& fs, const FsOps::TrustedRoot& root, FoundContainer& c,
+                   const Result<std::vector<FsOps::Entry>>& entries, bool need_facts) {
   if (!entries) {
     c.problem = Cat("unreadable: ", entries.error().Text());
     return;
@@ -119,19 +131,38 @@ void ReadContainer(FsOps& fs, FoundContainer& c, const Result<std::vector<FsOps:
     c.problem = "no runtime state (neither state.json nor status)";
     return;
   }
-  const std::string file = dir + "/" + std::string(runc ? kRuncStateFile : kCrunStateFile);
-  auto text = ReadState(fs, c, runc ? kRuncStateFile : kCrunStateFile);
+  auto text = ReadState(fs, root, c, runc ? kRuncStateFile : kCrunStateFile);
   if (!text) {
     c.problem = Cat("unreadable: ", text.error().Text());
     return;
   }
-  auto state = runc ? ParseRuncState(*text, file) : ParseCrunStatus(*text, file);
-  if (!state) {
-    c.problem = Cat("unreadable: ", state.error().Text());
-    return;
+  TakeState(c, runc, *text);
+  if (c.state && need_facts) {
+    ReadContainerFacts(fs, c, crun, [&] { return HasFile(*entries, "config.json"); });
   }
-  c.state = std::move(*state);
-  if (need_facts) ReadContainerFacts(fs, c, crun, HasFile(*entries, "config.json"));
+}
+
+// A container's state file read at once, without listing its directory:
+// runc's state.json, else (none there) crun's status. False, with `c`
+// untouched, when neither reads: the caller lists the directory and
+// decides as ReadContainer does (a namespace, no state, an unreadable one).
+bool ReadContainerUnlisted(FsOps& fs, const FsOps::TrustedRoot& root, FoundContainer& c,
+                           bool need_facts) {
+  bool runc = true;
+  auto text = ReadState(fs, root, c, kRuncStateFile);  // touches `c` only once read
+  if (!text && text.error().err == ENOENT) {
+    runc = false;
+    text = ReadState(fs, root, c, kCrunStateFile);
+  }
+  if (!text) return false;
+  TakeState(c, runc, *text);
+  if (c.state && need_facts) {
+    ReadContainerFacts(fs, c, !runc, [&] {
+      auto listed = fs.ListDir(c.root + "/" + c.id);
+      return listed && HasFile(*listed, "config.json");
+    });
+  }
+  return true;
 }
 
 constexpr size_t kMaxOptionsBytes = 1 << 16;
@@ -312,18 +343,22 @@ Discovery DiscoverContainers(FsOps& fs, const std::vector<std::string>& patterns
     std::sort(entries->begin(), entries->end(),
               [](const auto& a, const auto& b) { return a.name < b.name; });
     const size_t first = out.containers.size();
+    // Checked once for all its containers' state files.
+    const FsOps::TrustedRoot trusted = fs.OpenTrustedRoot(root, std::nullopt);
     for (const auto& e : *entries) {
       if (!e.dir || e.name.starts_with(".")) continue;  // lock files, crun's .crun
-      const std::string dir = root + "/" + e.name;
-      const auto listed = fs.ListDir(dir);
-      if (IsNamespaceDir(fs, dir, listed)) {
-        out.namespace_dirs.push_back(dir);
-        continue;
-      }
       FoundContainer c;
       c.root = root;
       c.id = e.name;
-      ReadContainer(fs, c, listed, need_facts);
+      if (!ReadContainerUnlisted(fs, trusted, c, need_facts)) {
+        const std::string dir = root + "/" + e.name;
+        const auto listed = fs.ListDir(dir);
+        if (IsNamespaceDir(fs, dir, listed)) {
+          out.namespace_dirs.push_back(dir);
+          continue;
+        }
+        ReadContainer(fs, trusted, c, listed, need_facts);
+      }
       if (need_origin) ReadOrigin(fs, c);
       out.containers.push_back(std::move(c));
     }

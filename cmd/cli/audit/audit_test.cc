@@ -122,6 +122,9 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"BundleGone",
                {{"/r/c/state.json", FakeNode::RuncState("c", 5, 1, "/gone")}},
                "no bundle: open \"/gone/config.json\""},
+        Broken{"CrunNoBundleNoCopy",
+               {{"/r/c/status", R"({"pid":5,"process-start-time":1})"}},
+               "no bundle: the runtime recorded none"},
         Broken{"BundleSpecBad",
                {{"/r/c/state.json", FakeNode::RuncState("c", 5, 1, "/b")},
                 {"/b/config.json", R"({"annotations":[]})"}},
@@ -136,6 +139,20 @@ TEST(DiscoverTest, CrunStateCopyWhenTheBundleIsGone) {
   ASSERT_EQ(d.containers.size(), 1u);
   ASSERT_TRUE(d.containers[0].facts) << d.containers[0].problem;
   EXPECT_EQ(d.containers[0].facts->annotations.at("from"), "crun");
+}
+
+// runc's state.json, else crun's status, is read at once: only the root is listed.
+TEST(DiscoverTest, EachRuntimesStateIsReadWithoutListingItsDirectory) {
+  FakeNode node;
+  node.File("/r/a/state.json", FakeNode::RuncState("a", 5, 1, "/b"));
+  node.File("/r/c/status", FakeNode::CrunStatus(6, 1, "/b"));
+  node.File("/b/config.json", Spec());
+  Discovery d = DiscoverContainers(node, {"/r"}, true);
+  ASSERT_EQ(d.containers.size(), 2u);
+  EXPECT_EQ(d.containers[0].state->runtime, "runc");
+  EXPECT_EQ(d.containers[1].state->runtime, "crun");
+  EXPECT_TRUE(d.containers[1].facts) << d.containers[1].problem;
+  EXPECT_EQ(node.lists, 1);
 }
 
 TEST(DiscoverTest, NoSpecReadWhenThePolicyNeedsNone) {
@@ -587,6 +604,39 @@ TEST_F(AuditDecisionTest, AUsersContainerNeverTakesARootRecord) {
   EXPECT_EQ(r.entries[0].verdict.status, AuditStatus::kUnknown);
   EXPECT_EQ(r.entries[0].decision, DecisionState::kNone);
   EXPECT_EQ(decisions.reads, 0);
+}
+
+// The records are listed once: a container without one costs no read.
+TEST_F(AuditDecisionTest, OnlyAListedRecordIsRead) {
+  AuditReport r = Run();
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(r.entries[0].decision, DecisionState::kNone);
+  EXPECT_EQ(decisions.reads, 0);
+  Record(PolicyDigest(cfg));
+  r = Run();
+  EXPECT_EQ(r.entries[0].decision, DecisionState::kRecorded);
+  EXPECT_EQ(decisions.reads, 1);
+}
+
+TEST_F(AuditDecisionTest, ARecordNotBelievedIsSaid) {
+  Record(PolicyDigest(cfg));
+  decisions.read_error = MakeError("is owned by uid 1000, not root: not trusted");
+  AuditReport r = Run();
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(r.entries[0].decision, DecisionState::kNone);
+  const std::string notes = AuditJson(r)["containers"][0]["notes"].dump();
+  EXPECT_NE(notes.find("decision record not believed: is owned by uid 1000"), std::string::npos)
+      << notes;
+}
+
+// Where the directory cannot be listed, each container's record is read.
+TEST_F(AuditDecisionTest, AnUnlistedDirectoryIsReadPerContainer) {
+  Record(PolicyDigest(cfg));
+  decisions.ids_error = MakeError("open directory /run/oci-rlimit/decisions", EACCES);
+  AuditReport r = Run();
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(r.entries[0].decision, DecisionState::kRecorded);
+  EXPECT_EQ(decisions.reads, 1);
 }
 
 }  // namespace
