@@ -70,7 +70,8 @@ std::optional<std::string> Runner::Create(PodKind kind, const std::string& name)
   if (!pod) return "RunPodSandbox " + name + ": " + pod.error().Text();
   cri::ContainerSpec c;
   c.name = "app";
-  c.command = {"/bin/sh", "-c", "exec sleep 3600"};
+  // An init that ends on SIGTERM: a stop then waits for no grace period.
+  c.command = {"/bin/sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"};
   auto id = node_.RunContainer(*pod, c);
   if (!id) return "CreateContainer " + name + ": " + id.error().Text();
   running_.push_back({*pod, *id});

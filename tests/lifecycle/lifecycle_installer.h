@@ -51,13 +51,20 @@ class FreshInstall {
   // An error text, or nullopt.
   std::optional<std::string> Read(const NodeInstaller& node);
   // Each file whole or absent: every one present (`installed`), none
-  // present (not), or either (`any`, right after a SIGKILL). An error text
+  // present (not), or either (`any`, right after a SIGKILL, when the
+  // manifest may hold the first lines of a fresh one's). An error text
   // naming the first file that is neither, or nullopt.
   enum class Expect { kInstalled, kUninstalled, kAny };
   std::optional<std::string> Check(const NodeInstaller& node, Expect expect) const;
 
  private:
-  std::map<std::string, std::string> files_;
+  // Whether `host` (node path `path`) holds the fresh bytes; a file already
+  // found whole is read again only once its inode, size or mtime changed.
+  bool Whole(const std::string& path, const std::string& host) const;
+
+  std::map<std::string, size_t> files_;                  // node path -> hash of its fresh bytes
+  std::string manifest_;                                 // a killed run's is a prefix of it
+  mutable std::map<std::string, std::string> verified_;  // node path -> stat identity
 };
 
 // Runs an installer op on `node` against the state `model` holds before

@@ -193,6 +193,7 @@ void Model::Apply(const Op& op, const std::string& name) {
       break;
     case OpKind::kEngineRestart:
       served_ = installed_;
+      changed_ = false;
       if (plugin_up_) Heal();
       break;
     case OpKind::kPolicyChange:
@@ -201,12 +202,15 @@ void Model::Apply(const Op& op, const std::string& name) {
     case OpKind::kReboot:
       pods_.clear();
       served_ = installed_;
+      changed_ = false;
       break;
     case OpKind::kInstall:
     case OpKind::kInstallKilled:
+      changed_ = changed_ || !installed_;
       installed_ = true;
       break;
     case OpKind::kUninstall:
+      changed_ = changed_ || (installed_ && !UninstallRefused());
       if (!UninstallRefused()) installed_ = false;
       break;
   }

@@ -82,6 +82,9 @@ class Model {
   // (it read the handler's drop-in at its last start).
   bool installed() const { return installed_; }
   bool served() const { return served_; }
+  // The installer changed the engine's config since the engine started (an
+  // uninstall, or an install after one): doctor says a restart is pending.
+  bool changed_since_start() const { return changed_; }
   // A handler pod starts only while both hold (lifecycle_installer.h).
   bool HandlerStarts() const { return installed_ && served_; }
   // An uninstall now is refused: a pod of the handler runs.
@@ -98,6 +101,7 @@ class Model {
   bool installer_ = false;
   bool installed_ = true;
   bool served_ = true;
+  bool changed_ = false;
 };
 
 }  // namespace ocirlimit::itest::lifecycle

@@ -84,6 +84,20 @@ TEST(LifecycleModelTest, AKilledInstallIsRerunToItsEnd) {
   Model m = After("uninstall engine-restart install-killed:40", true);
   EXPECT_TRUE(m.installed());
   EXPECT_FALSE(m.served());
+  EXPECT_TRUE(m.changed_since_start());
+}
+
+TEST(LifecycleModelTest, OnlyAChangeOfTheConfigWaitsForARestart) {
+  Model m = After("create:handler uninstall install", true);
+  EXPECT_FALSE(m.changed_since_start()) << "a refused uninstall and a rerun change nothing";
+  m.Apply(Op{.kind = OpKind::kDelete});
+  m.Apply(Op{.kind = OpKind::kUninstall});
+  EXPECT_TRUE(m.changed_since_start());
+  m.Apply(Op{.kind = OpKind::kInstall});
+  EXPECT_TRUE(m.changed_since_start()) << "the engine started before the install wrote it again";
+  EXPECT_TRUE(m.HandlerStarts()) << "but it still serves what it read then";
+  m.Apply(Op{.kind = OpKind::kReboot});
+  EXPECT_FALSE(m.changed_since_start());
 }
 
 TEST(LifecycleModelTest, APolicyChangeLeavesRunningPodsTheirDecision) {
