@@ -257,6 +257,12 @@ say_restart_needed() {
 }
 
 plan_restart=""
+# No record of an install and no CLI to ask: a second uninstall, from a copy
+# of this script, has nothing to do.
+if ((uninstall)) && [[ ! -e $host/var/lib/oci-rlimit/node-install ]] && ! (node_tool) >/dev/null 2>&1; then
+  echo "nothing installed under ${host:-/}"
+  exit 0
+fi
 tool=$(node_tool) || exit 1
 if ((uninstall)); then
   rc=0

@@ -217,8 +217,9 @@ std::vector<std::string> DoctorChecks(const CmdResult& r) {
 std::vector<Fixed> InstallerSequences() {
   return {
       // Issue 44's break 3: a refused uninstall keeps everything, and the
-      // same command finishes it once the handler's pods are gone.
-      {"RefusedUninstallFinishedLater", "create:handler uninstall delete:0 uninstall"},
+      // same command finishes it once the handler's pods are gone; once more
+      // it has nothing to do (a random sequence found it failing: no CLI left).
+      {"RefusedUninstallFinishedLater", "create:handler uninstall delete:0 uninstall uninstall"},
       // Break 4: after an uninstall, until the engine restarts, doctor is not
       // clean and the engine serves the removed handler, whose pods fail;
       // after an install, until the restart, the engine does not serve it.
