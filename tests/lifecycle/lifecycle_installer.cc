@@ -149,7 +149,9 @@ std::optional<std::string> CheckInstaller(NodeInstaller& node, const FreshInstal
   } else if (model.installed() && !model.served() &&
              (handler.empty() || handler.starts_with("ok"))) {
     wrong = node.Engine() + " does not serve the installed handler yet, and doctor says it does";
-  } else if (model.installed() == model.served() && !fail.empty()) {
+  } else if (model.installed() == model.served() && !model.changed_since_start() && !fail.empty()) {
+    // Not checked while the installer changed the config since the engine
+    // started: doctor cannot tell which handlers the engine read then.
     wrong = node.Engine() + " serves what is installed, and doctor fails";
   } else if (handler.starts_with("ok") && !model.HandlerStarts()) {
     wrong = "doctor says ok, and " + node.Engine() + "'s pods of the handler fail";
@@ -223,8 +225,10 @@ std::vector<Fixed> InstallerSequences() {
       // Break 4: after an uninstall, until the engine restarts, doctor is not
       // clean and the engine serves the removed handler, whose pods fail;
       // after an install, until the restart, the engine does not serve it.
+      // An install and an uninstall with no restart between (a random sequence).
       {"DoctorWaitsForTheRestart",
-       "uninstall create:handler engine-restart install engine-restart create:handler"},
+       "uninstall create:handler engine-restart install uninstall install engine-restart "
+       "create:handler"},
       // install.sh SIGKILLed mid-run, the rerun finishes it; after an uninstall
       // the engine still serves the handler, so the reinstalled one starts pods.
       {"KilledInstallIsRerun", "install-killed:300 uninstall install-killed:900 create:handler"},
