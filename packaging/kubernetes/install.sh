@@ -79,13 +79,19 @@ pick_source() {
 # run: each one's --version runs under the host's own root (its loader and
 # libc), from a copy in the host's /tmp (or /).
 check_runs_on_node() {
-  local src=$1 p dir probe out
+  local src=$1 p dir probe out old pid
   for dir in "$host/tmp" "$host/"; do [[ -d $dir ]] && break; done
   # A probe left by a run killed before its rm: ours by name and owner only
-  # (root's regular files; find follows no symlink).
-  find "${dir%/}" -maxdepth 1 -type f -user 0 -name '.oci-rlimit-probe.??????' -delete 2>/dev/null || true
+  # (root's regular files; find follows no symlink), once the run named in it
+  # is gone: a run beside this one (an admin's, another pod's) keeps its own.
+  while IFS= read -r -d '' old; do
+    pid=${old##*/.oci-rlimit-probe.}
+    pid=${pid%%.*}
+    [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null && continue
+    rm -f -- "$old"
+  done < <(find "${dir%/}" -maxdepth 1 -type f -user 0 -name '.oci-rlimit-probe.*' -print0 2>/dev/null)
   for p in "${programs[@]}"; do
-    probe=$(mktemp "${dir%/}/.oci-rlimit-probe.XXXXXX")
+    probe=$(mktemp "${dir%/}/.oci-rlimit-probe.$$.XXXXXX")
     cp "$src/$p" "$probe" && chmod 755 "$probe"
     # The wrapper prints its own version line, then asks runc for its own: a
     # node root without runc on PATH fails that second part, which the wrapper
@@ -251,6 +257,12 @@ say_restart_needed() {
 }
 
 plan_restart=""
+# No record of an install and no CLI to ask: a second uninstall, from a copy
+# of this script, has nothing to do.
+if ((uninstall)) && [[ ! -e $host/var/lib/oci-rlimit/node-install ]] && ! (node_tool) >/dev/null 2>&1; then
+  echo "nothing installed under ${host:-/}"
+  exit 0
+fi
 tool=$(node_tool) || exit 1
 if ((uninstall)); then
   rc=0

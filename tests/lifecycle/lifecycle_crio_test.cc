@@ -7,6 +7,7 @@
 // the same policy is written.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 
@@ -19,10 +20,29 @@ namespace {
 
 using crio::CriO;
 
-class CrioNode : public LifecycleNode {
+const std::vector<std::string> kInstallArgs = {"--runtime", "crio", "--rlimits", "memlock=8M"};
+
+class CrioNode : public LifecycleNode, public NodeInstaller {
  public:
   CrioNode(CriO& crio, const TempDir& dir) : crio_(crio), dir_(dir) {}
   ~CrioNode() override { KillPlugin(); }
+
+  // install.sh as CrioNodeTest::InstallSh runs it (lifecycle_installer.h).
+  NodeInstaller* installer() override { return this; }
+  CmdResult Install() override { return crio_.InNs(InstallArgv()); }
+  CmdResult Uninstall() override {
+    return crio_.InNs({"bash", Script(), "--uninstall", "--host-root", "/"});
+  }
+  bool InstallKilledAfter(std::chrono::milliseconds delay) override {
+    std::vector<std::string> argv = crio_.NsPrefix();
+    for (const auto& a : InstallArgv()) argv.push_back(a);
+    return RunKilledAfter(argv, delay);
+  }
+  std::vector<std::string> Doctor() override {
+    return DoctorChecks(crio_.InNs({OurBinary("oci-rlimit"), "doctor", "--json"}));
+  }
+  std::string Host(const std::string& path) const override { return crio_.Host(path); }
+  std::string Engine() const override { return "crio"; }
 
   cri::CriClient& cri() override { return crio_.cri(); }
   cri::PodSpec NewPod(const std::string& name, const std::string& handler) override {
@@ -56,6 +76,17 @@ class CrioNode : public LifecycleNode {
   std::string LogDir() const override { return dir_.path(); }
 
  private:
+  static std::string Script() {
+    return std::string(OCI_RLIMIT_SOURCE_DIR) + "/packaging/kubernetes/install.sh";
+  }
+  static std::vector<std::string> InstallArgv() {
+    std::vector<std::string> argv = {
+        "bash", Script(),   "--host-root",
+        "/",    "--source", std::filesystem::path(OurBinary("oci-rlimit")).parent_path().string()};
+    argv.insert(argv.end(), kInstallArgs.begin(), kInstallArgs.end());
+    return argv;
+  }
+
   CriO& crio_;
   const TempDir& dir_;
 };
@@ -67,7 +98,7 @@ class CrioLifecycleTest : public crio::CrioNodeTest {
     if (crio_ == nullptr || HasFatalFailure() || IsSkipped()) return;
     node_ = std::make_unique<CrioNode>(*crio_, dir_);
     node_->WritePolicy(0);
-    CmdResult r = InstallSh({"--runtime", "crio", "--rlimits", "memlock=8M"});
+    CmdResult r = InstallSh(kInstallArgs);
     ASSERT_EQ(r.status, 0) << r.out << r.err;
     ASSERT_NO_FATAL_FAILURE(RestartCrio());
     auto err = node_->StartPlugin();
@@ -97,6 +128,9 @@ TEST_P(CrioLifecycleFixedTest, KeepsEveryInvariant) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Breaks, CrioLifecycleFixedTest, ::testing::ValuesIn(FixedSequences()),
+                         [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Installer, CrioLifecycleFixedTest,
+                         ::testing::ValuesIn(InstallerSequences()),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

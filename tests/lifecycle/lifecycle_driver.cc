@@ -33,7 +33,13 @@ struct RunningPod {
 // One sequence on one node: the model beside the pods that really run.
 class Runner {
  public:
-  explicit Runner(LifecycleNode& node) : node_(node) {}
+  explicit Runner(LifecycleNode& node) : node_(node) {
+    if (node.installer() != nullptr) model_.EnableInstaller();
+  }
+  // What a fresh install wrote, where the node runs our installer.
+  std::optional<std::string> Start() {
+    return node_.installer() ? fresh_.Read(*node_.installer()) : std::nullopt;
+  }
   // Runs `op` on the node, then applies it to the model. An error text, or nullopt.
   std::optional<std::string> Run(const Op& op);
   // The invariants; an error text naming the first that fails, or nullopt.
@@ -50,6 +56,7 @@ class Runner {
   Model model_;
   std::vector<RunningPod> running_;  // in the model's order
   int created_ = 0;
+  FreshInstall fresh_;
 };
 
 std::optional<std::string> Runner::Create(PodKind kind, const std::string& name) {
@@ -57,11 +64,14 @@ std::optional<std::string> Runner::Create(PodKind kind, const std::string& name)
   if (kind == PodKind::kTier || kind == PodKind::kHandler)
     spec.annotations["example.com/tier"] = "a";
   if (kind == PodKind::kAsk) spec.annotations["oci-rlimit.io/rlimits"] = "memlock=5M:6M";
+  if (kind == PodKind::kHandler && !model_.HandlerStarts())
+    return ExpectHandlerRefused(node_, spec);
   auto pod = node_.RunPod(spec);
   if (!pod) return "RunPodSandbox " + name + ": " + pod.error().Text();
   cri::ContainerSpec c;
   c.name = "app";
-  c.command = {"/bin/sh", "-c", "exec sleep 3600"};
+  // An init that ends on SIGTERM: a stop then waits for no grace period.
+  c.command = {"/bin/sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"};
   auto id = node_.RunContainer(*pod, c);
   if (!id) return "CreateContainer " + name + ": " + id.error().Text();
   running_.push_back({*pod, *id});
@@ -125,6 +135,11 @@ std::optional<std::string> Runner::Run(const Op& op) {
     case OpKind::kReboot:
       err = Reboot();
       break;
+    case OpKind::kInstall:
+    case OpKind::kUninstall:
+    case OpKind::kInstallKilled:
+      err = RunInstallerOp(*node_.installer(), fresh_, model_, op);
+      break;
   }
   model_.Apply(op, name);
   return err;
@@ -145,6 +160,9 @@ std::optional<std::string> Runner::Check() {
              FormatLimit(got_exec) + "; its decision is init " + FormatLimit(want.init) +
              ", exec " + FormatLimit(want.exec);
     }
+  }
+  if (NodeInstaller* installer = node_.installer()) {
+    if (auto err = CheckInstaller(*installer, fresh_, model_)) return err;
   }
   return model_.plugin_up() ? AuditSettled() : std::nullopt;
 }
@@ -222,6 +240,8 @@ std::optional<std::string> LifecycleNode::WaitSynchronized(size_t n) const {
 void PlaySequence(LifecycleNode& node, const std::vector<Op>& ops, uint64_t seed,
                   const std::string& filter) {
   Runner runner(node);
+  auto started = runner.Start();
+  ASSERT_FALSE(started) << *started;
   std::mt19937_64 rng(seed);
   const auto budget =
       std::chrono::seconds(std::stoi(Env("OCI_RLIMIT_LIFECYCLE_SECONDS").value_or("90")));

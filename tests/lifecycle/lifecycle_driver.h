@@ -21,6 +21,7 @@
 #include "cri_client.h"
 #include "daemons.h"
 #include "harness.h"
+#include "lifecycle_installer.h"
 #include "lifecycle_model.h"
 
 namespace ocirlimit::itest::lifecycle {
@@ -50,6 +51,9 @@ class LifecycleNode {
   virtual CmdResult Audit() = 0;
   // Empties what oci-rlimit keeps in /run (a reboot's tmpfs).
   virtual void ClearRun() = 0;
+  // Our installer on this node, installed when the sequence starts; none:
+  // its ops are not drawn.
+  virtual NodeInstaller* installer() { return nullptr; }
 
   // The plugin: started on the engine's NRI socket, waited for until its
   // first Synchronize; SIGKILLed.

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <sstream>
+#include <string_view>
 #include <utility>
 
 namespace ocirlimit::itest::lifecycle {
@@ -14,7 +15,7 @@ constexpr std::array<std::pair<PodKind, const char*>, 4> kPodNames = {{
     {PodKind::kHandler, "handler"},
 }};
 
-constexpr std::array<std::pair<OpKind, const char*>, 7> kOpNames = {{
+constexpr std::array<std::pair<OpKind, const char*>, 9> kOpNames = {{
     {OpKind::kPluginRestart, "plugin-restart"},
     {OpKind::kPluginStop, "plugin-stop"},
     {OpKind::kPluginStart, "plugin-start"},
@@ -22,12 +23,22 @@ constexpr std::array<std::pair<OpKind, const char*>, 7> kOpNames = {{
     {OpKind::kPolicyChange, "policy-change"},
     {OpKind::kReboot, "reboot"},
     {OpKind::kCreate, "create"},
+    {OpKind::kInstall, "install"},
+    {OpKind::kUninstall, "uninstall"},
+}};
+
+// Ops that carry a number: "delete:N" (the pod), "install-killed:MS" (when).
+constexpr std::array<std::pair<OpKind, std::string_view>, 2> kNumbered = {{
+    {OpKind::kDelete, "delete:"},
+    {OpKind::kInstallKilled, "install-killed:"},
 }};
 
 }  // namespace
 
 std::string OpName(const Op& op) {
-  if (op.kind == OpKind::kDelete) return "delete:" + std::to_string(op.index);
+  for (const auto& [kind, prefix] : kNumbered) {
+    if (kind == op.kind) return std::string(prefix) + std::to_string(op.index);
+  }
   for (const auto& [kind, name] : kOpNames) {
     if (kind != op.kind) continue;
     if (kind != OpKind::kCreate) return name;
@@ -43,9 +54,10 @@ std::optional<std::vector<Op>> ParseOps(const std::string& text, std::string* ba
   std::istringstream in(text);
   for (std::string word; in >> word;) {
     std::optional<Op> op;
-    if (word.starts_with("delete:")) {
+    for (const auto& [kind, prefix] : kNumbered) {
+      if (!word.starts_with(prefix)) continue;
       try {
-        op = Op{.kind = OpKind::kDelete, .index = std::stoul(word.substr(7))};
+        op = Op{.kind = kind, .index = std::stoul(word.substr(prefix.size()))};
       } catch (...) {
       }
     }
@@ -101,6 +113,10 @@ bool Model::Valid(const Op& op) const {
     case OpKind::kPluginStop:
     case OpKind::kPluginRestart:
       return plugin_up_;
+    case OpKind::kInstall:
+    case OpKind::kUninstall:
+    case OpKind::kInstallKilled:
+      return installer_;
     default:
       return true;
   }
@@ -108,7 +124,7 @@ bool Model::Valid(const Op& op) const {
 
 Op Model::Next(std::mt19937_64& rng, size_t max_pods) const {
   // Weights: pods come and go most; the node's own events less often.
-  static constexpr std::array<std::pair<OpKind, int>, 8> kWeights = {{
+  static constexpr std::array<std::pair<OpKind, int>, 11> kWeights = {{
       {OpKind::kCreate, 8},
       {OpKind::kDelete, 4},
       {OpKind::kPluginRestart, 2},
@@ -117,21 +133,33 @@ Op Model::Next(std::mt19937_64& rng, size_t max_pods) const {
       {OpKind::kEngineRestart, 1},
       {OpKind::kPolicyChange, 2},
       {OpKind::kReboot, 1},
+      {OpKind::kInstall, 1},
+      {OpKind::kUninstall, 1},
+      {OpKind::kInstallKilled, 1},
   }};
+  // Without the installer its ops weigh nothing, so an older seed draws as before.
+  const auto weight = [&](OpKind kind, int w) {
+    const bool ours =
+        kind == OpKind::kInstall || kind == OpKind::kUninstall || kind == OpKind::kInstallKilled;
+    return ours && !installer_ ? 0 : w;
+  };
   for (;;) {
     int total = 0;
-    for (const auto& [kind, w] : kWeights) total += w;
+    for (const auto& [kind, w] : kWeights) total += weight(kind, w);
     int pick = std::uniform_int_distribution<int>(0, total - 1)(rng);
     Op op;
     for (const auto& [kind, w] : kWeights) {
-      if (pick < w) {
+      if (pick < weight(kind, w)) {
         op.kind = kind;
         break;
       }
-      pick -= w;
+      pick -= weight(kind, w);
     }
     op.pod = kPodNames[std::uniform_int_distribution<size_t>(0, kPodNames.size() - 1)(rng)].first;
     if (!pods_.empty()) op.index = std::uniform_int_distribution<size_t>(0, pods_.size() - 1)(rng);
+    if (op.kind == OpKind::kInstallKilled) {
+      op.index = std::uniform_int_distribution<size_t>(0, kMaxKillMs)(rng);
+    }
     if (op.kind == OpKind::kCreate && pods_.size() >= max_pods) continue;
     if (Valid(op)) return op;
   }
@@ -140,6 +168,7 @@ Op Model::Next(std::mt19937_64& rng, size_t max_pods) const {
 void Model::Apply(const Op& op, const std::string& name) {
   switch (op.kind) {
     case OpKind::kCreate: {
+      if (op.pod == PodKind::kHandler && !HandlerStarts()) break;  // an expected failure
       PodModel p{.name = name, .kind = op.pod};
       // The plugin decides at CreateContainer; without it, the handler's
       // wrapper still decides its own pods; anything else waits for a heal.
@@ -163,6 +192,8 @@ void Model::Apply(const Op& op, const std::string& name) {
       Heal();
       break;
     case OpKind::kEngineRestart:
+      served_ = installed_;
+      changed_ = false;
       if (plugin_up_) Heal();
       break;
     case OpKind::kPolicyChange:
@@ -170,8 +201,26 @@ void Model::Apply(const Op& op, const std::string& name) {
       break;
     case OpKind::kReboot:
       pods_.clear();
+      served_ = installed_;
+      changed_ = false;
+      break;
+    case OpKind::kInstall:
+    case OpKind::kInstallKilled:
+      changed_ = changed_ || !installed_;
+      installed_ = true;
+      break;
+    case OpKind::kUninstall:
+      changed_ = changed_ || (installed_ && !UninstallRefused());
+      if (!UninstallRefused()) installed_ = false;
       break;
   }
+}
+
+bool Model::UninstallRefused() const {
+  for (const PodModel& p : pods_) {
+    if (p.kind == PodKind::kHandler) return true;
+  }
+  return false;
 }
 
 }  // namespace ocirlimit::itest::lifecycle

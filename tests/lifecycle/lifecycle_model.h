@@ -32,6 +32,10 @@ enum class OpKind {
   kEngineRestart,  // the engine stops and starts; pods keep running
   kPolicyChange,   // the tier rule's limit changes (SIGHUP to a running plugin)
   kReboot,         // every process stopped, /run emptied, all started again
+  // our installer (lifecycle_installer.h)
+  kInstall,    // install.sh, a rerun when installed; the engine reads it at its restart
+  kUninstall,  // install.sh --uninstall: refused (exit 3, nothing removed) while handler pods run
+  kInstallKilled,  // install.sh SIGKILLed after `index` ms, then rerun to its end
 };
 
 struct Op {
@@ -48,6 +52,8 @@ std::optional<std::vector<Op>> ParseOps(const std::string& text, std::string* ba
 inline constexpr Limit kEngine{1 << 20, 8 << 20};
 inline constexpr Limit kAsked{5 << 20, 6 << 20};
 Limit TierLimit(int policy);  // policy 0: 2M:4M, policy 1: 3M:4M
+// A killed install's delay is drawn up to this (install.sh takes about it).
+inline constexpr size_t kMaxKillMs = 1500;
 
 struct PodModel {
   std::string name;
@@ -70,6 +76,19 @@ class Model {
   const std::vector<PodModel>& pods() const { return pods_; }
   bool plugin_up() const { return plugin_up_; }
   int policy() const { return policy_; }
+  // Our installer's ops are drawn by Next and valid (a node that runs them).
+  void EnableInstaller() { installer_ = true; }
+  // The installer's files are on the node; the engine serves the handler
+  // (it read the handler's drop-in at its last start).
+  bool installed() const { return installed_; }
+  bool served() const { return served_; }
+  // The installer changed the engine's config since the engine started (an
+  // uninstall, or an install after one): doctor says a restart is pending.
+  bool changed_since_start() const { return changed_; }
+  // A handler pod starts only while both hold (lifecycle_installer.h).
+  bool HandlerStarts() const { return installed_ && served_; }
+  // An uninstall now is refused: a pod of the handler runs.
+  bool UninstallRefused() const;
 
  private:
   // What the policy in force decides for `kind`: nullopt is nothing.
@@ -79,6 +98,10 @@ class Model {
   std::vector<PodModel> pods_;
   bool plugin_up_ = true;
   int policy_ = 0;
+  bool installer_ = false;
+  bool installed_ = true;
+  bool served_ = true;
+  bool changed_ = false;
 };
 
 }  // namespace ocirlimit::itest::lifecycle
