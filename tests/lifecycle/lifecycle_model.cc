@@ -7,14 +7,15 @@
 namespace ocirlimit::itest::lifecycle {
 namespace {
 
-constexpr std::array<std::pair<PodKind, const char*>, 4> kPodNames = {{
+constexpr std::array<std::pair<PodKind, const char*>, 5> kPodNames = {{
     {PodKind::kPlain, "plain"},
     {PodKind::kTier, "tier"},
     {PodKind::kAsk, "ask"},
     {PodKind::kHandler, "handler"},
+    {PodKind::kCdi, "cdi"},
 }};
 
-constexpr std::array<std::pair<OpKind, const char*>, 7> kOpNames = {{
+constexpr std::array<std::pair<OpKind, const char*>, 13> kOpNames = {{
     {OpKind::kPluginRestart, "plugin-restart"},
     {OpKind::kPluginStop, "plugin-stop"},
     {OpKind::kPluginStart, "plugin-start"},
@@ -22,6 +23,13 @@ constexpr std::array<std::pair<OpKind, const char*>, 7> kOpNames = {{
     {OpKind::kPolicyChange, "policy-change"},
     {OpKind::kReboot, "reboot"},
     {OpKind::kCreate, "create"},
+    // upgrades and NVIDIA's tools
+    {OpKind::kOldBinaries, "old-binaries"},
+    {OpKind::kUpgrade, "upgrade"},
+    {OpKind::kNvidiaConfigure, "nvidia-configure"},
+    {OpKind::kNvidiaStart, "nvidia-start"},
+    {OpKind::kNvidiaStop, "nvidia-stop"},
+    {OpKind::kNvidiaRemove, "nvidia-remove"},
 }};
 
 }  // namespace
@@ -77,18 +85,24 @@ std::optional<Limit> Model::Decide(PodKind kind) const {
     case PodKind::kTier:
     case PodKind::kHandler:
       return TierLimit(policy_);
+    case PodKind::kCdi:
+      return kCdiLimit;
   }
   return std::nullopt;
 }
 
-// The plugin's heal at (re)connect: a container it never decided gets the
-// policy in force then, in its init only (an exec follows the spec, which a
-// heal cannot change); one it decided keeps its decision.
+// The plugin's heal at (re)connect: a container without a record gets the
+// policy in force then, in its init (an exec follows the spec, which a heal
+// cannot change, except through the wrapper, which applies the record the
+// heal writes); one with a record keeps it. The earlier commit's plugin
+// decided every container again with the policy in force (issue 44, break 1).
 void Model::Heal() {
   for (PodModel& p : pods_) {
-    if (!p.awaits_heal) continue;
-    p.init = Decide(p.kind).value_or(kEngine);
+    if (!old_ && p.recorded && !p.awaits_heal) continue;
+    if (auto limit = Decide(p.kind)) p.init = *limit;
+    if (!old_ && p.kind == PodKind::kHandler) p.exec = p.init;
     p.awaits_heal = false;
+    p.recorded = !old_;
   }
 }
 
@@ -102,13 +116,13 @@ bool Model::Valid(const Op& op) const {
     case OpKind::kPluginRestart:
       return plugin_up_;
     default:
-      return true;
+      return ValidExtra(op);
   }
 }
 
 Op Model::Next(std::mt19937_64& rng, size_t max_pods) const {
   // Weights: pods come and go most; the node's own events less often.
-  static constexpr std::array<std::pair<OpKind, int>, 8> kWeights = {{
+  static constexpr std::array<std::pair<OpKind, int>, 14> kWeights = {{
       {OpKind::kCreate, 8},
       {OpKind::kDelete, 4},
       {OpKind::kPluginRestart, 2},
@@ -117,6 +131,13 @@ Op Model::Next(std::mt19937_64& rng, size_t max_pods) const {
       {OpKind::kEngineRestart, 1},
       {OpKind::kPolicyChange, 2},
       {OpKind::kReboot, 1},
+      // upgrades and NVIDIA's tools
+      {OpKind::kOldBinaries, 2},
+      {OpKind::kUpgrade, 1},
+      {OpKind::kNvidiaConfigure, 1},
+      {OpKind::kNvidiaStart, 1},
+      {OpKind::kNvidiaStop, 1},
+      {OpKind::kNvidiaRemove, 1},
   }};
   for (;;) {
     int total = 0;
@@ -140,13 +161,14 @@ Op Model::Next(std::mt19937_64& rng, size_t max_pods) const {
 void Model::Apply(const Op& op, const std::string& name) {
   switch (op.kind) {
     case OpKind::kCreate: {
-      PodModel p{.name = name, .kind = op.pod};
+      PodModel p{.name = name, .kind = op.pod, .recorded = !old_};
       // The plugin decides at CreateContainer; without it, the handler's
       // wrapper still decides its own pods; anything else waits for a heal.
       if (plugin_up_ || op.pod == PodKind::kHandler) {
         p.init = p.exec = Decide(op.pod).value_or(kEngine);
       } else {
         p.awaits_heal = true;
+        p.recorded = false;
       }
       pods_.push_back(p);
       break;
@@ -170,8 +192,95 @@ void Model::Apply(const Op& op, const std::string& name) {
       break;
     case OpKind::kReboot:
       pods_.clear();
+      nvidia_running_ = false;
+      break;
+    default:
+      ApplyExtra(op);
       break;
   }
+  RefreshUnrecorded();
+}
+
+// upgrades and NVIDIA's tools
+
+std::string NeedsExtra(const Op& op) {
+  switch (op.kind) {
+    case OpKind::kOldBinaries:
+    case OpKind::kUpgrade:
+      return "upgrade";
+    case OpKind::kNvidiaConfigure:
+    case OpKind::kNvidiaStart:
+    case OpKind::kNvidiaStop:
+    case OpKind::kNvidiaRemove:
+      return "nvidia";
+    default:
+      return "";
+  }
+}
+
+bool Model::ValidExtra(const Op& op) const {
+  const std::string needs = NeedsExtra(op);
+  if ((needs == "upgrade" && !extras_.upgrade) || (needs == "nvidia" && !extras_.nvidia)) {
+    return false;
+  }
+  switch (op.kind) {
+    case OpKind::kOldBinaries:
+      return !old_ && !was_old_ && pods_.empty();
+    case OpKind::kUpgrade:
+      return old_;
+    case OpKind::kNvidiaStart:
+      return !nvidia_running_;
+    case OpKind::kNvidiaStop:
+      return nvidia_running_;
+    case OpKind::kNvidiaRemove:
+      return nvidia_configured_ && !nvidia_running_;
+    default:
+      return true;
+  }
+}
+
+void Model::ApplyExtra(const Op& op) {
+  switch (op.kind) {
+    case OpKind::kOldBinaries:
+      old_ = was_old_ = true;
+      break;
+    case OpKind::kUpgrade:
+      // The new plugin's heal decides what the earlier one left without a record.
+      old_ = false;
+      if (plugin_up_) Heal();
+      break;
+    case OpKind::kNvidiaConfigure:  // the engine restarts to serve NVIDIA's handler
+      nvidia_configured_ = true;
+      if (plugin_up_) Heal();
+      break;
+    case OpKind::kNvidiaStart:
+      nvidia_configured_ = nvidia_running_ = true;
+      break;
+    case OpKind::kNvidiaStop:
+      nvidia_running_ = false;
+      break;
+    case OpKind::kNvidiaRemove:  // and the engine restarts
+      nvidia_configured_ = false;
+      if (plugin_up_) Heal();
+      break;
+    default:
+      break;
+  }
+}
+
+void Model::RefreshUnrecorded() {
+  for (PodModel& p : pods_) {
+    if (!p.recorded && p.kind == PodKind::kHandler) p.exec = Decide(p.kind).value_or(kEngine);
+  }
+}
+
+bool Model::AuditSettles() const {
+  if (!plugin_up_) return false;
+  for (const PodModel& p : pods_) {
+    const std::optional<Limit> now = Decide(p.kind);
+    if (!p.recorded && now && *now != p.init) return false;
+  }
+  return true;
 }
 
 }  // namespace ocirlimit::itest::lifecycle
