@@ -57,6 +57,7 @@ std::optional<std::string> Runner::Create(PodKind kind, const std::string& name)
   if (kind == PodKind::kTier || kind == PodKind::kHandler)
     spec.annotations["example.com/tier"] = "a";
   if (kind == PodKind::kAsk) spec.annotations["oci-rlimit.io/rlimits"] = "memlock=5M:6M";
+  if (kind == PodKind::kCdi) spec.annotations[kCdiAnnotation] = kCdiDevice;
   auto pod = node_.RunPod(spec);
   if (!pod) return "RunPodSandbox " + name + ": " + pod.error().Text();
   cri::ContainerSpec c;
@@ -125,6 +126,9 @@ std::optional<std::string> Runner::Run(const Op& op) {
     case OpKind::kReboot:
       err = Reboot();
       break;
+    default:
+      err = node_.RunExtra(op);
+      break;
   }
   model_.Apply(op, name);
   return err;
@@ -146,7 +150,7 @@ std::optional<std::string> Runner::Check() {
              ", exec " + FormatLimit(want.exec);
     }
   }
-  return model_.plugin_up() ? AuditSettled() : std::nullopt;
+  return model_.AuditSettles() ? AuditSettled() : std::nullopt;
 }
 
 std::optional<std::string> Runner::AuditSettled() {
@@ -170,7 +174,11 @@ std::string PolicyText(int policy, const std::string& log) {
          "\"\n[[rule]]\nname = \"tier\"\nrlimits = [\"memlock=" + std::to_string(t.soft) + ":" +
          std::to_string(t.hard) +
          "\"]\nmatch = { annotations = { \"example.com/tier\" = \"a\" } }\n"
-         "[requests]\nenabled = true\nceilings = [\"memlock=6M\"]\n";
+         "[[rule]]\nname = \"cdi\"\nrlimits = [\"memlock=" +
+         std::to_string(kCdiLimit.soft) + ":" + std::to_string(kCdiLimit.hard) +
+         "\"]\nmatch = { cdi = [\"nvidia.com/gpu=*\"] }\n"
+         "[requests]\nenabled = true\nceilings = [\"memlock=6M\"]\n"
+         "[cdi]\ninjectors = [\"nvidia-nri\"]\n";
 }
 
 LifecycleNode::~LifecycleNode() = default;
@@ -184,8 +192,9 @@ std::optional<std::string> LifecycleNode::StartPlugin() {
   plugin_ = std::make_unique<BackgroundProcess>();
   std::vector<std::string> argv = PluginPrefix();
   for (const std::string& a :
-       {OurBinary("oci-rlimit-nri"), std::string("--config"), PluginConfig(),
-        std::string("--socket"), NriSocket(), std::string("--status-file"), PluginStatusFile()}) {
+       {plugin_binary_.empty() ? OurBinary("oci-rlimit-nri") : plugin_binary_,
+        std::string("--config"), PluginConfig(), std::string("--socket"), NriSocket(),
+        std::string("--status-file"), PluginStatusFile()}) {
     argv.push_back(a);
   }
   DaemonOptions opts;
@@ -222,6 +231,13 @@ std::optional<std::string> LifecycleNode::WaitSynchronized(size_t n) const {
 void PlaySequence(LifecycleNode& node, const std::vector<Op>& ops, uint64_t seed,
                   const std::string& filter) {
   Runner runner(node);
+  runner.model().Allow(node.extras);
+  for (const Op& op : ops) {
+    if (const std::string needs = NeedsExtra(op); (needs == "upgrade" && !node.extras.upgrade) ||
+                                                  (needs == "nvidia" && !node.extras.nvidia)) {
+      GTEST_SKIP() << OpName(op) << ": this node has no " << needs << " (said above)";
+    }
+  }
   std::mt19937_64 rng(seed);
   const auto budget =
       std::chrono::seconds(std::stoi(Env("OCI_RLIMIT_LIFECYCLE_SECONDS").value_or("90")));
@@ -271,6 +287,20 @@ std::vector<Fixed> FixedSequences() {
        "plugin-stop create:tier create:ask create:plain plugin-start policy-change engine-restart "
        "plugin-restart delete:0"},
       {"RebootStartsClean", "create:tier create:handler reboot create:tier policy-change"},
+      // upgrades and NVIDIA's tools
+      // Pods of an earlier commit's plugin and wrapper carry no record: the
+      // earlier heal decides them again, the current one once, then keeps it.
+      {"UpgradeDecidesOnceWhatTheEarlierCommitLeft",
+       "old-binaries create:tier create:handler create:ask create:cdi policy-change plugin-restart "
+       "policy-change upgrade create:tier policy-change plugin-restart"},
+      {"UpgradeWhileThePluginIsDown",
+       "old-binaries create:handler create:tier plugin-stop create:tier upgrade policy-change "
+       "create:handler plugin-start delete:0 policy-change engine-restart"},
+      // NVIDIA's configure and its installer (with its NRI plugin) beside ours.
+      {"NvidiaToolsKeepEveryDecision",
+       "create:cdi create:handler nvidia-configure create:cdi create:handler nvidia-start "
+       "create:cdi plugin-restart policy-change engine-restart nvidia-stop create:tier "
+       "nvidia-remove create:cdi"},
   };
 }
 
