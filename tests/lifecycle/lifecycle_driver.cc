@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cri_probe.h"
+#include "lifecycle_upgrade.h"
 
 namespace ocirlimit::itest::lifecycle {
 namespace {
@@ -235,7 +236,10 @@ void PlaySequence(LifecycleNode& node, const std::vector<Op>& ops, uint64_t seed
   for (const Op& op : ops) {
     if (const std::string needs = NeedsExtra(op); (needs == "upgrade" && !node.extras.upgrade) ||
                                                   (needs == "nvidia" && !node.extras.nvidia)) {
-      GTEST_SKIP() << OpName(op) << ": this node has no " << needs << " (said above)";
+      GTEST_SKIP() << OpName(op) << ": left out on this node ("
+                   << (needs == "upgrade" ? std::string(kOldBinDirVar) + " unset"
+                                          : "NVIDIA's toolkit: CRI-O with OCI_RLIMIT_NVIDIA_DIR")
+                   << ")";
     }
   }
   std::mt19937_64 rng(seed);

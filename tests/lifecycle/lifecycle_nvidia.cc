@@ -103,13 +103,16 @@ std::optional<std::string> CrioNvidia::Start() {
   installer_ = std::make_unique<BackgroundProcess>();
   const std::string log = crio_.dir() + "/nvidia-lifecycle-" + std::to_string(++starts_) + ".log";
   if (auto err = installer_->Start(argv, {}, log)) return err;
-  return installer_->WaitReady(
+  const auto deadline = BackgroundProcess::Clock::now() + std::chrono::seconds(60);
+  auto err = installer_->WaitReady(
       "nvidia-ctk-installer's drop-in",
       [&]() -> std::optional<std::string> {
         if (fs::exists(crio_.Host(kDropIn))) return std::nullopt;
         return std::string("no ") + kDropIn;
       },
-      BackgroundProcess::Clock::now() + std::chrono::seconds(60));
+      deadline);
+  if (err) return err;
+  return installer_->WaitForLog("NVIDIA's NRI plugin", "Started plugin", deadline);
 }
 
 // SIGTERM, as kubelet stops the toolkit pod; its cleanup runs.
