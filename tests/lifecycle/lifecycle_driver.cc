@@ -302,9 +302,13 @@ std::vector<Fixed> FixedSequences() {
        "create:handler plugin-start delete:0 policy-change engine-restart"},
       // NVIDIA's configure and its installer (with its NRI plugin) beside ours.
       {"NvidiaToolsKeepEveryDecision",
-       "create:cdi create:handler nvidia-configure create:cdi create:handler nvidia-start "
+       "create:cdi create:handler nvidia-configure create:cdi create:handler nvidia-start-nri "
        "create:cdi plugin-restart policy-change engine-restart nvidia-stop create:tier "
        "nvidia-remove create:cdi"},
+      // Found by seed 3891663986: with its NRI plugin the installer writes no drop-in.
+      {"NvidiaInstallerBothWays",
+       "plugin-restart create:cdi delete:0 nvidia-start-nri create:cdi nvidia-stop nvidia-start "
+       "create:handler nvidia-stop nvidia-remove engine-restart create:handler"},
   };
 }
 

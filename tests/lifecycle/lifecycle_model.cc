@@ -15,7 +15,7 @@ constexpr std::array<std::pair<PodKind, const char*>, 5> kPodNames = {{
     {PodKind::kCdi, "cdi"},
 }};
 
-constexpr std::array<std::pair<OpKind, const char*>, 13> kOpNames = {{
+constexpr std::array<std::pair<OpKind, const char*>, 14> kOpNames = {{
     {OpKind::kPluginRestart, "plugin-restart"},
     {OpKind::kPluginStop, "plugin-stop"},
     {OpKind::kPluginStart, "plugin-start"},
@@ -28,6 +28,7 @@ constexpr std::array<std::pair<OpKind, const char*>, 13> kOpNames = {{
     {OpKind::kUpgrade, "upgrade"},
     {OpKind::kNvidiaConfigure, "nvidia-configure"},
     {OpKind::kNvidiaStart, "nvidia-start"},
+    {OpKind::kNvidiaStartNri, "nvidia-start-nri"},
     {OpKind::kNvidiaStop, "nvidia-stop"},
     {OpKind::kNvidiaRemove, "nvidia-remove"},
 }};
@@ -93,14 +94,14 @@ std::optional<Limit> Model::Decide(PodKind kind) const {
 
 // The plugin's heal at (re)connect: a container without a record gets the
 // policy in force then, in its init (an exec follows the spec, which a heal
-// cannot change, except through the wrapper, which applies the record the
-// heal writes); one with a record keeps it. The earlier commit's plugin
-// decided every container again with the policy in force (issue 44, break 1).
+// cannot change; a handler pod's exec already had the policy in force, and
+// from now on applies the record the heal writes); one with a record keeps
+// it. The earlier commit's plugin decided every container again with the
+// policy in force (issue 44, break 1).
 void Model::Heal() {
   for (PodModel& p : pods_) {
     if (!old_ && p.recorded && !p.awaits_heal) continue;
     if (auto limit = Decide(p.kind)) p.init = *limit;
-    if (!old_ && p.kind == PodKind::kHandler) p.exec = p.init;
     p.awaits_heal = false;
     p.recorded = !old_;
   }
@@ -122,7 +123,7 @@ bool Model::Valid(const Op& op) const {
 
 Op Model::Next(std::mt19937_64& rng, size_t max_pods) const {
   // Weights: pods come and go most; the node's own events less often.
-  static constexpr std::array<std::pair<OpKind, int>, 14> kWeights = {{
+  static constexpr std::array<std::pair<OpKind, int>, 15> kWeights = {{
       {OpKind::kCreate, 8},
       {OpKind::kDelete, 4},
       {OpKind::kPluginRestart, 2},
@@ -136,6 +137,7 @@ Op Model::Next(std::mt19937_64& rng, size_t max_pods) const {
       {OpKind::kUpgrade, 1},
       {OpKind::kNvidiaConfigure, 1},
       {OpKind::kNvidiaStart, 1},
+      {OpKind::kNvidiaStartNri, 1},
       {OpKind::kNvidiaStop, 1},
       {OpKind::kNvidiaRemove, 1},
   }};
@@ -210,6 +212,7 @@ std::string NeedsExtra(const Op& op) {
       return "upgrade";
     case OpKind::kNvidiaConfigure:
     case OpKind::kNvidiaStart:
+    case OpKind::kNvidiaStartNri:
     case OpKind::kNvidiaStop:
     case OpKind::kNvidiaRemove:
       return "nvidia";
@@ -229,6 +232,7 @@ bool Model::ValidExtra(const Op& op) const {
     case OpKind::kUpgrade:
       return old_;
     case OpKind::kNvidiaStart:
+    case OpKind::kNvidiaStartNri:
       return !nvidia_running_;
     case OpKind::kNvidiaStop:
       return nvidia_running_;
@@ -255,6 +259,9 @@ void Model::ApplyExtra(const Op& op) {
       break;
     case OpKind::kNvidiaStart:
       nvidia_configured_ = nvidia_running_ = true;
+      break;
+    case OpKind::kNvidiaStartNri:  // its toolkit placed, no drop-in
+      nvidia_running_ = true;
       break;
     case OpKind::kNvidiaStop:
       nvidia_running_ = false;

@@ -37,7 +37,8 @@ enum class OpKind {
   kOldBinaries,      // the plugin and wrapper of an earlier commit replace ours (no pod runs)
   kUpgrade,          // the current plugin and wrapper replace the earlier commit's
   kNvidiaConfigure,  // nvidia-ctk runtime configure beside our handler
-  kNvidiaStart,      // nvidia-ctk-installer as the operator runs it, with its NRI plugin
+  kNvidiaStart,      // nvidia-ctk-installer as the operator runs it on CRI-O (its drop-in)
+  kNvidiaStartNri,   // the same with its NRI plugin (which writes no drop-in)
   kNvidiaStop,       // SIGTERM to it (its cleanup runs)
   kNvidiaRemove,     // its toolkit, runtime and drop-in removed, the engine restarted
 };

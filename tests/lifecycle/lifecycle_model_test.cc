@@ -75,7 +75,8 @@ constexpr Extras kAll{.upgrade = true, .nvidia = true};
 
 TEST(LifecycleModelTest, UpgradeAndNvidiaOpNamesParseBack) {
   const std::string text =
-      "old-binaries upgrade nvidia-configure nvidia-start nvidia-stop nvidia-remove create:cdi";
+      "old-binaries upgrade nvidia-configure nvidia-start nvidia-start-nri nvidia-stop "
+      "nvidia-remove create:cdi";
   std::string bad;
   auto ops = ParseOps(text, &bad);
   ASSERT_TRUE(ops) << bad;
@@ -84,7 +85,8 @@ TEST(LifecycleModelTest, UpgradeAndNvidiaOpNamesParseBack) {
   EXPECT_EQ(back, text);
   EXPECT_EQ(NeedsExtra((*ops)[0]), "upgrade");
   EXPECT_EQ(NeedsExtra((*ops)[2]), "nvidia");
-  EXPECT_EQ(NeedsExtra((*ops)[6]), "");
+  EXPECT_EQ(NeedsExtra((*ops)[4]), "nvidia");
+  EXPECT_EQ(NeedsExtra((*ops)[7]), "");
 }
 
 TEST(LifecycleModelTest, ExtrasAreLeftOutUnlessTheNodeHasThem) {
@@ -164,6 +166,10 @@ TEST(LifecycleModelTest, NvidiasToolsLeaveEveryDecision) {
   EXPECT_FALSE(running.Valid(Op{.kind = OpKind::kNvidiaRemove})) << "stopped first";
   running.Apply(Op{.kind = OpKind::kReboot});
   EXPECT_FALSE(running.nvidia_running());
+  Model nri = After("nvidia-start-nri", kAll);
+  EXPECT_FALSE(nri.Valid(Op{.kind = OpKind::kNvidiaStart})) << "one installer at a time";
+  nri.Apply(Op{.kind = OpKind::kNvidiaStop});
+  EXPECT_FALSE(nri.Valid(Op{.kind = OpKind::kNvidiaRemove})) << "its NRI mode wrote no drop-in";
 }
 
 TEST(LifecycleModelTest, RandomOpsWithExtrasAreAlwaysValid) {

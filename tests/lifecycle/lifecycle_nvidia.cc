@@ -45,7 +45,9 @@ std::optional<std::string> CrioNvidia::Run(const Op& op) {
     case OpKind::kNvidiaConfigure:
       return Configure();
     case OpKind::kNvidiaStart:
-      return Start();
+      return Start(false);
+    case OpKind::kNvidiaStartNri:
+      return Start(true);
     case OpKind::kNvidiaStop:
       return Stop();
     case OpKind::kNvidiaRemove:
@@ -91,28 +93,31 @@ std::string CrioNvidia::SourceRoot() const {
   return src;
 }
 
-// As the GPU Operator's toolkit pod runs it on CRI-O, with its NRI plugin
-// (cdi.nriPluginEnabled) on crio's NRI socket; ready once its drop-in is there.
-std::optional<std::string> CrioNvidia::Start() {
+// As the GPU Operator's toolkit pod runs it on CRI-O: ready once its drop-in
+// is there; with its NRI plugin (cdi.nriPluginEnabled) on crio's NRI socket,
+// where it configures no runtime, once its plugin has started.
+std::optional<std::string> CrioNvidia::Start(bool nri) {
   std::vector<std::string> argv = crio_.NsPrefix();
-  argv.insert(argv.end(), {"env", "RUNTIME=crio", "NVIDIA_RUNTIME_SET_AS_DEFAULT=false",
-                           nv_.Path("nvidia-ctk-installer"), "--toolkit-source-root", SourceRoot(),
-                           "--toolkit-install-dir", kToolkitDir, "--host-root", "/",
-                           "--restart-mode", "none", "--enable-nri-plugin", "--nri-namespace",
-                           "gpu-operator", "--nri-socket", crio_.nri_socket()});
+  argv.insert(argv.end(),
+              {"env", "RUNTIME=crio", "NVIDIA_RUNTIME_SET_AS_DEFAULT=false",
+               nv_.Path("nvidia-ctk-installer"), "--toolkit-source-root", SourceRoot(),
+               "--toolkit-install-dir", kToolkitDir, "--host-root", "/", "--restart-mode", "none"});
+  if (nri) {
+    argv.insert(argv.end(), {"--enable-nri-plugin", "--nri-namespace", "gpu-operator",
+                             "--nri-socket", crio_.nri_socket()});
+  }
   installer_ = std::make_unique<BackgroundProcess>();
   const std::string log = crio_.dir() + "/nvidia-lifecycle-" + std::to_string(++starts_) + ".log";
   if (auto err = installer_->Start(argv, {}, log)) return err;
   const auto deadline = BackgroundProcess::Clock::now() + std::chrono::seconds(60);
-  auto err = installer_->WaitReady(
+  if (nri) return installer_->WaitForLog("NVIDIA's NRI plugin", "Started plugin", deadline);
+  return installer_->WaitReady(
       "nvidia-ctk-installer's drop-in",
       [&]() -> std::optional<std::string> {
         if (fs::exists(crio_.Host(kDropIn))) return std::nullopt;
         return std::string("no ") + kDropIn;
       },
       deadline);
-  if (err) return err;
-  return installer_->WaitForLog("NVIDIA's NRI plugin", "Started plugin", deadline);
 }
 
 // SIGTERM, as kubelet stops the toolkit pod; its cleanup runs.

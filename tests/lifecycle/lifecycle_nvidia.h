@@ -2,8 +2,9 @@
 // operations on the CRI-O node (docs/daemons-testing.md, "The lifecycle
 // test"): `nvidia-ctk runtime configure --runtime=crio` beside our handler
 // (crio restarted to serve it), `nvidia-ctk-installer` started as the GPU
-// Operator's toolkit pod runs it, with its NRI plugin on crio's NRI socket,
-// its SIGTERM, and the toolkit's removal (crio restarted). A CDI spec with a
+// Operator's toolkit pod runs it (its drop-in), or with its NRI plugin on
+// crio's NRI socket (then it writes no drop-in), its SIGTERM, and the
+// toolkit's removal (crio restarted). A CDI spec with a
 // stand-in device node (/dev/null as /dev/nvidia0) is what the NRI plugin's
 // CDI names resolve to; no GPU is needed.
 #pragma once
@@ -35,7 +36,7 @@ class CrioNvidia {
 
  private:
   std::optional<std::string> Configure();
-  std::optional<std::string> Start();
+  std::optional<std::string> Start(bool nri);
   std::optional<std::string> Stop();
   std::optional<std::string> Remove();
   std::string SourceRoot() const;
