@@ -300,15 +300,12 @@ std::vector<Fixed> FixedSequences() {
       {"UpgradeWhileThePluginIsDown",
        "old-binaries create:handler create:tier plugin-stop create:tier upgrade policy-change "
        "create:handler plugin-start delete:0 policy-change engine-restart"},
-      // NVIDIA's configure and its installer (with its NRI plugin) beside ours.
+      // NVIDIA's configure and its installer both ways beside ours; its NRI
+      // mode first, which writes no drop-in (found by seed 3891663986).
       {"NvidiaToolsKeepEveryDecision",
-       "create:cdi create:handler nvidia-configure create:cdi create:handler nvidia-start-nri "
-       "create:cdi plugin-restart policy-change engine-restart nvidia-stop create:tier "
-       "nvidia-remove create:cdi"},
-      // Found by seed 3891663986: with its NRI plugin the installer writes no drop-in.
-      {"NvidiaInstallerBothWays",
-       "plugin-restart create:cdi delete:0 nvidia-start-nri create:cdi nvidia-stop nvidia-start "
-       "create:handler nvidia-stop nvidia-remove engine-restart create:handler"},
+       "create:cdi create:handler nvidia-start-nri create:cdi plugin-restart nvidia-stop "
+       "nvidia-configure create:cdi policy-change nvidia-start create:handler nvidia-stop "
+       "nvidia-remove create:cdi create:handler"},
   };
 }
 
