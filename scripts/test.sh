@@ -16,6 +16,8 @@
 #   OCI_RLIMIT_BUILD_TARGETS what phase 3 builds (default: everything), e.g.
 #                            "unit_tests packaging_integration_test"
 #   OCI_RLIMIT_FUZZ_SECONDS  seconds per fuzz target (default 30)
+#   OCI_RLIMIT_OLD_BIN_DIR   set: the earlier commit's programs for the lifecycle
+#                            test's upgrade are built there (scripts/build-at-commit.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 phases=" ${OCI_RLIMIT_TEST_PHASES:-asan fuzz portable ctest} "
@@ -79,6 +81,13 @@ if [[ $phases == *" ctest "* ]]; then
   scripts/build.sh ${OCI_RLIMIT_BUILD_TARGETS:-}
   phase_done build
   ccache_stats
+  # The lifecycle test's upgrade starts from an earlier commit's plugin and
+  # wrapper (tests/lifecycle/lifecycle_upgrade.h): built where
+  # OCI_RLIMIT_OLD_BIN_DIR says (.ci/run sets it), unless already there.
+  if [[ -n ${OCI_RLIMIT_OLD_BIN_DIR:-} ]]; then
+    scripts/build-at-commit.sh 8f535b5 "$OCI_RLIMIT_OLD_BIN_DIR"
+    phase_done old-build
+  fi
   rc=0
   # In parallel where allowed: the integration tests are RUN_SERIAL (each
   # alone), the unit and lint tests share the cores.

@@ -9,11 +9,14 @@
 
 #include <chrono>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 
 #include "crio_node.h"
 #include "harness.h"
 #include "lifecycle_driver.h"
+#include "lifecycle_nvidia.h"
+#include "lifecycle_upgrade.h"
 
 namespace ocirlimit::itest::lifecycle {
 namespace {
@@ -25,7 +28,10 @@ const std::vector<std::string> kInstallArgs = {"--runtime", "crio", "--rlimits",
 class CrioNode : public LifecycleNode, public NodeInstaller {
  public:
   CrioNode(CriO& crio, const TempDir& dir) : crio_(crio), dir_(dir) {}
-  ~CrioNode() override { KillPlugin(); }
+  ~CrioNode() override {
+    KillPlugin();
+    nvidia_.reset();
+  }
 
   // install.sh as CrioNodeTest::InstallSh runs it (lifecycle_installer.h).
   NodeInstaller* installer() override { return this; }
@@ -53,7 +59,34 @@ class CrioNode : public LifecycleNode, public NodeInstaller {
     return crio_.RunContainer(pod, CriO::NewContainer(spec.name, spec.command));
   }
   std::optional<std::string> RestartEngine() override { return crio_.Restart(); }
-  void RemoveAllPods() override { crio_.RemoveAll(); }
+  void RemoveAllPods() override {
+    if (nvidia_) nvidia_->Kill();  // the toolkit's pod too
+    crio_.RemoveAll();
+  }
+  std::string WrapperPath() const override {
+    return crio_.Host("/usr/local/bin/oci-rlimit-runtime");
+  }
+  std::optional<std::string> RunExtra(const Op& op) override {
+    if (NeedsExtra(op) != "nvidia" || !nvidia_) return LifecycleNode::RunExtra(op);
+    const size_t before = plugin_running() ? Synchronizations() : 0;
+    if (auto err = nvidia_->Run(op)) return err;
+    if (!CrioNvidia::RestartsEngine(op) || !plugin_running()) return std::nullopt;
+    return WaitSynchronized(before + 1);
+  }
+  // NVIDIA's toolkit from OCI_RLIMIT_NVIDIA_DIR; unset, the one line once.
+  std::optional<std::string> OfferNvidia() {
+    NvidiaBinaries nv = FindNvidiaToolkit(OCI_RLIMIT_NVIDIA_CACHE);
+    if (!nv.error.empty()) return nv.error;
+    if (!nv.skip.empty()) {
+      static bool said = false;
+      if (!said) std::cout << "lifecycle: NVIDIA's tools left out: " << nv.skip << std::endl;
+      said = true;
+      return std::nullopt;
+    }
+    nvidia_ = std::make_unique<CrioNvidia>(crio_, std::move(nv));
+    extras.nvidia = true;
+    return std::nullopt;
+  }
   void WritePolicy(int policy) override {
     const std::string text = PolicyText(policy, dir_ / "oci.log");
     WriteFile(PluginConfig(), text);
@@ -89,6 +122,7 @@ class CrioNode : public LifecycleNode, public NodeInstaller {
 
   CriO& crio_;
   const TempDir& dir_;
+  std::unique_ptr<CrioNvidia> nvidia_;
 };
 
 class CrioLifecycleTest : public crio::CrioNodeTest {
@@ -97,6 +131,7 @@ class CrioLifecycleTest : public crio::CrioNodeTest {
     crio::CrioNodeTest::SetUp();
     if (crio_ == nullptr || HasFatalFailure() || IsSkipped()) return;
     node_ = std::make_unique<CrioNode>(*crio_, dir_);
+    for (auto bad : {OfferUpgrade(*node_), node_->OfferNvidia()}) ASSERT_FALSE(bad) << *bad;
     node_->WritePolicy(0);
     CmdResult r = InstallSh(kInstallArgs);
     ASSERT_EQ(r.status, 0) << r.out << r.err;

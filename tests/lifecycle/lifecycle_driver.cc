@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "cri_probe.h"
+#include "lifecycle_upgrade.h"
 
 namespace ocirlimit::itest::lifecycle {
 namespace {
@@ -33,12 +35,14 @@ struct RunningPod {
 // One sequence on one node: the model beside the pods that really run.
 class Runner {
  public:
-  explicit Runner(LifecycleNode& node) : node_(node) {
-    if (node.installer() != nullptr) model_.EnableInstaller();
+  // `installer`: this sequence plays our installer's operations (the node has one).
+  Runner(LifecycleNode& node, bool installer)
+      : node_(node), installer_(installer ? node.installer() : nullptr) {
+    if (installer_ != nullptr) model_.EnableInstaller();
   }
-  // What a fresh install wrote, where the node runs our installer.
+  // What a fresh install wrote, where the sequence plays our installer.
   std::optional<std::string> Start() {
-    return node_.installer() ? fresh_.Read(*node_.installer()) : std::nullopt;
+    return installer_ != nullptr ? fresh_.Read(*installer_) : std::nullopt;
   }
   // Runs `op` on the node, then applies it to the model. An error text, or nullopt.
   std::optional<std::string> Run(const Op& op);
@@ -53,6 +57,7 @@ class Runner {
   std::optional<std::string> AuditSettled();
 
   LifecycleNode& node_;
+  NodeInstaller* installer_;
   Model model_;
   std::vector<RunningPod> running_;  // in the model's order
   int created_ = 0;
@@ -66,6 +71,7 @@ std::optional<std::string> Runner::Create(PodKind kind, const std::string& name)
   if (kind == PodKind::kAsk) spec.annotations["oci-rlimit.io/rlimits"] = "memlock=5M:6M";
   if (kind == PodKind::kHandler && !model_.HandlerStarts())
     return ExpectHandlerRefused(node_, spec);
+  if (kind == PodKind::kCdi) spec.annotations[kCdiAnnotation] = kCdiDevice;
   auto pod = node_.RunPod(spec);
   if (!pod) return "RunPodSandbox " + name + ": " + pod.error().Text();
   cri::ContainerSpec c;
@@ -138,7 +144,10 @@ std::optional<std::string> Runner::Run(const Op& op) {
     case OpKind::kInstall:
     case OpKind::kUninstall:
     case OpKind::kInstallKilled:
-      err = RunInstallerOp(*node_.installer(), fresh_, model_, op);
+      err = RunInstallerOp(*installer_, fresh_, model_, op);
+      break;
+    default:
+      err = node_.RunExtra(op);
       break;
   }
   model_.Apply(op, name);
@@ -161,10 +170,10 @@ std::optional<std::string> Runner::Check() {
              ", exec " + FormatLimit(want.exec);
     }
   }
-  if (NodeInstaller* installer = node_.installer()) {
-    if (auto err = CheckInstaller(*installer, fresh_, model_)) return err;
+  if (installer_ != nullptr) {
+    if (auto err = CheckInstaller(*installer_, fresh_, model_)) return err;
   }
-  return model_.plugin_up() ? AuditSettled() : std::nullopt;
+  return model_.AuditSettles() ? AuditSettled() : std::nullopt;
 }
 
 std::optional<std::string> Runner::AuditSettled() {
@@ -188,7 +197,11 @@ std::string PolicyText(int policy, const std::string& log) {
          "\"\n[[rule]]\nname = \"tier\"\nrlimits = [\"memlock=" + std::to_string(t.soft) + ":" +
          std::to_string(t.hard) +
          "\"]\nmatch = { annotations = { \"example.com/tier\" = \"a\" } }\n"
-         "[requests]\nenabled = true\nceilings = [\"memlock=6M\"]\n";
+         "[[rule]]\nname = \"cdi\"\nrlimits = [\"memlock=" +
+         std::to_string(kCdiLimit.soft) + ":" + std::to_string(kCdiLimit.hard) +
+         "\"]\nmatch = { cdi = [\"nvidia.com/gpu=*\"] }\n"
+         "[requests]\nenabled = true\nceilings = [\"memlock=6M\"]\n"
+         "[cdi]\ninjectors = [\"nvidia-nri\"]\n";
 }
 
 LifecycleNode::~LifecycleNode() = default;
@@ -202,8 +215,9 @@ std::optional<std::string> LifecycleNode::StartPlugin() {
   plugin_ = std::make_unique<BackgroundProcess>();
   std::vector<std::string> argv = PluginPrefix();
   for (const std::string& a :
-       {OurBinary("oci-rlimit-nri"), std::string("--config"), PluginConfig(),
-        std::string("--socket"), NriSocket(), std::string("--status-file"), PluginStatusFile()}) {
+       {plugin_binary_.empty() ? OurBinary("oci-rlimit-nri") : plugin_binary_,
+        std::string("--config"), PluginConfig(), std::string("--socket"), NriSocket(),
+        std::string("--status-file"), PluginStatusFile()}) {
     argv.push_back(a);
   }
   DaemonOptions opts;
@@ -240,8 +254,35 @@ std::optional<std::string> LifecycleNode::WaitSynchronized(size_t n) const {
 void PlaySequence(LifecycleNode& node, const std::vector<Op>& ops, uint64_t seed,
                   const std::string& filter) {
   Runner runner(node);
+  // A sequence plays our installer's ops (with their invariants) or the
+  // extras, never both: a random one picks by its seed's parity.
+  bool installer = node.installer() != nullptr;
+  Extras extras = node.extras;
+  const bool any_extra = std::any_of(ops.begin(), ops.end(),
+                                     [](const Op& op) { return !NeedsExtra(op).empty(); });
+  if (installer && (extras.upgrade || extras.nvidia) && (any_extra || (ops.empty() && seed % 2))) {
+    installer = false;
+  } else if (installer) {
+    extras = {};
+  }
+  if (ops.empty()) {
+    std::cout << "lifecycle: this sequence plays "
+              << (installer ? "our installer's operations" : "the extras (upgrade, NVIDIA's tools)")
+              << std::endl;
+  }
+  Runner runner(node, installer);
   auto started = runner.Start();
   ASSERT_FALSE(started) << *started;
+  runner.model().Allow(extras);
+  for (const Op& op : ops) {
+    if (const std::string needs = NeedsExtra(op); (needs == "upgrade" && !node.extras.upgrade) ||
+                                                  (needs == "nvidia" && !node.extras.nvidia)) {
+      GTEST_SKIP() << OpName(op) << ": left out on this node ("
+                   << (needs == "upgrade" ? std::string(kOldBinDirVar) + " unset"
+                                          : "NVIDIA's toolkit: CRI-O with OCI_RLIMIT_NVIDIA_DIR")
+                   << ")";
+    }
+  }
   std::mt19937_64 rng(seed);
   const auto budget =
       std::chrono::seconds(std::stoi(Env("OCI_RLIMIT_LIFECYCLE_SECONDS").value_or("90")));
@@ -291,6 +332,21 @@ std::vector<Fixed> FixedSequences() {
        "plugin-stop create:tier create:ask create:plain plugin-start policy-change engine-restart "
        "plugin-restart delete:0"},
       {"RebootStartsClean", "create:tier create:handler reboot create:tier policy-change"},
+      // upgrades and NVIDIA's tools
+      // Pods of an earlier commit's plugin and wrapper carry no record: the
+      // earlier heal decides them again, the current one once, then keeps it.
+      {"UpgradeDecidesOnceWhatTheEarlierCommitLeft",
+       "old-binaries create:tier create:handler create:ask create:cdi policy-change plugin-restart "
+       "policy-change upgrade create:tier policy-change plugin-restart"},
+      {"UpgradeWhileThePluginIsDown",
+       "old-binaries create:handler create:tier plugin-stop create:tier upgrade policy-change "
+       "create:handler plugin-start delete:0 policy-change engine-restart"},
+      // NVIDIA's configure and its installer both ways beside ours; its NRI
+      // mode first, which writes no drop-in (found by seed 3891663986).
+      {"NvidiaToolsKeepEveryDecision",
+       "create:cdi create:handler nvidia-start-nri create:cdi plugin-restart nvidia-stop "
+       "nvidia-configure create:cdi policy-change nvidia-start create:handler nvidia-stop "
+       "nvidia-remove create:cdi create:handler"},
   };
 }
 

@@ -27,9 +27,13 @@
 namespace ocirlimit::itest::lifecycle {
 
 inline constexpr const char* kHandlerName = "oci-rlimit";
+// NVIDIA's CDI annotation, as its NRI plugin reads it, and the stand-in device.
+inline constexpr const char* kCdiAnnotation = "nvidia.cdi.k8s.io/pod";
+inline constexpr const char* kCdiDevice = "nvidia.com/gpu=0";
 
 // The policy both the plugin and the wrapper read: the tier rule of policy
-// 0 or 1, requests under a 6M ceiling, and the log file.
+// 0 or 1, the cdi rule (NVIDIA's NRI plugin the injector), requests under a
+// 6M ceiling, and the log file.
 std::string PolicyText(int policy, const std::string& log);
 
 // A node: an engine, the plugin on its NRI socket, the wrapper's handler.
@@ -66,6 +70,16 @@ class LifecycleNode {
   void SighupPlugin() const;
   std::string PluginLog() const;
 
+  // upgrades and NVIDIA's tools (lifecycle_upgrade.h, lifecycle_nvidia.h)
+  Extras extras;            // what this node can play beyond the rest
+  std::string old_bin_dir;  // the earlier commit's programs, when extras.upgrade
+  // The file the engine runs as the handler's runtime (the upgrade replaces it).
+  virtual std::string WrapperPath() const = 0;
+  // The next StartPlugin runs `path` (this build's oci-rlimit-nri until then).
+  void UsePluginBinary(const std::string& path) { plugin_binary_ = path; }
+  // An operation NeedsExtra() names; an error text, or nullopt.
+  [[nodiscard]] virtual std::optional<std::string> RunExtra(const Op& op);
+
  protected:
   // argv before the plugin's own (a namespace to run it in), its --config,
   // the NRI socket and the status file, as the plugin sees them.
@@ -79,6 +93,7 @@ class LifecycleNode {
 
  private:
   std::unique_ptr<BackgroundProcess> plugin_;
+  std::string plugin_binary_;
   int starts_ = 0;
 };
 

@@ -8,14 +8,15 @@
 namespace ocirlimit::itest::lifecycle {
 namespace {
 
-constexpr std::array<std::pair<PodKind, const char*>, 4> kPodNames = {{
+constexpr std::array<std::pair<PodKind, const char*>, 5> kPodNames = {{
     {PodKind::kPlain, "plain"},
     {PodKind::kTier, "tier"},
     {PodKind::kAsk, "ask"},
     {PodKind::kHandler, "handler"},
+    {PodKind::kCdi, "cdi"},
 }};
 
-constexpr std::array<std::pair<OpKind, const char*>, 9> kOpNames = {{
+constexpr std::array<std::pair<OpKind, const char*>, 16> kOpNames = {{
     {OpKind::kPluginRestart, "plugin-restart"},
     {OpKind::kPluginStop, "plugin-stop"},
     {OpKind::kPluginStart, "plugin-start"},
@@ -25,6 +26,14 @@ constexpr std::array<std::pair<OpKind, const char*>, 9> kOpNames = {{
     {OpKind::kCreate, "create"},
     {OpKind::kInstall, "install"},
     {OpKind::kUninstall, "uninstall"},
+    // upgrades and NVIDIA's tools
+    {OpKind::kOldBinaries, "old-binaries"},
+    {OpKind::kUpgrade, "upgrade"},
+    {OpKind::kNvidiaConfigure, "nvidia-configure"},
+    {OpKind::kNvidiaStart, "nvidia-start"},
+    {OpKind::kNvidiaStartNri, "nvidia-start-nri"},
+    {OpKind::kNvidiaStop, "nvidia-stop"},
+    {OpKind::kNvidiaRemove, "nvidia-remove"},
 }};
 
 // Ops that carry a number: "delete:N" (the pod), "install-killed:MS" (when).
@@ -89,18 +98,24 @@ std::optional<Limit> Model::Decide(PodKind kind) const {
     case PodKind::kTier:
     case PodKind::kHandler:
       return TierLimit(policy_);
+    case PodKind::kCdi:
+      return kCdiLimit;
   }
   return std::nullopt;
 }
 
-// The plugin's heal at (re)connect: a container it never decided gets the
-// policy in force then, in its init only (an exec follows the spec, which a
-// heal cannot change); one it decided keeps its decision.
+// The plugin's heal at (re)connect: a container without a record gets the
+// policy in force then, in its init (an exec follows the spec, which a heal
+// cannot change; a handler pod's exec already had the policy in force, and
+// from now on applies the record the heal writes); one with a record keeps
+// it. The earlier commit's plugin decided every container again with the
+// policy in force (issue 44, break 1).
 void Model::Heal() {
   for (PodModel& p : pods_) {
-    if (!p.awaits_heal) continue;
-    p.init = Decide(p.kind).value_or(kEngine);
+    if (!old_ && p.recorded && !p.awaits_heal) continue;
+    if (auto limit = Decide(p.kind)) p.init = *limit;
     p.awaits_heal = false;
+    p.recorded = !old_;
   }
 }
 
@@ -116,15 +131,15 @@ bool Model::Valid(const Op& op) const {
     case OpKind::kInstall:
     case OpKind::kUninstall:
     case OpKind::kInstallKilled:
-      return installer_;
+      return installer_ && !old_;  // install.sh would place today's wrapper under the old plugin
     default:
-      return true;
+      return ValidExtra(op);
   }
 }
 
 Op Model::Next(std::mt19937_64& rng, size_t max_pods) const {
   // Weights: pods come and go most; the node's own events less often.
-  static constexpr std::array<std::pair<OpKind, int>, 11> kWeights = {{
+  static constexpr std::array<std::pair<OpKind, int>, 18> kWeights = {{
       {OpKind::kCreate, 8},
       {OpKind::kDelete, 4},
       {OpKind::kPluginRestart, 2},
@@ -136,6 +151,14 @@ Op Model::Next(std::mt19937_64& rng, size_t max_pods) const {
       {OpKind::kInstall, 1},
       {OpKind::kUninstall, 1},
       {OpKind::kInstallKilled, 1},
+      // upgrades and NVIDIA's tools
+      {OpKind::kOldBinaries, 2},
+      {OpKind::kUpgrade, 1},
+      {OpKind::kNvidiaConfigure, 1},
+      {OpKind::kNvidiaStart, 1},
+      {OpKind::kNvidiaStartNri, 1},
+      {OpKind::kNvidiaStop, 1},
+      {OpKind::kNvidiaRemove, 1},
   }};
   // Without the installer its ops weigh nothing, so an older seed draws as before.
   const auto weight = [&](OpKind kind, int w) {
@@ -169,13 +192,14 @@ void Model::Apply(const Op& op, const std::string& name) {
   switch (op.kind) {
     case OpKind::kCreate: {
       if (op.pod == PodKind::kHandler && !HandlerStarts()) break;  // an expected failure
-      PodModel p{.name = name, .kind = op.pod};
+      PodModel p{.name = name, .kind = op.pod, .recorded = !old_};
       // The plugin decides at CreateContainer; without it, the handler's
       // wrapper still decides its own pods; anything else waits for a heal.
       if (plugin_up_ || op.pod == PodKind::kHandler) {
         p.init = p.exec = Decide(op.pod).value_or(kEngine);
       } else {
         p.awaits_heal = true;
+        p.recorded = false;
       }
       pods_.push_back(p);
       break;
@@ -203,6 +227,7 @@ void Model::Apply(const Op& op, const std::string& name) {
       pods_.clear();
       served_ = installed_;
       changed_ = false;
+      nvidia_running_ = false;
       break;
     case OpKind::kInstall:
     case OpKind::kInstallKilled:
@@ -213,6 +238,86 @@ void Model::Apply(const Op& op, const std::string& name) {
       changed_ = changed_ || (installed_ && !UninstallRefused());
       if (!UninstallRefused()) installed_ = false;
       break;
+    default:
+      ApplyExtra(op);
+      break;
+  }
+  RefreshUnrecorded();
+}
+
+// upgrades and NVIDIA's tools
+
+std::string NeedsExtra(const Op& op) {
+  switch (op.kind) {
+    case OpKind::kOldBinaries:
+    case OpKind::kUpgrade:
+      return "upgrade";
+    case OpKind::kNvidiaConfigure:
+    case OpKind::kNvidiaStart:
+    case OpKind::kNvidiaStartNri:
+    case OpKind::kNvidiaStop:
+    case OpKind::kNvidiaRemove:
+      return "nvidia";
+    default:
+      return "";
+  }
+}
+
+bool Model::ValidExtra(const Op& op) const {
+  const std::string needs = NeedsExtra(op);
+  if ((needs == "upgrade" && !extras_.upgrade) || (needs == "nvidia" && !extras_.nvidia)) {
+    return false;
+  }
+  switch (op.kind) {
+    case OpKind::kOldBinaries:  // they replace the installed wrapper's file
+      return !old_ && !was_old_ && pods_.empty() && installed_;
+    case OpKind::kUpgrade:
+      return old_ && installed_;
+    case OpKind::kNvidiaStart:
+    case OpKind::kNvidiaStartNri:
+      return !nvidia_running_;
+    case OpKind::kNvidiaStop:
+      return nvidia_running_;
+    case OpKind::kNvidiaRemove:
+      return nvidia_configured_ && !nvidia_running_;
+    default:
+      return true;
+  }
+}
+
+void Model::ApplyExtra(const Op& op) {
+  switch (op.kind) {
+    case OpKind::kOldBinaries:
+      old_ = was_old_ = true;
+      break;
+    case OpKind::kUpgrade:
+      // The new plugin's heal decides what the earlier one left without a record.
+      old_ = false;
+      if (plugin_up_) Heal();
+      break;
+    case OpKind::kNvidiaConfigure:  // the engine restarts to serve NVIDIA's handler
+      nvidia_configured_ = true;
+      served_ = installed_;
+      changed_ = false;
+      if (plugin_up_) Heal();
+      break;
+    case OpKind::kNvidiaStart:
+      nvidia_configured_ = nvidia_running_ = true;
+      break;
+    case OpKind::kNvidiaStartNri:  // its toolkit placed, no drop-in
+      nvidia_running_ = true;
+      break;
+    case OpKind::kNvidiaStop:
+      nvidia_running_ = false;
+      break;
+    case OpKind::kNvidiaRemove:  // and the engine restarts
+      nvidia_configured_ = false;
+      served_ = installed_;
+      changed_ = false;
+      if (plugin_up_) Heal();
+      break;
+    default:
+      break;
   }
 }
 
@@ -221,6 +326,21 @@ bool Model::UninstallRefused() const {
     if (p.kind == PodKind::kHandler) return true;
   }
   return false;
+}
+
+void Model::RefreshUnrecorded() {
+  for (PodModel& p : pods_) {
+    if (!p.recorded && p.kind == PodKind::kHandler) p.exec = Decide(p.kind).value_or(kEngine);
+  }
+}
+
+bool Model::AuditSettles() const {
+  if (!plugin_up_) return false;
+  for (const PodModel& p : pods_) {
+    const std::optional<Limit> now = Decide(p.kind);
+    if (!p.recorded && now && *now != p.init) return false;
+  }
+  return true;
 }
 
 }  // namespace ocirlimit::itest::lifecycle

@@ -7,12 +7,13 @@
 namespace ocirlimit::itest::lifecycle {
 namespace {
 
-Model After(const std::string& ops, bool installer = false) {
+Model After(const std::string& ops, Extras extras = {}, bool installer = false) {
   std::string bad;
   auto parsed = ParseOps(ops, &bad);
   EXPECT_TRUE(parsed) << bad;
   Model m;
   if (installer) m.EnableInstaller();
+  m.Allow(extras);
   int n = 0;
   for (const Op& op : parsed.value_or(std::vector<Op>{})) {
     EXPECT_TRUE(m.Valid(op)) << OpName(op);
@@ -20,6 +21,8 @@ Model After(const std::string& ops, bool installer = false) {
   }
   return m;
 }
+
+Model After(const std::string& ops, bool installer) { return After(ops, {}, installer); }
 
 TEST(LifecycleModelTest, OpNamesParseBack) {
   const std::string text =
@@ -158,6 +161,123 @@ TEST(LifecycleModelTest, RandomOpsAreAlwaysValid) {
     ASSERT_LE(m.pods().size(), 5u);
   }
   EXPECT_GT(ours, 0u);
+}
+
+// upgrades and NVIDIA's tools
+
+constexpr Extras kAll{.upgrade = true, .nvidia = true};
+
+TEST(LifecycleModelTest, UpgradeAndNvidiaOpNamesParseBack) {
+  const std::string text =
+      "old-binaries upgrade nvidia-configure nvidia-start nvidia-start-nri nvidia-stop "
+      "nvidia-remove create:cdi";
+  std::string bad;
+  auto ops = ParseOps(text, &bad);
+  ASSERT_TRUE(ops) << bad;
+  std::string back;
+  for (const Op& op : *ops) back += (back.empty() ? "" : " ") + OpName(op);
+  EXPECT_EQ(back, text);
+  EXPECT_EQ(NeedsExtra((*ops)[0]), "upgrade");
+  EXPECT_EQ(NeedsExtra((*ops)[2]), "nvidia");
+  EXPECT_EQ(NeedsExtra((*ops)[4]), "nvidia");
+  EXPECT_EQ(NeedsExtra((*ops)[7]), "");
+}
+
+TEST(LifecycleModelTest, ExtrasAreLeftOutUnlessTheNodeHasThem) {
+  Model m;
+  EXPECT_FALSE(m.Valid(Op{.kind = OpKind::kOldBinaries}));
+  EXPECT_FALSE(m.Valid(Op{.kind = OpKind::kNvidiaConfigure}));
+  m.Allow({.upgrade = true});
+  EXPECT_TRUE(m.Valid(Op{.kind = OpKind::kOldBinaries}));
+  EXPECT_FALSE(m.Valid(Op{.kind = OpKind::kUpgrade})) << "nothing earlier runs";
+  EXPECT_FALSE(m.Valid(Op{.kind = OpKind::kNvidiaStart}));
+  m.Apply(Op{.kind = OpKind::kCreate, .pod = PodKind::kTier}, "p0");
+  EXPECT_FALSE(m.Valid(Op{.kind = OpKind::kOldBinaries})) << "only on a node without pods";
+  std::mt19937_64 rng(7);
+  Model plain;
+  for (int i = 0; i < 2000; ++i) {
+    const Op op = plain.Next(rng, 5);
+    ASSERT_EQ(NeedsExtra(op), "") << OpName(op);
+    plain.Apply(op, "p");
+  }
+}
+
+// The earlier commit's plugin decides every container again at its heal
+// (break 1) and keeps no record; audit judges such a container by the
+// policy now; the current plugin's heal decides each once and records it.
+TEST(LifecycleModelTest, AnUpgradeDecidesWhatTheEarlierCommitLeftOnce) {
+  Model m = After("old-binaries create:tier create:handler create:plain create:ask", kAll);
+  EXPECT_TRUE(m.old_binaries());
+  EXPECT_FALSE(m.pods()[0].recorded);
+  EXPECT_TRUE(m.AuditSettles());
+  m.Apply(Op{.kind = OpKind::kPolicyChange});
+  EXPECT_FALSE(m.AuditSettles()) << "tier pod: 2M:4M, while the policy now gives 3M:4M";
+  EXPECT_EQ(m.pods()[1].init, TierLimit(0));
+  EXPECT_EQ(m.pods()[1].exec, TierLimit(1)) << "the earlier wrapper's exec decides again";
+  m.Apply(Op{.kind = OpKind::kPluginRestart});
+  EXPECT_EQ(m.pods()[0].init, TierLimit(1)) << "the earlier heal decides again";
+  EXPECT_EQ(m.pods()[0].exec, TierLimit(0));
+  EXPECT_TRUE(m.AuditSettles());
+  m.Apply(Op{.kind = OpKind::kPolicyChange});
+  m.Apply(Op{.kind = OpKind::kUpgrade});
+  EXPECT_FALSE(m.old_binaries());
+  EXPECT_EQ(m.pods()[0].init, TierLimit(0)) << "decided at the heal, with the policy then";
+  EXPECT_EQ(m.pods()[0].exec, TierLimit(0));
+  EXPECT_EQ(m.pods()[1].init, TierLimit(0));
+  EXPECT_EQ(m.pods()[1].exec, TierLimit(0)) << "the wrapper's exec applies the heal's record";
+  EXPECT_EQ(m.pods()[2].init, kEngine);
+  EXPECT_EQ(m.pods()[3].init, kAsked);
+  EXPECT_TRUE(m.pods()[0].recorded);
+  m.Apply(Op{.kind = OpKind::kPolicyChange});
+  m.Apply(Op{.kind = OpKind::kPluginRestart});
+  EXPECT_EQ(m.pods()[0].init, TierLimit(0)) << "recorded, then kept";
+  EXPECT_EQ(m.pods()[1].exec, TierLimit(0));
+  EXPECT_TRUE(m.AuditSettles());
+  EXPECT_FALSE(m.Valid(Op{.kind = OpKind::kOldBinaries})) << "the reverse is not tested";
+}
+
+TEST(LifecycleModelTest, AnUpgradeWhileThePluginIsDownWaitsForItsStart) {
+  Model m = After("old-binaries create:handler plugin-stop upgrade policy-change", kAll);
+  EXPECT_FALSE(m.pods()[0].recorded);
+  EXPECT_EQ(m.pods()[0].exec, TierLimit(1)) << "no record: the wrapper's exec decides now";
+  m.Apply(Op{.kind = OpKind::kPluginStart});
+  EXPECT_EQ(m.pods()[0].init, TierLimit(1));
+  EXPECT_TRUE(m.pods()[0].recorded);
+  m.Apply(Op{.kind = OpKind::kPolicyChange});
+  EXPECT_EQ(m.pods()[0].exec, TierLimit(1));
+}
+
+TEST(LifecycleModelTest, NvidiasToolsLeaveEveryDecision) {
+  Model m = After(
+      "create:cdi nvidia-configure create:cdi nvidia-start create:tier nvidia-stop policy-change "
+      "nvidia-remove",
+      kAll);
+  for (size_t i : {0u, 1u}) EXPECT_EQ(m.pods()[i].init, kCdiLimit) << i;
+  EXPECT_EQ(m.pods()[2].init, TierLimit(0));
+  EXPECT_FALSE(m.Valid(Op{.kind = OpKind::kNvidiaRemove})) << "nothing left to remove";
+  EXPECT_FALSE(m.Valid(Op{.kind = OpKind::kNvidiaStop}));
+  Model running = After("nvidia-start", kAll);
+  EXPECT_FALSE(running.Valid(Op{.kind = OpKind::kNvidiaRemove})) << "stopped first";
+  running.Apply(Op{.kind = OpKind::kReboot});
+  EXPECT_FALSE(running.nvidia_running());
+  Model nri = After("nvidia-start-nri", kAll);
+  EXPECT_FALSE(nri.Valid(Op{.kind = OpKind::kNvidiaStart})) << "one installer at a time";
+  nri.Apply(Op{.kind = OpKind::kNvidiaStop});
+  EXPECT_FALSE(nri.Valid(Op{.kind = OpKind::kNvidiaRemove})) << "its NRI mode wrote no drop-in";
+}
+
+TEST(LifecycleModelTest, RandomOpsWithExtrasAreAlwaysValid) {
+  std::mt19937_64 rng(44);
+  Model m;
+  m.Allow(kAll);
+  bool upgraded = false;
+  for (int i = 0; i < 3000; ++i) {
+    const Op op = m.Next(rng, 5);
+    ASSERT_TRUE(m.Valid(op)) << OpName(op);
+    upgraded = upgraded || op.kind == OpKind::kUpgrade;
+    m.Apply(op, "p");
+  }
+  EXPECT_TRUE(upgraded);
 }
 
 }  // namespace
