@@ -253,13 +253,12 @@ std::optional<std::string> LifecycleNode::WaitSynchronized(size_t n) const {
 
 void PlaySequence(LifecycleNode& node, const std::vector<Op>& ops, uint64_t seed,
                   const std::string& filter) {
-  Runner runner(node);
   // A sequence plays our installer's ops (with their invariants) or the
   // extras, never both: a random one picks by its seed's parity.
   bool installer = node.installer() != nullptr;
   Extras extras = node.extras;
-  const bool any_extra = std::any_of(ops.begin(), ops.end(),
-                                     [](const Op& op) { return !NeedsExtra(op).empty(); });
+  const bool any_extra =
+      std::any_of(ops.begin(), ops.end(), [](const Op& op) { return !NeedsExtra(op).empty(); });
   if (installer && (extras.upgrade || extras.nvidia) && (any_extra || (ops.empty() && seed % 2))) {
     installer = false;
   } else if (installer) {
