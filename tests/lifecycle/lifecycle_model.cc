@@ -160,11 +160,15 @@ Op Model::Next(std::mt19937_64& rng, size_t max_pods) const {
       {OpKind::kNvidiaStop, 1},
       {OpKind::kNvidiaRemove, 1},
   }};
-  // Without the installer its ops weigh nothing, so an older seed draws as before.
+  // What the node does not run weighs nothing: the installer's ops without
+  // it, an extra it lacks.
   const auto weight = [&](OpKind kind, int w) {
     const bool ours =
         kind == OpKind::kInstall || kind == OpKind::kUninstall || kind == OpKind::kInstallKilled;
-    return ours && !installer_ ? 0 : w;
+    const std::string needs = NeedsExtra(Op{.kind = kind});
+    const bool lacking =
+        (needs == "upgrade" && !extras_.upgrade) || (needs == "nvidia" && !extras_.nvidia);
+    return (ours && !installer_) || lacking ? 0 : w;
   };
   for (;;) {
     int total = 0;
