@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "nri/metrics_http.h"
+#include "nri/metrics/metrics_http.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include "formats/argv.h"
 #include "formats/nri_status.h"
 #include "formats/text.h"
-#include "nri/metrics_http.h"
+#include "nri/metrics/metrics_http.h"
 
 namespace ocirlimit::nri {
 namespace {

@@ -11,8 +11,8 @@
 
 #include "core/policy.h"
 #include "formats/text.h"
-#include "nri/metrics_http.h"
-#include "nri/metrics_server_linux.h"
+#include "nri/metrics/metrics_http.h"
+#include "nri/metrics/metrics_server_linux.h"
 #include "nri/output_fake_test.h"
 #include "tests/testing/case_name.h"
 

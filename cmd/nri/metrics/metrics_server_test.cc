@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "nri/metrics_http.h"
-#include "nri/metrics_server_linux.h"
+#include "nri/metrics/metrics_http.h"
+#include "nri/metrics/metrics_server_linux.h"
 
 namespace ocirlimit::nri {
 namespace {

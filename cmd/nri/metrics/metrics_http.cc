@@ -1,4 +1,4 @@
-#include "nri/metrics_http.h"
+#include "nri/metrics/metrics_http.h"
 
 #include <arpa/inet.h>
 

@@ -1,4 +1,4 @@
-#include "nri/metrics_server_linux.h"
+#include "nri/metrics/metrics_server_linux.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "formats/error.h"
-#include "nri/metrics_http.h"
+#include "nri/metrics/metrics_http.h"
 
 namespace ocirlimit::nri {
 
