@@ -3,8 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdlib>
 #include <sstream>
 
 #include "adapters/engines/constants.h"
@@ -14,37 +12,22 @@
 namespace ocirlimit::node {
 namespace {
 
-// The boot's epoch time in clock ticks: now less /proc/uptime, whose
-// centiseconds keep a start shortly after a write after it; else /proc/stat's
-// btime, whole seconds (truncated, it puts every start up to a second early,
-// so an engine restarted within a second or two of the write looked as if it
-// had not been). -1 when neither can be read.
-int64_t BootTicks(NodeOps& ops) {
-  const int64_t hz = sysconf(_SC_CLK_TCK);
-  if (auto up = ops.ReadFile("/proc/uptime")) {
-    char* end = nullptr;
-    const double seconds = std::strtod(up->c_str(), &end);
-    if (end != up->c_str() && seconds > 0) {
-      const double now =
-          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-              .count();
-      return static_cast<int64_t>((now - seconds) * static_cast<double>(hz));
-    }
-  }
+// /proc/stat's btime: the boot's epoch seconds, or -1.
+int64_t BootTime(NodeOps& ops) {
   auto text = ops.ReadFile("/proc/stat");
   if (!text) return -1;
   std::istringstream lines(*text);
   std::string line;
   while (std::getline(lines, line)) {
-    if (line.starts_with("btime ")) return std::atoll(line.c_str() + 6) * hz;
+    if (line.starts_with("btime ")) return std::atoll(line.c_str() + 6);
   }
   return -1;
 }
 
 // /proc/PID/stat's starttime (field 22) in epoch seconds, or -1.
-int64_t StartTime(NodeOps& ops, int pid, int64_t boot_ticks) {
+int64_t StartTime(NodeOps& ops, int pid, int64_t boot) {
   auto stat = ops.ReadFile("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat || boot_ticks < 0) return -1;
+  if (!stat || boot < 0) return -1;
   const size_t close = stat->rfind(')');
   if (close == std::string::npos || close + 2 > stat->size()) return -1;
   std::istringstream fields(stat->substr(close + 2));
@@ -53,7 +36,7 @@ int64_t StartTime(NodeOps& ops, int pid, int64_t boot_ticks) {
   }
   long long ticks = 0;
   if (!(fields >> ticks)) return -1;
-  return (boot_ticks + ticks) / sysconf(_SC_CLK_TCK);
+  return boot + ticks / sysconf(_SC_CLK_TCK);
 }
 
 // A containerd started with another config file than the node's.
@@ -84,7 +67,7 @@ std::string RenderPending(const std::vector<PendingRestart>& pending) {
 }
 
 std::vector<int64_t> EngineStartTimes(NodeOps& ops, const std::string& engine) {
-  const int64_t boot = BootTicks(ops);
+  const int64_t boot = BootTime(ops);
   std::vector<int64_t> out;
   for (const auto& p : ops.ProcessesNamed(engine)) {
     if (!ServesNode(p)) continue;  // a user's, or one in a container or a pod

@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <map>
 
 #include "tests/testing/case_name.h"
@@ -74,23 +73,6 @@ TEST_P(EngineProcesses, OnlyTheNodesEngineCounts) {
   ops.processes.emplace(c.engine, c.process);
   const std::vector<int64_t> got = EngineStartTimes(ops, c.engine);
   EXPECT_EQ(got, c.counted ? std::vector<int64_t>{kBoot + 50} : std::vector<int64_t>{});
-}
-
-// btime is whole seconds: an engine started 0.5 s after a boot at X.7 s
-// started at X+1.2, not X+0 (issue 44: a restart within a second of the
-// install's write was taken for none).
-TEST(EngineStartTimes, TheUptimesFractionCounts) {
-  FakeProcs ops;
-  const double now =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  const double boot = static_cast<double>(static_cast<int64_t>(now) - 1000) + 0.7;
-  ops.files["/proc/stat"] = "cpu 1 2 3\nbtime " + std::to_string(static_cast<int64_t>(boot)) + "\n";
-  ops.files["/proc/uptime"] = std::to_string(now - boot) + " 12.00\n";
-  const std::string stat = Stat(100, "crio", 0);
-  ops.files["/proc/100/stat"] = stat.substr(0, stat.rfind(" 0 0 0\n")) + " " +
-                                std::to_string(sysconf(_SC_CLK_TCK) / 2) + " 0 0\n";
-  ops.processes.emplace("crio", Proc({"crio"}, true, true));
-  EXPECT_EQ(EngineStartTimes(ops, "crio"), std::vector<int64_t>{static_cast<int64_t>(boot) + 1});
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -395,8 +395,10 @@ ns_init() {
 # the audit write, and the sysctls kubelet sets (start records it; the tests compare).
 host_snapshot() {
   local s
+  # Not the decision records: the other suites' engines on this host (CRI-O's, the lifecycle
+  # test's) write and remove theirs there meanwhile; the cluster's own are in its namespace.
   { find /etc/containerd /etc/oci-rlimit /var/lib/oci-rlimit /var/lib/node_exporter /run/oci-rlimit /run/nri \
-      /etc/cni/net.d -maxdepth 3 -printf '%p %y %s %m %T@\n'
+      /etc/cni/net.d -maxdepth 3 -not -path '/run/oci-rlimit/decisions*' -printf '%p %y %s %m %T@\n'
     find /usr/local/bin -maxdepth 1 -name 'oci-*' -printf '%p %y %s %m %T@\n'; } 2>/dev/null | sort
   find /etc/containerd /etc/oci-rlimit -maxdepth 3 -type f -exec sha256sum {} + 2>/dev/null | sort
   for s in vm/overcommit_memory kernel/panic kernel/panic_on_oops; do echo "$s $(cat "/proc/sys/$s")"; done
