@@ -16,6 +16,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -205,12 +206,18 @@ TEST(ReadProcFile, ReadsPastItsFirstBuffer) {
     maps.push_back(mmap(nullptr, 4096, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   }
   auto whole = LinuxFsOps().ReadProcFile("/proc/self/maps", 1 << 20);
-  auto bounded = LinuxFsOps().ReadFile("/proc/self/maps", 1 << 20);
-  for (void* m : maps) munmap(m, 4096);
   ASSERT_TRUE(whole) << whole.error().Text();
-  ASSERT_TRUE(bounded) << bounded.error().Text();
   EXPECT_GT(whole->size(), 8192u);
-  EXPECT_EQ(*whole, *bounded);
+  EXPECT_EQ(whole->back(), '\n');
+  // Every mapping made above is in what was read, the last one too (a
+  // second read to compare with would differ: a sanitizer's allocator maps
+  // memory between the two).
+  for (void* m : maps) {
+    char start[32];
+    std::snprintf(start, sizeof start, "%lx-", reinterpret_cast<unsigned long>(m));
+    EXPECT_NE(whole->find(start), std::string::npos) << start;
+  }
+  for (void* m : maps) munmap(m, 4096);
 }
 
 TEST_F(ReadTrusted, RefusesAFifoWithoutOpeningIt) {

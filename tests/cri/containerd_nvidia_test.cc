@@ -147,29 +147,7 @@ class ContainerdNvidiaTest : public ::testing::Test {
 
   // The toolkit pod's source root (../shared/nvidia/README.md: NVIDIA's
   // programs, stand-ins for libnvidia-container's).
-  std::string SourceRoot() {
-    const std::string src = dir_ / "nvidia-src";
-    fs::create_directories(src + "/usr/bin");
-    fs::create_directories(src + "/usr/lib/x86_64-linux-gnu");
-    for (const auto& p : kNvidiaToolkit) {
-      fs::copy_file(nv_.Path(p.name), src + "/usr/bin/" + p.name,
-                    fs::copy_options::overwrite_existing);
-    }
-    for (const char* copy : {".cdi", ".legacy"}) {
-      fs::copy_file(nv_.Path("nvidia-container-runtime"),
-                    src + "/usr/bin/nvidia-container-runtime" + copy,
-                    fs::copy_options::overwrite_existing);
-    }
-    WriteFile(src + "/usr/bin/nvidia-container-cli", "#!/bin/sh\nexit 1\n", 0755);
-    for (const char* lib : {"libnvidia-container.so.1", "libnvidia-container-go.so.1"}) {
-      const std::string d = src + "/usr/lib/x86_64-linux-gnu/";
-      fs::copy_file("/lib/x86_64-linux-gnu/libutil.so.1", d + lib + ".0.0",
-                    fs::copy_options::overwrite_existing);
-      std::error_code ec;
-      fs::create_symlink(std::string(lib) + ".0.0", d + lib, ec);
-    }
-    return src;
-  }
+  std::string SourceRoot() { return NvidiaSourceRoot(nv_, dir_ / "nvidia-src"); }
   std::string Toolkit() const { return dir_ / "nvidia/toolkit"; }
   // nvidia-ctk-installer as the operator runs it against containerd, every
   // path it writes in the test's directory.

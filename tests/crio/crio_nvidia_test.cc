@@ -57,29 +57,7 @@ class CrioNvidiaTest : public CrioNodeTest {
   }
   // The toolkit pod's source root (README: usr/bin with NVIDIA's programs
   // and stand-ins for libnvidia-container's).
-  std::string SourceRoot() {
-    const std::string src = crio_->dir() + "/nvidia-src";
-    fs::create_directories(src + "/usr/bin");
-    fs::create_directories(src + "/usr/lib/x86_64-linux-gnu");
-    for (const auto& p : kNvidiaToolkit) {
-      fs::copy_file(nv_.Path(p.name), src + "/usr/bin/" + p.name,
-                    fs::copy_options::overwrite_existing);
-    }
-    for (const char* copy : {".cdi", ".legacy"}) {
-      fs::copy_file(nv_.Path("nvidia-container-runtime"),
-                    src + "/usr/bin/nvidia-container-runtime" + copy,
-                    fs::copy_options::overwrite_existing);
-    }
-    WriteFile(src + "/usr/bin/nvidia-container-cli", "#!/bin/sh\nexit 1\n", 0755);
-    for (const char* lib : {"libnvidia-container.so.1", "libnvidia-container-go.so.1"}) {
-      const std::string dir = src + "/usr/lib/x86_64-linux-gnu/";
-      fs::copy_file("/lib/x86_64-linux-gnu/libutil.so.1", dir + lib + ".0.0",
-                    fs::copy_options::overwrite_existing);
-      std::error_code ec;
-      fs::create_symlink(std::string(lib) + ".0.0", dir + lib, ec);
-    }
-    return src;
-  }
+  std::string SourceRoot() { return NvidiaSourceRoot(nv_, crio_->dir() + "/nvidia-src"); }
   // nvidia-ctk-installer in the namespace, as the operator runs it on CRI-O.
   void StartInstaller(BackgroundProcess& p, const std::vector<std::string>& extra, int n) {
     std::vector<std::string> argv = crio_->NsPrefix();

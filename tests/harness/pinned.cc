@@ -69,4 +69,25 @@ NvidiaBinaries FindNvidiaToolkit(const std::string& cache) {
   return b;
 }
 
+std::string NvidiaSourceRoot(const NvidiaBinaries& nv, const std::string& src) {
+  const std::string lib = src + "/usr/lib/x86_64-linux-gnu/";
+  fs::create_directories(src + "/usr/bin");
+  fs::create_directories(lib);
+  constexpr auto kOver = fs::copy_options::overwrite_existing;
+  for (const auto& p : kNvidiaToolkit) {
+    fs::copy_file(nv.Path(p.name), src + "/usr/bin/" + p.name, kOver);
+  }
+  for (const char* copy : {".cdi", ".legacy"}) {
+    fs::copy_file(nv.Path("nvidia-container-runtime"),
+                  src + "/usr/bin/nvidia-container-runtime" + copy, kOver);
+  }
+  WriteFile(src + "/usr/bin/nvidia-container-cli", "#!/bin/sh\nexit 1\n", 0755);
+  for (const char* name : {"libnvidia-container.so.1", "libnvidia-container-go.so.1"}) {
+    fs::copy_file("/lib/x86_64-linux-gnu/libutil.so.1", lib + name + ".0.0", kOver);
+    std::error_code ec;
+    fs::create_symlink(std::string(name) + ".0.0", lib + name, ec);
+  }
+  return src;
+}
+
 }  // namespace ocirlimit::itest

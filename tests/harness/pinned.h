@@ -43,4 +43,10 @@ struct NvidiaBinaries {
 // line; set with a program missing or a checksum wrong, the error.
 NvidiaBinaries FindNvidiaToolkit(const std::string& cache);
 
+// The toolkit pod's source root under `src` for nvidia-ctk-installer's
+// --toolkit-source-root (../shared/nvidia/README.md): usr/bin with NVIDIA's
+// programs, stand-ins for nvidia-container-cli and libnvidia-container's
+// libraries, which are not here. Returns `src`.
+std::string NvidiaSourceRoot(const NvidiaBinaries& nv, const std::string& src);
+
 }  // namespace ocirlimit::itest
