@@ -84,9 +84,16 @@ if [[ $phases == *" ctest "* ]]; then
   # The lifecycle test's upgrade starts from an earlier commit's plugin and
   # wrapper (tests/lifecycle/lifecycle_upgrade.h): built where
   # OCI_RLIMIT_OLD_BIN_DIR says (.ci/run sets it), unless already there.
+  # A clone without that commit (a shallow one) cannot build it: the upgrade
+  # is then left out, said in one line here and one in the lifecycle tests.
   if [[ -n ${OCI_RLIMIT_OLD_BIN_DIR:-} ]]; then
-    scripts/build-at-commit.sh 8f535b5 "$OCI_RLIMIT_OLD_BIN_DIR"
-    phase_done old-build
+    if git cat-file -e '8f535b5^{commit}' 2>/dev/null; then
+      scripts/build-at-commit.sh 8f535b5 "$OCI_RLIMIT_OLD_BIN_DIR"
+      phase_done old-build
+    else
+      echo "test.sh: commit 8f535b5 is not in this clone (shallow?): the lifecycle test's upgrade is left out"
+      unset OCI_RLIMIT_OLD_BIN_DIR
+    fi
   fi
   rc=0
   # In parallel where allowed: the integration tests are RUN_SERIAL (each
