@@ -214,6 +214,10 @@ struct RealPlugin {
     argv.reserve(args.size() + 1);
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    // Its decision records beside its config, never the host's /run/oci-rlimit.
+    std::string decisions =
+        "OCI_RLIMIT_DECISIONS_DIR=" + config_path.substr(0, config_path.rfind('/') + 1) +
+        "decisions";
     pid = fork();
     if (pid == 0) {
       dup2(sv[1], 3);  // dup2 clears CLOEXEC on fd 3
@@ -222,7 +226,7 @@ struct RealPlugin {
       for (int f = 0; f < 3; ++f) dup2(null, f);
       char* envp[] = {const_cast<char*>("NRI_PLUGIN_NAME=oci-rlimit"),
                       const_cast<char*>("NRI_PLUGIN_IDX=10"),
-                      const_cast<char*>("NRI_PLUGIN_SOCKET=3"), nullptr};
+                      const_cast<char*>("NRI_PLUGIN_SOCKET=3"), decisions.data(), nullptr};
       execve(binary, argv.data(), envp);
       _exit(127);
     }
