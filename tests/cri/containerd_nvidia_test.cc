@@ -26,6 +26,7 @@
 
 #include "cri_containerd.h"
 #include "cri_probe.h"
+#include "fake_cdi_spec.h"
 #include "harness.h"
 #include "pinned.h"
 
@@ -40,15 +41,7 @@ constexpr const char* kHandler = "oci-rlimit";
 constexpr const char* kGpu = "nvidia.com/gpu=0";
 constexpr const char* kDropIn = "conf.d/99-nvidia.toml";
 
-// What `nvidia-ctk cdi generate` writes, reduced to one harmless device node
-// and an env (as nri_gpu_test.cc's).
-constexpr const char* kCdiSpec = R"({
-  "cdiVersion": "0.6.0",
-  "kind": "nvidia.com/gpu",
-  "devices": [{"name": "0", "containerEdits": {
-    "deviceNodes": [{"path": "/dev/nvidia0", "hostPath": "/dev/null"}],
-    "env": ["FAKE_GPU=gpu0"]}}]
-})";
+constexpr const char* kCdiSpec = kFakeCdiSpec;
 
 // Says whether it got the GPU, prints its limits, stays up for exec.
 const std::vector<std::string> kInitShowsGpu = {

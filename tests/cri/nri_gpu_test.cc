@@ -26,6 +26,7 @@
 
 #include "cri_containerd.h"
 #include "cri_probe.h"
+#include "fake_cdi_spec.h"
 #include "harness.h"
 
 namespace ocirlimit::itest::cri {
@@ -36,15 +37,7 @@ constexpr Limit kCdiRule{8 << 20, 8 << 20};
 constexpr Limit kDevicesRule{4 << 20, 8 << 20};
 constexpr const char* kGpu = "nvidia.com/gpu=0";
 
-// The fake vendor spec: what `nvidia-ctk cdi generate` writes, reduced to
-// one harmless device node and an env.
-constexpr const char* kCdiSpec = R"({
-  "cdiVersion": "0.6.0",
-  "kind": "nvidia.com/gpu",
-  "devices": [{"name": "0", "containerEdits": {
-    "deviceNodes": [{"path": "/dev/nvidia0", "hostPath": "/dev/null"}],
-    "env": ["FAKE_GPU=gpu0"]}}]
-})";
+constexpr const char* kCdiSpec = kFakeCdiSpec;
 
 constexpr const char* kConfig =
     "[cdi]\ninjectors = [\"nvidia-nri\"]\n"
